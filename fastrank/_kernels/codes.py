@@ -1,0 +1,26 @@
+"""Integer codes of the per-user quantities the ranking kernel can write.
+
+A *slot* of the kernel's output is one (code, cutoff) pair. The facade
+(`fastrank.metrics`) maps a metric name and a convention to a code; the kernel
+(`fastrank._kernels.ranking`) only knows codes. Plain module-level integers, so
+that numba treats them as compile-time constants.
+"""
+
+PRECISION = 0          # hits / k
+PRECISION_CAPPED = 1   # hits / min(k, m)   (implicit's per-user precision)
+RECALL = 2             # hits / m
+F1 = 3                 # harmonic mean of PRECISION and RECALL
+HIT_RATE = 4           # 1 if hits > 0
+MRR = 5                # 1 / rank of the first hit within k
+AP_CAPPED = 6          # sum_i P@i rel(i) / min(k, m)
+AP_FULL = 7            # sum_i P@i rel(i) / m
+NDCG = 8               # linear gain, ideal of the user's row cut at k
+NDCG_UNCUT = 9         # linear gain, ideal over all m relevant items
+NDCG_EXP = 10          # gain 2^rel - 1, ideal cut at k
+NDCG_BINARY = 11       # gain 1, ideal sum_{i <= min(k, m)} d(i)
+DCG = 12               # linear gain, discounted
+CG = 13                # linear gain, no discount
+R_PRECISION = 14       # hits in the first m / m
+AUC = 15               # implicit's top-k AUC
+
+N_CODES = 16

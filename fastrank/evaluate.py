@@ -1,0 +1,98 @@
+"""`fastrank.evaluate`: validate once, run the one-pass kernel, average per user."""
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from .metrics import parse_metrics, slot_table
+from .result import Result
+from .validation import check_n_threads, check_topk, check_truth, check_users
+
+# Ranges of users per thread: a few per thread evens out the load; each range allocates
+# its own O(n_items) scratch once.
+_CHUNKS_PER_THREAD = 4
+
+
+@contextmanager
+def numba_threads(n_threads):
+    """Run the block with numba's thread count set to n_threads (None: leave it)."""
+    import numba
+
+    n_threads = check_n_threads(n_threads, numba.config.NUMBA_NUM_THREADS)
+    if n_threads is None:
+        yield numba.get_num_threads()
+        return
+    previous = numba.get_num_threads()
+    numba.set_num_threads(n_threads)
+    try:
+        yield n_threads
+    finally:
+        numba.set_num_threads(previous)
+
+
+def discounts(length):
+    """d(i) = 1 / log2(i + 1) for ranks i = 1..length, as an array indexed from 0."""
+    return 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
+
+
+def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads=None):
+    """Evaluate ranked lists against graded truth; every metric at every cutoff in one pass.
+
+    Parameters
+    ----------
+    truth : scipy.sparse matrix or array, shape (n_users, n_items)
+        Graded relevance; a stored value > 0 is relevant. Never modified.
+    topk : int array, shape (n_rows, K)
+        Item ids, best first; -1 pads lists shorter than K.
+    metrics : str or sequence of str
+        Names such as "ndcg@10" or "map" (meaning @K); see `fastrank.METRIC_NAMES`.
+    convention : {"recsys", "trec", "implicit"}
+        Which formulas the names stand for and which users count (see the README).
+    users : int array, shape (n_rows,), optional
+        The truth row of each topk row; by default row i of topk is row i of truth.
+    n_threads : int, optional
+        Numba threads for this call; the previous setting is restored afterwards.
+        Results are bit-identical for any thread count.
+
+    Returns
+    -------
+    Result
+        A read-only mapping metric -> mean, with `.per_user(name)` arrays.
+    """
+    data = check_truth(truth)
+    topk = check_topk(topk, data.n_items)
+    rows = check_users(users, topk.shape[0], data.n_users)
+    specs = parse_metrics(metrics, topk.shape[1], convention)
+    table = slot_table(specs)
+
+    from ._kernels.ranking import rank_metrics  # numba loads on first use, not at import
+
+    n_rows, k_max = topk.shape
+    max_row_nnz = data.max_row_nnz
+    disc = discounts(max(k_max, max_row_nnz) if table.needs_uncut_ideal else k_max)
+    out = np.empty((len(specs), n_rows), dtype=np.float64)
+    n_relevant = np.empty(n_rows, dtype=np.int64)
+    counted = np.empty(n_rows, dtype=np.uint8)
+    with numba_threads(n_threads) as threads:
+        n_chunks = min(n_rows, _CHUNKS_PER_THREAD * threads)
+        rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
+                     table.cutoffs, table.slot_code, table.slot_cut, convention == "trec",
+                     disc, max_row_nnz, n_chunks, out, n_relevant, counted)
+    counted = counted.view(np.bool_)
+    means = {spec.label: _mean(spec, values, counted, n_relevant)
+             for spec, values in zip(specs, out)}
+    return Result([s.label for s in specs], out, means, convention=convention, users=rows,
+                  counted=counted, n_relevant=n_relevant)
+
+
+def _mean(spec, values, counted, n_relevant):
+    """Plain float64 mean over the counted users; implicit's precision is pooled."""
+    if not counted.any():
+        return float("nan")
+    values = values[counted]
+    if spec.pooled:
+        # per-user value is hits / min(k, m); the pooled mean is sum(hits) / sum(min(k, m))
+        denom = np.minimum(spec.k, n_relevant[counted]).astype(np.float64)
+        hits = np.rint(values * denom)
+        return float(hits.sum() / denom.sum())
+    return float(values.mean())

@@ -1,0 +1,94 @@
+"""`Result`: what `fastrank.evaluate` returns, a read-only mapping metric -> mean."""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+
+def _frozen(arr):
+    arr = np.asarray(arr)
+    arr.flags.writeable = False
+    return arr
+
+
+class Result(Mapping):
+    """Means and per-user values of one evaluation.
+
+    `result["ndcg@10"]` is the mean over the counted users, `result.per_user("ndcg@10")`
+    the float64 value of every top-K row (NaN where the user is not counted). The
+    per-user arrays are read-only views; copy them to modify.
+
+    Attributes
+    ----------
+    metrics : tuple of str
+        The metric labels, in the order asked for.
+    convention : str
+        "recsys", "trec" or "implicit".
+    users : ndarray of int64
+        The truth row of each top-K row.
+    counted : ndarray of bool
+        Which rows count in the means (see the convention's rule).
+    n_relevant : ndarray of int64
+        m, the number of relevant items in each row's truth.
+    n_users : int
+        How many rows count in the means.
+    """
+
+    def __init__(self, metrics, per_user, means, *, convention, users, counted, n_relevant):
+        self._metrics = tuple(metrics)
+        self._per_user = {name: _frozen(values) for name, values in zip(self._metrics, per_user)}
+        self._means = {name: float(means[name]) for name in self._metrics}
+        self.convention = convention
+        self.users = _frozen(users)
+        self.counted = _frozen(counted)
+        self.n_relevant = _frozen(n_relevant)
+
+    @property
+    def metrics(self):
+        return self._metrics
+
+    @property
+    def n_users(self):
+        return int(np.count_nonzero(self.counted))
+
+    def __getitem__(self, name):
+        try:
+            return self._means[name]
+        except KeyError:
+            raise KeyError(self._unknown(name)) from None
+
+    def __iter__(self):
+        return iter(self._metrics)
+
+    def __len__(self):
+        return len(self._metrics)
+
+    def _unknown(self, name):
+        return f"{name!r} is not in this result; it holds {', '.join(self._metrics)}"
+
+    def per_user(self, name):
+        """Per-user values of one metric: float64, one per top-K row, NaN where not counted."""
+        try:
+            return self._per_user[name]
+        except KeyError:
+            raise KeyError(self._unknown(name)) from None
+
+    def to_dict(self):
+        """{metric: mean} as a plain dict."""
+        return dict(self._means)
+
+    def to_frame(self):
+        """Per-user values as a pandas DataFrame indexed by truth row (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ImportError("Result.to_frame() needs pandas: pip install pandas") from None
+        frame = pd.DataFrame({name: self._per_user[name] for name in self._metrics},
+                             index=pd.Index(self.users, name="user"))
+        return frame
+
+    def __repr__(self):
+        width = max(len(name) for name in self._metrics)
+        lines = [f"Result({self.convention}, {self.n_users} of {self.users.shape[0]} users counted)"]
+        lines += [f"  {name:<{width}}  {self._means[name]:.6f}" for name in self._metrics]
+        return "\n".join(lines)
