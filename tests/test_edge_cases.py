@@ -1,0 +1,237 @@
+"""Edge cases from STYLE.md: empty rows, m < k, k = 1, padding, duplicates, dtypes, threads."""
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastrank as fr
+
+from .conftest import ALL_METRICS, csr
+from .test_reference import assert_matches_reference
+
+
+def test_empty_truth_row_is_not_counted_in_recsys_and_implicit():
+    truth = csr([{0: 1.0}, {}], 3)
+    topk = np.array([[0, 1], [1, 2]])
+    for convention in ("recsys", "implicit"):
+        res = fr.evaluate(truth, topk, ["ndcg@2", "precision@2"], convention=convention)
+        assert np.isnan(res.per_user("ndcg@2")[1])
+        assert res.n_users == 1
+        assert res["ndcg@2"] == 1.0
+
+
+def test_trec_counts_judged_rows_with_no_relevant_item_as_zero():
+    truth = csr([{0: 1.0}, {1: 0.0}, {}], 3)
+    topk = np.array([[0, 1], [1, 2], [0, 1]])
+    res = fr.evaluate(truth, topk, ["ndcg@2", "map", "recall@2", "auc@2"], convention="trec")
+    assert res.counted.tolist() == [True, True, False]
+    for name in res:
+        assert res.per_user(name)[1] == 0.0
+        assert np.isnan(res.per_user(name)[2])
+    assert res["ndcg@2"] == 0.5
+    # recsys leaves the judged-but-irrelevant row out
+    assert fr.evaluate(truth, topk, "ndcg@2").n_users == 1
+
+
+def test_all_relevant_row_has_auc_one_and_perfect_scores():
+    truth = csr([{0: 1.0, 1: 1.0, 2: 1.0}], 3)
+    res = fr.evaluate(truth, np.array([[2, 0, 1]]), ["auc", "ndcg", "precision", "map"])
+    assert res.to_dict() == {"auc": 1.0, "ndcg": 1.0, "precision": 1.0, "map": 1.0}
+
+
+def test_fewer_relevant_items_than_k():
+    truth = csr([{3: 1.0}], 5)
+    res = fr.evaluate(truth, np.array([[0, 3, 1, 2]]),
+                      ["precision@4", "recall@4", "map@4", "mar@4", "r_precision"])
+    assert res["precision@4"] == 0.25
+    assert res["recall@4"] == 1.0
+    assert res["map@4"] == 0.5 and res["mar@4"] == 0.5
+    assert res["r_precision"] == 0.0
+    imp = fr.evaluate(truth, np.array([[0, 3, 1, 2]]), ["precision@4"], convention="implicit")
+    assert imp["precision@4"] == 1.0  # hits / min(k, m)
+
+
+def test_k_equal_one():
+    truth = csr([{0: 2.0}, {1: 1.0}], 2)
+    res = fr.evaluate(truth, np.array([[0], [0]]), ["precision@1", "ndcg@1", "mrr@1", "auc@1"])
+    assert_array_equal(res.per_user("precision@1"), [1.0, 0.0])
+    assert_array_equal(res.per_user("ndcg@1"), [1.0, 0.0])
+    assert_array_equal(res.per_user("auc@1"), [1.0, 0.0])
+
+
+def test_padding_is_never_a_hit_and_is_skipped_by_auc():
+    truth = csr([{0: 1.0, 1: 1.0}], 6)
+    padded = fr.evaluate(truth, np.array([[-1, 0, -1, -1]]), ["precision@4", "auc@4", "mrr"])
+    assert padded["precision@4"] == 0.25
+    assert padded["mrr"] == 0.5
+    # auc skips padding: same as the list [0] alone
+    alone = fr.evaluate(truth, np.array([[0]]), ["auc@1"])
+    assert padded["auc@4"] == alone["auc@1"]
+    empty = fr.evaluate(truth, np.full((1, 3), -1), ["precision", "ndcg", "auc"])
+    assert empty["precision"] == 0.0 and empty["ndcg"] == 0.0
+    assert empty["auc"] == 0.5  # no hits, nothing ranked: every negative ties at the middle
+
+
+def test_duplicate_ids_in_a_list_count_once():
+    truth = csr([{0: 1.0, 1: 1.0}], 5)
+    dup = fr.evaluate(truth, np.array([[0, 0, 2, 2]]), ["precision@4", "ndcg@4", "auc@4"])
+    assert dup["precision@4"] == 0.25
+    # auc skips repeats: the same as the list [0, 2]
+    assert dup["auc@4"] == fr.evaluate(truth, np.array([[0, 2]]), ["auc@2"])["auc@2"]
+    assert_matches_reference(truth, np.array([[0, 0, 2, 2]]), ["precision@4", "ndcg@4", "auc@4"],
+                             "recsys")
+
+
+def test_unsorted_and_duplicated_csr_is_canonicalised_without_touching_the_caller():
+    indptr = np.array([0, 3], dtype=np.int32)
+    indices = np.array([2, 0, 2], dtype=np.int32)  # unsorted, item 2 stored twice
+    data = np.array([1.0, 1.0, 1.0])
+    truth = sp.csr_matrix((data, indices, indptr), shape=(1, 4))
+    before = (truth.indices.copy(), truth.data.copy(), truth.indptr.copy())
+    res = fr.evaluate(truth, np.array([[2, 1, 0]]), ["ndcg@3", "dcg@3", "recall@3"])
+    assert res.n_relevant.tolist() == [2]
+    assert res["dcg@3"] == pytest.approx(2.0 + 1.0 / np.log2(4), rel=1e-15)  # 1 + 1 summed at 2
+    assert res["recall@3"] == 1.0
+    assert_array_equal(truth.indices, before[0])
+    assert_array_equal(truth.data, before[1])
+    assert_array_equal(truth.indptr, before[2])
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csc", "lil", "dok"])
+def test_other_sparse_formats_give_the_same_result(fmt):
+    rng = np.random.default_rng(1)
+    dense = (rng.random((20, 15)) < 0.3) * rng.integers(1, 4, (20, 15))
+    topk = rng.integers(-1, 15, (20, 5))
+    base = fr.evaluate(sp.csr_array(dense), topk, ALL_METRICS).to_dict()
+    assert fr.evaluate(sp.csr_array(dense).asformat(fmt), topk, ALL_METRICS).to_dict() == base
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64, np.int16, np.uint32])
+def test_integer_dtypes_agree(index_dtype, id_dtype):
+    rng = np.random.default_rng(2)
+    dense = (rng.random((30, 40)) < 0.2) * rng.integers(1, 4, (30, 40))
+    topk = rng.integers(0, 40, (30, 6))
+    base = fr.evaluate(sp.csr_array(dense), topk.astype(np.int64), ALL_METRICS)
+    truth = sp.csr_array(dense)
+    truth.indices = truth.indices.astype(index_dtype)
+    truth.indptr = truth.indptr.astype(index_dtype)
+    res = fr.evaluate(truth, topk.astype(id_dtype), ALL_METRICS)
+    for name in ALL_METRICS:
+        assert_array_equal(res.per_user(name), base.per_user(name))
+
+
+def test_read_only_and_memory_mapped_inputs(tmp_path):
+    rng = np.random.default_rng(3)
+    dense = (rng.random((25, 30)) < 0.2) * rng.integers(1, 4, (25, 30))
+    truth = sp.csr_array(dense)
+    topk = rng.integers(-1, 30, (25, 5))
+    base = fr.evaluate(truth, topk, ALL_METRICS).to_dict()
+    for arr in (truth.indptr, truth.indices, truth.data):
+        arr.flags.writeable = False
+    ro = topk.copy()
+    ro.flags.writeable = False
+    assert fr.evaluate(truth, ro, ALL_METRICS).to_dict() == base
+    np.save(tmp_path / "topk.npy", topk)
+    mapped = np.load(tmp_path / "topk.npy", mmap_mode="r")
+    assert fr.evaluate(truth, mapped, ALL_METRICS).to_dict() == base
+
+
+def test_inputs_are_never_modified():
+    rng = np.random.default_rng(4)
+    dense = (rng.random((40, 30)) < 0.2) * rng.integers(-1, 4, (40, 30))
+    truth = sp.coo_array(dense)
+    truth = sp.csr_matrix((truth.data.astype(np.int64), (truth.row, truth.col)), shape=dense.shape)
+    topk = rng.integers(-1, 30, (40, 7)).astype(np.int32)
+    users = rng.permutation(40)
+    copies = [a.copy() for a in (truth.indptr, truth.indices, truth.data, topk, users)]
+    for convention in fr.CONVENTIONS:
+        fr.evaluate(truth, topk, ALL_METRICS, convention=convention, users=users)
+    for before, after in zip(copies, (truth.indptr, truth.indices, truth.data, topk, users)):
+        assert_array_equal(before, after)
+        assert before.dtype == after.dtype
+
+
+def test_users_maps_rows_including_repeats():
+    rng = np.random.default_rng(5)
+    dense = (rng.random((10, 20)) < 0.3) * 1.0
+    truth = sp.csr_array(dense)
+    topk = rng.integers(0, 20, (10, 4))
+    full = fr.evaluate(truth, topk, ALL_METRICS)
+    users = np.array([3, 3, 7, 0])
+    res = fr.evaluate(truth, topk[users], ALL_METRICS, users=users)
+    for name in ALL_METRICS:
+        assert_array_equal(res.per_user(name), full.per_user(name)[users])
+    assert_array_equal(res.users, users)
+
+
+def test_several_cutoffs_in_one_call_equal_separate_calls():
+    rng = np.random.default_rng(6)
+    dense = (rng.random((50, 40)) < 0.15) * rng.integers(1, 5, (50, 40))
+    truth = sp.csr_array(dense)
+    topk = rng.integers(-1, 40, (50, 10))
+    labels = [f"{name}@{k}" for name in ("ndcg", "map", "precision", "auc") for k in (1, 3, 10)]
+    together = fr.evaluate(truth, topk, labels)
+    for label in labels:
+        alone = fr.evaluate(truth, topk, [label])
+        assert_array_equal(together.per_user(label), alone.per_user(label))
+
+
+@pytest.mark.parametrize("convention", fr.CONVENTIONS)
+def test_bit_identical_for_one_and_two_threads(convention):
+    rng = np.random.default_rng(7)
+    n_users, n_items = 20_000, 500
+    nnz = rng.integers(0, 12, n_users)
+    rows = np.repeat(np.arange(n_users), nnz)
+    cols = rng.integers(0, n_items, rows.shape[0])
+    vals = rng.integers(0, 5, rows.shape[0]).astype(np.float64) + rng.random(rows.shape[0])
+    truth = sp.csr_array((vals, (rows, cols)), shape=(n_users, n_items))
+    topk = rng.integers(-1, n_items, (n_users, 20))
+    labels = ALL_METRICS + ["ndcg@20", "map@20", "precision@20"]
+    previous = numba.get_num_threads()
+    one = fr.evaluate(truth, topk, labels, convention=convention, n_threads=1)
+    assert numba.get_num_threads() == previous
+    two = fr.evaluate(truth, topk, labels, convention=convention,
+                      n_threads=min(2, numba.config.NUMBA_NUM_THREADS))
+    assert numba.get_num_threads() == previous
+    for name in labels:
+        assert_array_equal(one.per_user(name), two.per_user(name))
+        assert one[name] == two[name]
+
+
+def test_no_rows_gives_nan_means():
+    truth = csr([{0: 1.0}], 2)
+    res = fr.evaluate(truth, np.zeros((0, 3), dtype=np.int64), ["ndcg"], users=np.array([], int))
+    assert res.n_users == 0 and np.isnan(res["ndcg"])
+    assert res.per_user("ndcg").shape == (0,)
+
+
+def test_graded_ndcg_uses_values_and_binary_metrics_do_not():
+    truth = csr([{0: 1.0, 1: 3.0}], 4)
+    res = fr.evaluate(truth, np.array([[0, 1]]), ["ndcg@2", "ndcg_exp@2", "precision@2"])
+    ideal = 3.0 + 1.0 / np.log2(3)
+    assert_allclose(res["ndcg@2"], (1.0 + 3.0 / np.log2(3)) / ideal, rtol=1e-15)
+    ideal_exp = 7.0 + 1.0 / np.log2(3)
+    assert_allclose(res["ndcg_exp@2"], (1.0 + 7.0 / np.log2(3)) / ideal_exp, rtol=1e-15)
+    assert res["precision@2"] == 1.0
+    imp = fr.evaluate(truth, np.array([[0, 1]]), ["ndcg@2"], convention="implicit")
+    assert imp["ndcg@2"] == 1.0
+
+
+def test_trec_ndcg_without_cutoff_takes_the_ideal_over_all_relevant_items():
+    truth = csr([{0: 1.0, 1: 1.0, 2: 1.0}], 5)
+    topk = np.array([[0, 3]])
+    trec = fr.evaluate(truth, topk, ["ndcg", "ndcg@2"], convention="trec")
+    assert_allclose(trec["ndcg"], 1.0 / (1 + 1 / np.log2(3) + 0.5), rtol=1e-15)
+    assert_allclose(trec["ndcg@2"], 1.0 / (1 + 1 / np.log2(3)), rtol=1e-15)
+    assert fr.evaluate(truth, topk, ["ndcg"])["ndcg"] == trec["ndcg@2"]
+
+
+def test_implicit_precision_mean_is_pooled():
+    truth = csr([{0: 1.0}, {0: 1.0, 1: 1.0, 2: 1.0}], 5)
+    topk = np.array([[0, 4], [4, 3]])
+    res = fr.evaluate(truth, topk, ["precision@2"], convention="implicit")
+    assert_array_equal(res.per_user("precision@2"), [1.0, 0.0])
+    assert res["precision@2"] == 1 / 3  # (1 + 0) / (min(2, 1) + min(2, 3))

@@ -1,0 +1,132 @@
+"""Bad input (SPEC §5): a ValueError or TypeError that names the argument and the fix."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastrank as fr
+
+from .conftest import csr
+
+TRUTH = csr([{0: 1.0}, {1: 2.0}], 3)
+TOPK = np.array([[0, 1], [1, 2]])
+
+
+def test_truth_must_be_sparse():
+    with pytest.raises(TypeError, match="truth must be a scipy.sparse"):
+        fr.evaluate(np.eye(2), TOPK, "ndcg")
+
+
+def test_truth_values_must_be_numeric_and_finite():
+    bad = TRUTH.astype(np.complex128)
+    with pytest.raises(TypeError, match="truth values must be numeric"):
+        fr.evaluate(bad, TOPK, "ndcg")
+    nan = TRUTH.copy()
+    nan.data[0] = np.nan
+    with pytest.raises(ValueError, match="truth contains NaN"):
+        fr.evaluate(nan, TOPK, "ndcg")
+
+
+def test_malformed_csr_is_an_error_not_a_crash():
+    def raw(indptr, indices, data, shape=(2, 3)):
+        m = sp.csr_matrix(shape)
+        m.indptr, m.indices, m.data = (np.asarray(indptr, np.int32),
+                                       np.asarray(indices, np.int32), np.asarray(data, float))
+        return m
+
+    with pytest.raises(ValueError, match="never decrease"):
+        fr.evaluate(raw([0, 2, 1], [0, 1], [1, 1]), TOPK, "ndcg")
+    with pytest.raises(ValueError, match="indptr ends at 5"):
+        fr.evaluate(raw([0, 1, 5], [0, 1], [1, 1]), TOPK, "ndcg")
+    with pytest.raises(ValueError, match=r"column indices must lie in \[0, 3\)"):
+        fr.evaluate(raw([0, 1, 2], [0, 7], [1, 1]), TOPK, "ndcg")
+    with pytest.raises(ValueError, match=r"column indices must lie in \[0, 3\)"):
+        fr.evaluate(raw([0, 1, 2], [-4, 1], [1, 1]), TOPK, "ndcg")
+    with pytest.raises(ValueError, match="indptr has 2 entries"):
+        fr.evaluate(raw([0, 1], [0], [1]), TOPK, "ndcg")
+
+
+def test_topk_must_be_a_2d_integer_array_of_valid_ids():
+    with pytest.raises(TypeError, match="topk must be an integer array"):
+        fr.evaluate(TRUTH, TOPK.astype(float), "ndcg")
+    with pytest.raises(TypeError, match="topk must be an integer array"):
+        fr.evaluate(TRUTH, TOPK > 0, "ndcg")
+    with pytest.raises(ValueError, match="topk must be 2-D"):
+        fr.evaluate(TRUTH, TOPK[0], "ndcg")
+    with pytest.raises(ValueError, match="topk has no columns"):
+        fr.evaluate(TRUTH, np.zeros((2, 0), int), "ndcg")
+    with pytest.raises(ValueError, match=r"item id 3, outside \[-1, 3\)"):
+        fr.evaluate(TRUTH, np.array([[0, 3], [1, 2]]), "ndcg")
+    with pytest.raises(ValueError, match=r"item id -2, outside"):
+        fr.evaluate(TRUTH, np.array([[0, -2], [1, 2]]), "ndcg")
+
+
+def test_row_count_mismatch_suggests_users():
+    with pytest.raises(ValueError, match="topk has 1 rows but truth has 2; pass users="):
+        fr.evaluate(TRUTH, TOPK[:1], "ndcg")
+
+
+def test_users_must_be_valid_rows():
+    with pytest.raises(ValueError, match="users must be 1-D with one truth row per topk row"):
+        fr.evaluate(TRUTH, TOPK, "ndcg", users=[0])
+    with pytest.raises(ValueError, match=r"users contains row numbers outside \[0, 2\)"):
+        fr.evaluate(TRUTH, TOPK, "ndcg", users=[0, 2])
+    with pytest.raises(TypeError, match="users must be an integer array"):
+        fr.evaluate(TRUTH, TOPK, "ndcg", users=[0.0, 1.0])
+
+
+@pytest.mark.parametrize("label, pattern", [
+    ("ndgc@2", "unknown metric 'ndgc@2'; known names are precision, recall"),
+    ("ndcg@3", "larger than the 2 columns of topk"),
+    ("ndcg@0", "must be at least 1"),
+    ("ndcg@-1", "must be a positive integer"),
+    ("ndcg@x", "must be a positive integer"),
+    ("r_precision@2", "has no cutoff of its own"),
+])
+def test_bad_metric_names(label, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        fr.evaluate(TRUTH, TOPK, [label])
+
+
+def test_metrics_type_and_emptiness():
+    with pytest.raises(ValueError, match="metrics is empty"):
+        fr.evaluate(TRUTH, TOPK, [])
+    with pytest.raises(TypeError, match="metrics must be strings"):
+        fr.evaluate(TRUTH, TOPK, [10])
+    with pytest.raises(TypeError, match="metrics must be a string or a list"):
+        fr.evaluate(TRUTH, TOPK, 10)
+
+
+def test_convention_and_threads():
+    with pytest.raises(ValueError, match="convention must be one of 'recsys', 'trec', 'implicit'"):
+        fr.evaluate(TRUTH, TOPK, "ndcg", convention="ir")
+    with pytest.raises(ValueError, match="n_threads must be between 1 and"):
+        fr.evaluate(TRUTH, TOPK, "ndcg", n_threads=0)
+    with pytest.raises(TypeError, match="n_threads must be an int"):
+        fr.evaluate(TRUTH, TOPK, "ndcg", n_threads=1.5)
+
+
+def test_result_is_a_read_only_mapping():
+    res = fr.evaluate(TRUTH, TOPK, ["ndcg@2", "map", "ndcg@2"])
+    assert list(res) == ["ndcg@2", "map"]  # repeated labels kept once, order kept
+    assert len(res) == 2 and res.metrics == ("ndcg@2", "map")
+    with pytest.raises(TypeError):
+        res["ndcg@2"] = 0.0
+    with pytest.raises(KeyError, match="'mrr' is not in this result; it holds ndcg@2, map"):
+        res["mrr"]
+    with pytest.raises(KeyError, match="not in this result"):
+        res.per_user("mrr")
+    with pytest.raises(ValueError):
+        res.per_user("map")[0] = 1.0
+    assert res.to_dict() == {"ndcg@2": res["ndcg@2"], "map": res["map"]}
+    assert "2 of 2 users counted" in repr(res)
+
+
+def test_to_frame_has_one_row_per_user():
+    pd = pytest.importorskip("pandas")
+    res = fr.evaluate(TRUTH, TOPK[::-1], ["ndcg@2", "map"], users=[1, 0])
+    frame = res.to_frame()
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame.columns) == ["ndcg@2", "map"]
+    assert frame.index.tolist() == [1, 0]
+    np.testing.assert_array_equal(frame["map"].to_numpy(), res.per_user("map"))
