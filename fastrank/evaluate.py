@@ -79,20 +79,23 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
                      table.cutoffs, table.slot_code, table.slot_cut, convention == "trec",
                      disc, max_row_nnz, n_chunks, out, n_relevant, counted)
     counted = counted.view(np.bool_)
-    means = {spec.label: _mean(spec, values, counted, n_relevant)
+    all_counted = n_rows > 0 and bool(counted.all())
+    means = {spec.label: _mean(spec, values, counted, n_relevant, all_counted)
              for spec, values in zip(specs, out)}
     return Result([s.label for s in specs], out, means, convention=convention, users=rows,
                   counted=counted, n_relevant=n_relevant)
 
 
-def _mean(spec, values, counted, n_relevant):
+def _mean(spec, values, counted, n_relevant, all_counted):
     """Plain float64 mean over the counted users; implicit's precision is pooled."""
-    if not counted.any():
-        return float("nan")
-    values = values[counted]
+    if not all_counted:
+        if not counted.any():
+            return float("nan")
+        values = values[counted]
+        n_relevant = n_relevant[counted]
     if spec.pooled:
         # per-user value is hits / min(k, m); the pooled mean is sum(hits) / sum(min(k, m))
-        denom = np.minimum(spec.k, n_relevant[counted]).astype(np.float64)
+        denom = np.minimum(n_relevant, spec.k)
         hits = np.rint(values * denom)
         return float(hits.sum() / denom.sum())
     return float(values.mean())

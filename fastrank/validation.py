@@ -44,9 +44,8 @@ def check_truth(truth):
             f"scipy.sparse.csr_array((values, (users, items)), shape=(n_users, n_items))")
     if truth.ndim != 2:
         raise ValueError(f"truth must be 2-D (users x items); got {truth.ndim} dimensions")
-    if truth.dtype == np.bool_:
-        pass
-    elif not (np.issubdtype(truth.dtype, np.integer) or np.issubdtype(truth.dtype, np.floating)):
+    numeric = np.issubdtype(truth.dtype, np.integer) or np.issubdtype(truth.dtype, np.floating)
+    if truth.dtype != np.bool_ and not numeric:
         raise TypeError(
             f"truth values must be numeric relevance grades; got dtype {truth.dtype}. "
             f"Cast with truth.astype(np.float64)")

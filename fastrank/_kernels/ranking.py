@@ -23,52 +23,81 @@ from numba import njit, prange
 from . import codes
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _ratio(num, den):
     if den > 0:
         return num / den
     return 0.0
 
 
-@njit(cache=True)
-def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, ideal_lin, ideal_exp, ideal_bin):
-    """Ideal DCG sums of one user at every cutoff, from the relevant values in buf[:m].
+@njit(cache=True, error_model="numpy")
+def _sort_top(buf, m, limit):
+    """Move the L = min(m, limit) largest values of buf[:m] to buf[:L], descending; return L.
 
-    Writes ideal_*[c] for each cutoff c (the ideal list cut at min(cutoffs[c], m)) and,
-    when `full` is set, returns the linear-gain ideal over all m items (else 0.0).
+    Small rows, or a short limit, use a bounded insertion (no call, no allocation); a
+    long row whose ideal runs deep is sorted whole.
+    """
+    length = min(m, limit)
+    if m > 32 and length * 8 >= m:
+        buf[:m].sort()
+        for j in range(m // 2):
+            tmp = buf[j]
+            buf[j] = buf[m - 1 - j]
+            buf[m - 1 - j] = tmp
+        return length
+    filled = 0
+    for j in range(m):
+        v = buf[j]
+        if filled < length:
+            pos = filled
+            filled += 1
+        elif v <= buf[length - 1]:
+            continue
+        else:
+            pos = length - 1
+        while pos > 0 and buf[pos - 1] < v:
+            buf[pos] = buf[pos - 1]
+            pos -= 1
+        buf[pos] = v
+    return length
+
+
+@njit(cache=True, error_model="numpy")
+def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, ideal_lin, ideal_exp):
+    """Graded ideal DCG sums of one user, from the relevant values in buf[:m].
+
+    Writes ideal_lin[c] (and ideal_exp[c] if need_exp) for each cutoff c: the ideal list
+    cut at min(cutoffs[c], m). When `full` is set, returns the linear-gain ideal over all
+    m items, else 0.0. Reorders buf[:m].
     """
     n_cut = cutoffs.shape[0]
-    if not all_equal:
-        buf[:m].sort()
-    length = min(m, cutoffs[n_cut - 1])
-    if full:
-        length = m
+    limit = m if full else cutoffs[n_cut - 1]
+    if all_equal:
+        length = min(m, limit)
+    else:
+        length = _sort_top(buf, m, limit)
     acc_lin = 0.0
     acc_exp = 0.0
-    acc_bin = 0.0
     c = 0
     for j in range(length):
-        v = buf[m - 1 - j]
-        d = disc[j]
-        acc_lin += v * d
-        acc_exp += (2.0 ** v - 1.0) * d
-        acc_bin += d
+        v = buf[j]
+        acc_lin += v * disc[j]
+        if need_exp:
+            acc_exp += (2.0 ** v - 1.0) * disc[j]
         while c < n_cut and cutoffs[c] == j + 1:
             ideal_lin[c] = acc_lin
             ideal_exp[c] = acc_exp
-            ideal_bin[c] = acc_bin
             c += 1
-    while c < n_cut:  # cutoffs beyond m (or beyond the walked length) see the whole ideal
+    while c < n_cut:  # cutoffs at or beyond m see the whole ideal
         ideal_lin[c] = acc_lin
         ideal_exp[c] = acc_exp
-        ideal_bin[c] = acc_bin
         c += 1
     if full:
         return acc_lin
     return 0.0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
                  count_judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted):
     """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
@@ -84,15 +113,19 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
     k_max = topk.shape[1]
     n_slots = slot_code.shape[0]
     n_cut = cutoffs.shape[0]
-    need_ideal = False
-    need_full = False
+    need_ideal = False  # a graded ideal: the row's values, largest first
+    need_full = False   # ... over all m values, not cut at the largest cutoff
+    need_exp = False    # exponential gains 2^rel - 1
     for s in range(n_slots):
         code = slot_code[s]
-        if code == codes.NDCG or code == codes.NDCG_EXP or code == codes.NDCG_BINARY:
+        if code == codes.NDCG or code == codes.NDCG_EXP or code == codes.NDCG_UNCUT:
             need_ideal = True
         if code == codes.NDCG_UNCUT:
-            need_ideal = True
             need_full = True
+        if code == codes.NDCG_EXP:
+            need_exp = True
+    # binary ideal: ideal_bin[j] = sum of the first j + 1 discounts
+    ideal_bin = np.cumsum(disc[:k_max])
 
     for chunk in prange(n_chunks):
         lo = (chunk * n_rows) // n_chunks
@@ -102,7 +135,6 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
         buf = np.empty(max(max_row_nnz, 1), np.float64)
         ideal_lin = np.zeros(n_cut, np.float64)
         ideal_exp = np.zeros(n_cut, np.float64)
-        ideal_bin = np.zeros(n_cut, np.float64)
         for i in range(lo, hi):
             base = 2 * (np.int64(i) + 1)
             r = rows[i]
@@ -134,8 +166,8 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
 
             ideal_full = 0.0
             if need_ideal:
-                ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full,
-                                         ideal_lin, ideal_exp, ideal_bin)
+                ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full, need_exp,
+                                         ideal_lin, ideal_exp)
 
             n_neg = n_items - m
             hits = 0
@@ -162,7 +194,8 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                         v = value[item]
                         d = disc[p]
                         dcg_lin += v * d
-                        dcg_exp += (2.0 ** v - 1.0) * d
+                        if need_exp:
+                            dcg_exp += (2.0 ** v - 1.0) * d
                         dcg_bin += d
                         cg += v
                     elif st != base + 1:  # not relevant, first time in this list
@@ -202,7 +235,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                         elif code == codes.NDCG_EXP:
                             val = _ratio(dcg_exp, ideal_exp[c])
                         elif code == codes.NDCG_BINARY:
-                            val = _ratio(dcg_bin, ideal_bin[c])
+                            val = _ratio(dcg_bin, ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
                         elif code == codes.DCG:
                             val = dcg_lin
                         elif code == codes.CG:
