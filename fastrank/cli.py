@@ -17,12 +17,13 @@ def _positive_int(text):
     return value
 
 
-def run_demo(args, out=sys.stdout):
+def run_demo(args, out=None):
     import numba
 
     import fastrank as fr
     from fastrank.synthetic import power_law
 
+    out = sys.stdout if out is None else out
     start = time.perf_counter()
     truth, topk = power_law(args.users, args.items, args.k, seed=args.seed)
     built = time.perf_counter() - start

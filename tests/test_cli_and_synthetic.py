@@ -1,0 +1,57 @@
+"""The `fastrank demo` command and the synthetic data set behind it."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fastrank.cli import main
+from fastrank.synthetic import _first_distinct, power_law
+
+
+def test_power_law_shapes_grades_and_distinct_lists():
+    truth, topk = power_law(2000, 300, 12, seed=3)
+    assert truth.shape == (2000, 300) and topk.shape == (2000, 12)
+    assert topk.dtype == np.int32
+    assert truth.data.min() >= 1 and truth.data.max() <= 5
+    assert np.diff(truth.indptr).min() >= 1  # every user has a relevant item
+    assert topk.min() >= -1 and topk.max() < 300
+    ranked = np.sort(topk, axis=1)
+    assert not np.any((ranked[:, 1:] == ranked[:, :-1]) & (ranked[:, 1:] >= 0))
+    again = power_law(2000, 300, 12, seed=3)
+    assert (again[1] == topk).all() and (again[0] != truth).nnz == 0
+
+
+def test_first_distinct_keeps_order_and_pads():
+    rows = np.array([[3, 3, 1, 2, 1, 5], [4, 4, 4, 4, 4, 4]])
+    assert _first_distinct(rows, 3).tolist() == [[3, 1, 2], [4, -1, -1]]
+
+
+def test_power_law_rejects_empty_shapes():
+    with pytest.raises(ValueError, match="at least 1"):
+        power_law(0, 10, 5)
+
+
+def test_demo_prints_a_table_and_users_per_second(capsys):
+    assert main(["demo", "--users", "3000", "--items", "500", "-k", "8", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "3,000 users x 500 items" in out
+    for name in ("precision", "ndcg", "auc", "r_precision"):
+        assert f"\n{name}" in out
+    assert "@5" in out and "@8" in out
+    assert "users/s on 1 thread(s)" in out
+
+
+def test_demo_rejects_bad_numbers(capsys):
+    with pytest.raises(SystemExit):
+        main(["demo", "--users", "0"])
+    assert "at least 1" in capsys.readouterr().err
+
+
+def test_python_dash_m_runs_the_demo():
+    done = subprocess.run([sys.executable, "-m", "fastrank", "demo", "--users", "500",
+                           "--items", "100", "--convention", "trec"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "convention 'trec'" in done.stdout
