@@ -6,6 +6,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
 import fastrank as fr
+from bench.vs_implicit import FixedModel
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -54,17 +55,6 @@ def test_trec_convention_matches_pytrec_eval(seed):
         assert_allclose(res.per_user(label)[evaluated], want, rtol=1e-12, atol=1e-15,
                         err_msg=label)
         assert_allclose(res[label], want.mean(), rtol=1e-12, err_msg=label)
-
-
-class FixedModel:
-    """A stand-in for an implicit model whose recommendations are fixed ids."""
-
-    def __init__(self, ids):
-        self.ids = np.ascontiguousarray(ids, dtype=np.int32)
-
-    def recommend(self, userid, user_items, N=10, **kwargs):
-        ids = self.ids[np.asarray(userid)][:, :N]
-        return np.ascontiguousarray(ids), np.zeros(ids.shape, dtype=np.float32)
 
 
 @pytest.mark.parametrize("seed", range(4))
