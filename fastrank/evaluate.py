@@ -9,8 +9,16 @@ from .result import Result
 from .validation import check_n_threads, check_topk, check_truth, check_users
 
 # Ranges of users per thread: a few per thread evens out the load; each range allocates
-# its own O(n_items) scratch once.
+# and clears its own O(n_items) scratch once.
 _CHUNKS_PER_THREAD = 4
+
+
+def n_ranges(n_rows, threads, work, n_items):
+    """How many user ranges to run: a few per thread, but never so many that clearing
+    each range's n_items scratch costs more than the work itself (few users, huge
+    catalogue), and at least one per thread while there are rows."""
+    by_work = max(threads, work // max(n_items, 1))
+    return min(n_rows, _CHUNKS_PER_THREAD * threads, by_work)
 
 
 @contextmanager
@@ -74,7 +82,8 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
     n_relevant = np.empty(n_rows, dtype=np.int64)
     counted = np.empty(n_rows, dtype=np.uint8)
     with numba_threads(n_threads) as threads:
-        n_chunks = min(n_rows, _CHUNKS_PER_THREAD * threads)
+        n_chunks = n_ranges(n_rows, threads, n_rows * k_max + data.indices.shape[0],
+                            data.n_items)
         rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
                      table.cutoffs, table.slot_code, table.slot_cut, convention == "trec",
                      disc, max_row_nnz, n_chunks, out, n_relevant, counted)

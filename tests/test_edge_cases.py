@@ -235,3 +235,21 @@ def test_implicit_precision_mean_is_pooled():
     res = fr.evaluate(truth, topk, ["precision@2"], convention="implicit")
     assert_array_equal(res.per_user("precision@2"), [1.0, 0.0])
     assert res["precision@2"] == 1 / 3  # (1 + 0) / (min(2, 1) + min(2, 3))
+
+
+def test_user_ranges_stay_proportional_to_the_work():
+    from fastrank.evaluate import n_ranges
+
+    assert n_ranges(1_000_000, 2, 14_000_000, 50_000) == 8       # many users: 4 per thread
+    assert n_ranges(50, 2, 50 * 1000 + 5000, 10_000_000) == 2     # huge catalogue: 1 per thread
+    assert n_ranges(1, 2, 10, 100) == 1 and n_ranges(0, 2, 0, 100) == 0
+
+
+def test_few_users_and_a_large_catalogue():
+    rng = np.random.default_rng(8)
+    n_items = 2_000_000
+    truth = sp.csr_array((np.ones(30), (np.repeat(np.arange(3), 10), rng.choice(n_items, 30))),
+                         shape=(3, n_items))
+    topk = np.vstack([truth.indices[:5], rng.choice(n_items, 5), truth.indices[20:25]])
+    res = fr.evaluate(truth, topk, ["precision@5", "recall@5"])
+    assert_array_equal(res.per_user("precision@5"), [1.0, 0.0, 1.0])
