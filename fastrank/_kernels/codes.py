@@ -22,5 +22,3 @@ DCG = 12               # linear gain, discounted
 CG = 13                # linear gain, no discount
 R_PRECISION = 14       # hits in the first m / m
 AUC = 15               # implicit's top-k AUC
-
-N_CODES = 16
