@@ -4,6 +4,8 @@ import argparse
 import sys
 import time
 
+from .metrics import CONVENTIONS
+
 DEMO_METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "ndcg_exp", "auc")
 
 
@@ -68,7 +70,7 @@ def build_parser():
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--threads", type=_positive_int, default=None,
                       help="numba threads (default: all)")
-    demo.add_argument("--convention", choices=("recsys", "trec", "implicit"), default="recsys")
+    demo.add_argument("--convention", choices=CONVENTIONS, default="recsys")
     demo.set_defaults(func=run_demo)
     return parser
 

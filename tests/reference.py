@@ -21,6 +21,11 @@ def d(rank):
     return 1.0 / math.log2(rank + 1)
 
 
+def n_relevant(row):
+    """m: the number of relevant (value > 0) items of a truth row."""
+    return sum(1 for v in row.values() if v > 0)
+
+
 def walk(row, ids, k):
     """rel(i) for ranks 1..k: the gain value of a first-occurrence relevant id, else 0."""
     seen = set()
@@ -44,7 +49,7 @@ def ideal(row, gain, cut):
 
 def user_metric(name, k, row, ids, n_items, convention, uncut=False):
     """One user's value of metric `name` at cutoff k (ids is the whole list of length K)."""
-    m = sum(1 for v in row.values() if v > 0)
+    m = n_relevant(row)
     gains = walk(row, ids, k)
     rel = [1 if g > 0 else 0 for g in gains]
     hits = sum(rel)
@@ -143,7 +148,7 @@ def reference(truth, topk, metrics, convention="recsys", users=None):
                 per_user.append(None)
                 continue
             per_user.append(user_metric(name, k, row, ids, n_items, convention, uncut))
-        counted = [(v, rows[u]) for v, u in zip(per_user, users) if v is not None]
+        counted = [v for v in per_user if v is not None]
         if not counted:
             mean = math.nan
         elif convention == "implicit" and name == "precision":
@@ -151,11 +156,10 @@ def reference(truth, topk, metrics, convention="recsys", users=None):
             for ids, u in zip(topk, users):
                 row = rows[u]
                 if counts(row, convention):
-                    m = sum(1 for v in row.values() if v > 0)
                     num += sum(walk_rel(row, ids, k))
-                    den += min(k, m)
+                    den += min(k, n_relevant(row))
             mean = num / den
         else:
-            mean = sum(v for v, _ in counted) / len(counted)
+            mean = sum(counted) / len(counted)
         out[label] = (per_user, mean)
     return out

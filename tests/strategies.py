@@ -1,8 +1,9 @@
 """Hypothesis strategies: small random truth matrices and top-K lists with every quirk."""
 
 import numpy as np
-import scipy.sparse as sp
 from hypothesis import strategies as st
+
+from .conftest import csr
 
 # stored values: relevant grades, judged non-relevant zeros and negatives
 VALUES = st.sampled_from([1.0, 1.0, 2.0, 3.0, 0.5, 0.0, -1.0])
@@ -27,14 +28,7 @@ def cases(draw, max_users=8, max_items=12, max_k=6):
     if use_users:
         users = np.array([draw(st.integers(0, n_truth - 1)) for _ in range(n_rows)],
                          dtype=np.int64)
-    indptr, indices, data = [0], [], []
-    for row in rows:
-        indices.extend(row)
-        data.extend(row.values())
-        indptr.append(len(indices))
-    index_dtype = draw(st.sampled_from([np.int32, np.int64]))
-    truth = sp.csr_array((np.array(data, dtype=np.float64), np.array(indices, dtype=index_dtype),
-                          np.array(indptr, dtype=index_dtype)), shape=(n_truth, n_items))
+    truth = csr(rows, n_items, index_dtype=draw(st.sampled_from([np.int32, np.int64])))
     return truth, topk, users
 
 
