@@ -4,13 +4,19 @@
     res = fr.evaluate(truth, topk, ["precision@10", "ndcg@10", "map@10", "auc@10"])
     res["ndcg@10"], res.per_user("ndcg@10")
 
+    ids, scores = fr.topk(user_factors, item_factors, 10, exclude=train)
+    fr.evaluate_factors(user_factors, item_factors, test, ["ndcg@10", "auc"], exclude=train)
+    fr.evaluate_model(model, test, ["ndcg@10"], train=train)   # any implicit-style model
+
 Nothing is compiled at import; numba kernels load (or compile) on first use.
 """
 
 from .evaluate import evaluate
+from .factors import evaluate_factors, topk
 from .metrics import CONVENTIONS, METRIC_NAMES
+from .model import evaluate_model
 from .result import Result
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "Result", "METRIC_NAMES", "CONVENTIONS", "__version__"]
+__all__ = ["evaluate", "evaluate_factors", "evaluate_model", "topk", "Result", "METRIC_NAMES", "CONVENTIONS", "__version__"]

@@ -73,22 +73,31 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
     specs = parse_metrics(metrics, topk.shape[1], convention)
     table = slot_table(specs)
 
+    n_rows = topk.shape[0]
+    out = np.empty((len(specs), n_rows), dtype=np.float64)
+    n_relevant = np.empty(n_rows, dtype=np.int64)
+    counted = np.empty(n_rows, dtype=np.uint8)
+    with numba_threads(n_threads) as threads:
+        rank_into(data, topk, rows, table, convention, threads, out, n_relevant, counted)
+    return summarize(specs, out, convention, rows, counted.view(np.bool_), n_relevant)
+
+
+def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, counted):
+    """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
     from ._kernels.ranking import rank_metrics  # numba loads on first use, not at import
 
     n_rows, k_max = topk.shape
     max_row_nnz = data.max_row_nnz
     disc = discounts(max(k_max, max_row_nnz) if table.needs_uncut_ideal else k_max)
-    out = np.empty((len(specs), n_rows), dtype=np.float64)
-    n_relevant = np.empty(n_rows, dtype=np.int64)
-    counted = np.empty(n_rows, dtype=np.uint8)
-    with numba_threads(n_threads) as threads:
-        n_chunks = n_ranges(n_rows, threads, n_rows * k_max + data.indices.shape[0],
-                            data.n_items)
-        rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
-                     table.cutoffs, table.slot_code, table.slot_cut, convention == "trec",
-                     disc, max_row_nnz, n_chunks, out, n_relevant, counted)
-    counted = counted.view(np.bool_)
-    all_counted = n_rows > 0 and bool(counted.all())
+    n_chunks = n_ranges(n_rows, threads, n_rows * k_max + data.indices.shape[0], data.n_items)
+    rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
+                 table.cutoffs, table.slot_code, table.slot_cut, convention == "trec",
+                 disc, max_row_nnz, n_chunks, out, n_relevant, counted)
+
+
+def summarize(specs, out, convention, rows, counted, n_relevant):
+    """The Result of per-user values out[s] for specs[s]: means over the counted rows."""
+    all_counted = rows.shape[0] > 0 and bool(counted.all())
     means = {spec.label: _mean(spec, values, counted, n_relevant, all_counted)
              for spec, values in zip(specs, out)}
     return Result([s.label for s in specs], out, means, convention=convention, users=rows,

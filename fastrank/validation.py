@@ -6,6 +6,7 @@ unusual dtypes) they work on a copy.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,7 +22,7 @@ class Truth:
     n_users: int
     n_items: int
 
-    @property
+    @cached_property
     def max_row_nnz(self):
         if self.n_users == 0:
             return 0
@@ -35,53 +36,14 @@ def _index_array(arr):
     return arr.astype(np.int64)
 
 
-def check_truth(truth):
+def check_truth(truth, name="truth"):
     """Convert a scipy.sparse truth matrix to a checked canonical CSR (copying only if needed)."""
-    if not sp.issparse(truth):
-        raise TypeError(
-            f"truth must be a scipy.sparse matrix or array (users x items, relevance as "
-            f"values); got {type(truth).__name__}. Build one with "
-            f"scipy.sparse.csr_array((values, (users, items)), shape=(n_users, n_items))")
-    if truth.ndim != 2:
-        raise ValueError(f"truth must be 2-D (users x items); got {truth.ndim} dimensions")
-    numeric = np.issubdtype(truth.dtype, np.integer) or np.issubdtype(truth.dtype, np.floating)
-    if truth.dtype != np.bool_ and not numeric:
-        raise TypeError(
-            f"truth values must be numeric relevance grades; got dtype {truth.dtype}. "
-            f"Cast with truth.astype(np.float64)")
-    if truth.format != "csr":
-        truth = truth.tocsr()  # a new matrix: the caller's is untouched
-    n_users, n_items = truth.shape
-    indptr = np.asarray(truth.indptr)
-    indices = np.asarray(truth.indices)
-    data = np.asarray(truth.data)
-    if indptr.ndim != 1 or indptr.shape[0] != n_users + 1:
-        raise ValueError(
-            f"truth is a malformed CSR matrix: indptr has {indptr.shape[0]} entries, "
-            f"expected n_users + 1 = {n_users + 1}; rebuild it with scipy.sparse.csr_array")
-    if not np.issubdtype(indptr.dtype, np.integer) or not np.issubdtype(indices.dtype, np.integer):
-        raise TypeError("truth is a malformed CSR matrix: indptr and indices must be integers")
-    nnz = int(indptr[-1])
-    if int(indptr[0]) != 0 or np.any(np.diff(indptr) < 0):
-        raise ValueError(
-            "truth is a malformed CSR matrix: indptr must start at 0 and never decrease; "
-            "rebuild it with scipy.sparse.csr_array")
-    if nnz > indices.shape[0] or nnz > data.shape[0]:
-        raise ValueError(
-            f"truth is a malformed CSR matrix: indptr ends at {nnz} but there are only "
-            f"{min(indices.shape[0], data.shape[0])} stored entries; rebuild it with "
-            f"scipy.sparse.csr_array")
-    indices = indices[:nnz]
-    data = data[:nnz]
-    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= n_items):
-        raise ValueError(
-            f"truth is a malformed CSR matrix: column indices must lie in [0, {n_items}); "
-            f"rebuild it with scipy.sparse.csr_array")
+    indptr, indices, data, (n_users, n_items) = _csr_parts(truth, name, "relevance")
     data = np.asarray(data, dtype=np.float64)
     if not np.all(np.isfinite(data)):
         raise ValueError(
-            "truth contains NaN or infinite relevance values; replace them (e.g. with 0 for "
-            "non-relevant) before evaluating")
+            f"{name} contains NaN or infinite relevance values; replace them (e.g. with 0 "
+            f"for non-relevant) before evaluating")
     if not _is_canonical(indptr, indices):
         # Sort rows and sum duplicate (user, item) entries on a private copy.
         canon = sp.csr_array((data.copy(), indices.copy(), indptr.copy()), shape=(n_users, n_items))
@@ -89,6 +51,67 @@ def check_truth(truth):
         indptr, indices, data = canon.indptr, canon.indices, canon.data
     return Truth(indptr=indptr.astype(np.int64, copy=False), indices=_index_array(indices),
                  data=data, n_users=n_users, n_items=n_items)
+
+
+def check_pattern(matrix, name, shape):
+    """The stored (user, item) pattern of a sparse matrix, values ignored: canonical CSR
+    (indptr int64, sorted duplicate-free indices) of the given shape."""
+    indptr, indices, _, got = _csr_parts(matrix, name, "values")
+    if got != tuple(shape):
+        raise ValueError(
+            f"{name} has shape {got} but must have shape {tuple(shape)} (users x items, "
+            f"the rows and columns of the factors); build it with shape={tuple(shape)}")
+    if not _is_canonical(indptr, indices):
+        canon = sp.csr_array((np.ones(indices.shape[0], np.int8), indices.copy(), indptr.copy()),
+                             shape=got)
+        canon.sum_duplicates()  # also sorts
+        indptr, indices = canon.indptr, canon.indices
+    return indptr.astype(np.int64, copy=False), _index_array(indices)
+
+
+def _csr_parts(matrix, name, values):
+    """Structure checks shared by truth and pattern inputs: (indptr, indices, data, shape)."""
+    if not sp.issparse(matrix):
+        raise TypeError(
+            f"{name} must be a scipy.sparse matrix or array (users x items, {values} as "
+            f"values); got {type(matrix).__name__}. Build one with "
+            f"scipy.sparse.csr_array((values, (users, items)), shape=(n_users, n_items))")
+    if matrix.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (users x items); got {matrix.ndim} dimensions")
+    numeric = np.issubdtype(matrix.dtype, np.integer) or np.issubdtype(matrix.dtype, np.floating)
+    if matrix.dtype != np.bool_ and not numeric:
+        raise TypeError(
+            f"{name} values must be numeric {values}; got dtype {matrix.dtype}. "
+            f"Cast with {name}.astype(np.float64)")
+    if matrix.format != "csr":
+        matrix = matrix.tocsr()  # a new matrix: the caller's is untouched
+    n_users, n_items = matrix.shape
+    indptr = np.asarray(matrix.indptr)
+    indices = np.asarray(matrix.indices)
+    data = np.asarray(matrix.data)
+    if indptr.ndim != 1 or indptr.shape[0] != n_users + 1:
+        raise ValueError(
+            f"{name} is a malformed CSR matrix: indptr has {indptr.shape[0]} entries, "
+            f"expected n_users + 1 = {n_users + 1}; rebuild it with scipy.sparse.csr_array")
+    if not np.issubdtype(indptr.dtype, np.integer) or not np.issubdtype(indices.dtype, np.integer):
+        raise TypeError(f"{name} is a malformed CSR matrix: indptr and indices must be integers")
+    nnz = int(indptr[-1])
+    if int(indptr[0]) != 0 or np.any(np.diff(indptr) < 0):
+        raise ValueError(
+            f"{name} is a malformed CSR matrix: indptr must start at 0 and never decrease; "
+            f"rebuild it with scipy.sparse.csr_array")
+    if nnz > indices.shape[0] or nnz > data.shape[0]:
+        raise ValueError(
+            f"{name} is a malformed CSR matrix: indptr ends at {nnz} but there are only "
+            f"{min(indices.shape[0], data.shape[0])} stored entries; rebuild it with "
+            f"scipy.sparse.csr_array")
+    indices = indices[:nnz]
+    data = data[:nnz]
+    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= n_items):
+        raise ValueError(
+            f"{name} is a malformed CSR matrix: column indices must lie in [0, {n_items}); "
+            f"rebuild it with scipy.sparse.csr_array")
+    return indptr, indices, data, (n_users, n_items)
 
 
 def _is_canonical(indptr, indices):

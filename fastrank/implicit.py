@@ -1,0 +1,259 @@
+"""fastrank for implicit users: a drop-in `ranking_metrics_at_k` and a training callback.
+
+    from fastrank.implicit import ranking_metrics_at_k   # instead of implicit.evaluation's
+    ranking_metrics_at_k(model, train, test, K=10)        # same dict, same values, faster
+
+    cb = EvalCallback(test, ["ndcg@10", "auc"], train=train, patience=3)
+    cb.fit(model, train)            # or model.fit(train, callback=cb) without early stopping
+    cb.history                      # one dict per evaluation
+
+`implicit` itself is only needed for the models; nothing here imports it at load time.
+"""
+
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from .evaluate import evaluate
+from .model import evaluate_model, mf_factors
+
+__all__ = ["ranking_metrics_at_k", "precision_at_k", "mean_average_precision_at_k", "ndcg_at_k",
+           "AUC_at_k", "EvalCallback", "StopTraining"]
+
+
+def _as_csr(matrix, name):
+    if not sp.issparse(matrix):
+        raise TypeError(f"{name} must be a scipy.sparse matrix (users x items); got "
+                        f"{type(matrix).__name__}")
+    return sp.csr_matrix(matrix)
+
+
+def _liked(test):
+    """implicit's relevance: every distinct stored test entry, whatever its value."""
+    liked = sp.csr_matrix((np.ones(test.nnz), test.indices, test.indptr), shape=test.shape)
+    liked.sum_duplicates()
+    liked.data[:] = 1.0
+    return liked
+
+
+def _threads(num_threads):
+    import numba
+
+    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
+        raise TypeError(f"num_threads must be an int; got {type(num_threads).__name__}")
+    if num_threads < 0:
+        raise ValueError(f"num_threads must be 0 (all cores) or positive; got {num_threads}")
+    if num_threads == 0:
+        return None
+    return min(int(num_threads), numba.config.NUMBA_NUM_THREADS)
+
+
+def ranking_metrics_at_k(model, train_user_items, test_user_items, K=10, show_progress=True,
+                         num_threads=1):
+    """implicit.evaluation.ranking_metrics_at_k, computed by fastrank.
+
+    Returns {"precision", "map", "ndcg", "auc"}: the same values as implicit 0.7 wherever
+    implicit counts correctly. It does not where implicit miscounts: with K larger than
+    the items a user can be shown, implicit scores filler slots (item 0, or the user's
+    own training items) as recommendations; here they are empty. int64 sparse indices,
+    which implicit rejects, are fine. `num_threads` (0 = all cores) sets fastrank's threads.
+    """
+    if isinstance(K, bool) or not isinstance(K, (int, np.integer)):
+        raise TypeError(f"K must be a positive int; got {type(K).__name__}")
+    if K < 1:
+        raise ValueError(f"K must be at least 1; got {K}")
+    train = _as_csr(train_user_items, "train_user_items")
+    test = _liked(_as_csr(test_user_items, "test_user_items"))
+    n_users, n_items = test.shape
+    if train.shape[0] < n_users or train.shape[1] != n_items:
+        raise ValueError(
+            f"train_user_items has shape {train.shape} but test_user_items has {test.shape}; "
+            f"train needs the same items and a row for every test user")
+    labels = [f"precision@{K}", f"map@{K}", f"ndcg@{K}", f"auc@{K}"]
+    res = evaluate_model(model, test, labels, train=train[:n_users], convention="implicit",
+                         show_progress=show_progress, n_threads=_threads(num_threads))
+    if res.n_users == 0:
+        raise ZeroDivisionError("test_user_items has no stored entries: nothing to evaluate")
+    return {name: res[label] for name, label in zip(("precision", "map", "ndcg", "auc"), labels)}
+
+
+def precision_at_k(model, train_user_items, test_user_items, K=10, show_progress=True,
+                   num_threads=1):
+    """implicit's precision_at_k (pooled: hits / sum of min(K, m)), by fastrank."""
+    return ranking_metrics_at_k(model, train_user_items, test_user_items, K, show_progress,
+                                num_threads)["precision"]
+
+
+def mean_average_precision_at_k(model, train_user_items, test_user_items, K=10,
+                                show_progress=True, num_threads=1):
+    """implicit's mean_average_precision_at_k, by fastrank."""
+    return ranking_metrics_at_k(model, train_user_items, test_user_items, K, show_progress,
+                                num_threads)["map"]
+
+
+def ndcg_at_k(model, train_user_items, test_user_items, K=10, show_progress=True,
+              num_threads=1):
+    """implicit's ndcg_at_k (binary gains), by fastrank."""
+    return ranking_metrics_at_k(model, train_user_items, test_user_items, K, show_progress,
+                                num_threads)["ndcg"]
+
+
+def AUC_at_k(model, train_user_items, test_user_items, K=10, show_progress=True,  # noqa: N802
+             num_threads=1):
+    """implicit's AUC_at_k (the top-K approximation), by fastrank."""
+    return ranking_metrics_at_k(model, train_user_items, test_user_items, K, show_progress,
+                                num_threads)["auc"]
+
+
+class StopTraining(Exception):
+    """Raised by EvalCallback to end model.fit early; `EvalCallback.fit` catches it."""
+
+
+class EvalCallback:
+    """Evaluate a model during `fit`, keep the history, optionally stop early.
+
+    Parameters
+    ----------
+    test : scipy.sparse matrix (users x items)
+        Held-out relevance.
+    metrics : str or list of str
+        As for `fr.evaluate_factors`: "ndcg@10", "map@20", "auc" (full ranking), ...
+    train : scipy.sparse matrix, optional
+        Training interactions, excluded from the rankings (pass it: otherwise the model
+        is credited with recommending what the user already has).
+    every : int
+        Evaluate after every `every`-th iteration (and never in between).
+    model : implicit model, optional
+        The model being trained. Without it, the callback takes the model whose `fit`
+        calls it (implicit passes only iteration, seconds and loss to a callback).
+    convention : {"recsys", "trec", "implicit"}
+    monitor : str, optional
+        The metric early stopping watches (default: the first of `metrics`); higher is better.
+    patience : int, optional
+        Stop once `monitor` has not improved by more than `min_delta` for this many
+        evaluations in a row. None (default) never stops.
+    min_delta : float
+    restore_best : bool
+        When stopping, put the factors of the best evaluation back into the model.
+    verbose : bool
+        Print one line per evaluation.
+
+    Attributes
+    ----------
+    history : list of dict
+        Per evaluation: iteration (1-based), train_seconds (this iteration), eval_seconds,
+        loss (implicit's, if it computes one) and one entry per metric.
+    best_iteration, best_value : the best evaluation of `monitor` so far.
+    stopped_iteration : the iteration at which training was stopped, or None.
+    """
+
+    def __init__(self, test, metrics, *, train=None, every=1, model=None, convention="recsys",
+                 monitor=None, patience=None, min_delta=0.0, restore_best=True, verbose=False):
+        from .factors import parse_factor_metrics
+
+        specs = parse_factor_metrics(metrics, convention)
+        self.metrics = [s.label for s in specs]
+        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+            raise ValueError(f"every must be a positive int; got {every!r}")
+        if patience is not None and (isinstance(patience, bool)
+                                     or not isinstance(patience, (int, np.integer))
+                                     or patience < 1):
+            raise ValueError(f"patience must be a positive int or None; got {patience!r}")
+        if monitor is None:
+            monitor = self.metrics[0]
+        if monitor not in self.metrics:
+            raise ValueError(f"monitor {monitor!r} is not among metrics {self.metrics}")
+        self.test = test
+        self.train = train
+        self.every = int(every)
+        self.model = model
+        self.convention = convention
+        self.monitor = monitor
+        self.patience = patience
+        self.min_delta = float(min_delta)
+        self.restore_best = restore_best
+        self.verbose = verbose
+        self.history = []
+        self.best_iteration = None
+        self.best_value = None
+        self.stopped_iteration = None
+        self._best_factors = None
+        self._wait = 0
+
+    def fit(self, model, user_items, **fit_kwargs):
+        """model.fit(user_items, callback=self), ending quietly when early stopping fires."""
+        self.model = model
+        try:
+            model.fit(user_items, callback=self, **fit_kwargs)
+        except StopTraining:
+            pass
+        return self
+
+    def __call__(self, iteration, elapsed, loss=None):
+        if (iteration + 1) % self.every:
+            return
+        model = self.model if self.model is not None else self._calling_model()
+        factors = mf_factors(model)
+        if factors is None:
+            raise TypeError(
+                f"EvalCallback needs an implicit matrix-factorization model (ALS, BPR, LMF); "
+                f"got {type(model).__name__}")
+        start = time.perf_counter()
+        res = evaluate_model(model, self.test, self.metrics, train=self.train,
+                             convention=self.convention, show_progress=False)
+        entry = {"iteration": iteration + 1, "train_seconds": float(elapsed),
+                 "eval_seconds": time.perf_counter() - start, "loss": loss}
+        entry.update(res.to_dict())
+        self.history.append(entry)
+        if self.verbose:
+            shown = "  ".join(f"{m} {entry[m]:.5f}" for m in self.metrics)
+            print(f"iteration {entry['iteration']}: {shown}", file=sys.stderr)
+        self._early_stopping(model, entry, factors)
+
+    def _early_stopping(self, model, entry, factors):
+        value = entry[self.monitor]
+        if self.best_value is None or value > self.best_value + self.min_delta:
+            self.best_value, self.best_iteration = value, entry["iteration"]
+            self._wait = 0
+            if self.patience is not None and self.restore_best:
+                self._best_factors = tuple(_host_copy(f) for f in factors)
+            return
+        self._wait += 1
+        if self.patience is not None and self._wait >= self.patience:
+            self.stopped_iteration = entry["iteration"]
+            if self.restore_best and self._best_factors is not None:
+                _restore(model, *self._best_factors)
+            raise StopTraining(
+                f"{self.monitor} has not improved for {self._wait} evaluations; best "
+                f"{self.best_value:.6f} at iteration {self.best_iteration}")
+
+    def _calling_model(self):
+        """The model whose fit() is calling us: implicit does not pass it to callbacks."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            candidate = frame.f_locals.get("self")
+            if candidate is not None and hasattr(candidate, "item_factors"):
+                return candidate
+            frame = frame.f_back
+        raise TypeError("EvalCallback could not find the model being fitted; pass model=")
+
+
+def _host_copy(factors):
+    if hasattr(factors, "to_numpy") and not isinstance(factors, np.ndarray):
+        return factors.to_numpy()  # pragma: no cover - GPU models
+    return np.array(factors, copy=True)
+
+
+def _restore(model, user_factors, item_factors):
+    """Put saved factors back, in place, and drop the model's caches derived from them."""
+    for name, saved in (("user_factors", user_factors), ("item_factors", item_factors)):
+        current = getattr(model, name)
+        if isinstance(current, np.ndarray):
+            current[...] = saved
+        else:  # pragma: no cover - implicit.gpu.Matrix
+            setattr(model, name, type(current)(saved))
+    for cache in ("_user_norms", "_item_norms", "_YtY", "_XtX"):
+        if hasattr(model, cache):
+            setattr(model, cache, None)

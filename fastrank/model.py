@@ -1,0 +1,182 @@
+"""`fastrank.evaluate_model`: evaluate any model with implicit's `recommend` interface.
+
+Two paths, same lists:
+- implicit's matrix-factorization models (ALS, BPR, LMF; GPU ones through `to_cpu()`),
+  whose `recommend` is the top-N of user_factors @ item_factors.T with the training
+  items filtered, are ranked by the fused kernel straight from their factors, with
+  implicit's own order among tied scores;
+- any other object is asked `model.recommend(userids, user_items, N=K, ...)` for batches
+  of users, and its lists are cleaned of what implicit returns as filler (see
+  `_clean_lists`) before they are scored.
+Users without a relevant test item are never asked for.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from .evaluate import numba_threads, rank_into, summarize
+from .factors import _Scorer, evaluate_scorer, parse_factor_metrics, positive_counts
+from .metrics import slot_table
+from .progress import progress_bar
+from .validation import check_pattern, check_truth
+
+
+def mf_factors(model):
+    """(user_factors, item_factors) if model's recommend is implicit's plain MF top-N."""
+    try:
+        from implicit.cpu.matrix_factorization_base import MatrixFactorizationBase as CPU
+    except ImportError:
+        return None
+    if isinstance(model, CPU) and type(model).recommend is CPU.recommend:
+        return model.user_factors, model.item_factors
+    try:
+        from implicit.gpu.matrix_factorization_base import MatrixFactorizationBase as GPU
+    except ImportError:  # pragma: no cover - implicit built without CUDA support
+        return None
+    if isinstance(model, GPU) and type(model).recommend is GPU.recommend:  # pragma: no cover
+        cpu = model.to_cpu()
+        return cpu.user_factors, cpu.item_factors
+    return None
+
+
+def _check_batch_size(batch_size):
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+        raise TypeError(f"batch_size must be a positive int; got {type(batch_size).__name__}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1; got {batch_size}")
+    return int(batch_size)
+
+
+def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convention="recsys",
+                   show_progress=True, n_threads=None):
+    """Evaluate a trained model on held-out interactions.
+
+    Parameters
+    ----------
+    model : object
+        Anything with implicit's `recommend(userids, user_items, N, filter_already_liked_items)`.
+    test : scipy.sparse matrix, shape (n_users, n_items)
+        Held-out graded relevance (value > 0 is relevant).
+    metrics : str or list of str
+        Names with a cutoff ("ndcg@10"); `auc` (full-ranking) needs a matrix-factorization
+        model, whose every item score is known.
+    train : scipy.sparse matrix, optional
+        The training interactions: filtered from the recommendations (every stored entry).
+    batch_size : int
+        Users per `recommend` call on the generic path.
+    convention : {"recsys", "trec", "implicit"}
+    show_progress : bool
+        A tqdm progress bar over the users, with users/s.
+
+    Returns
+    -------
+    Result over every row of test (NaN for the users not counted).
+    """
+    specs = parse_factor_metrics(metrics, convention)
+    batch_size = _check_batch_size(batch_size)
+    data = check_truth(test, name="test")
+    rows = np.arange(data.n_users, dtype=np.int64)
+    factors = mf_factors(model)
+    with numba_threads(n_threads) as threads:
+        if factors is not None:
+            user_factors, item_factors = factors
+            n_model_users = np.shape(user_factors)[0]
+            if n_model_users < data.n_users:
+                raise ValueError(
+                    f"test has {data.n_users} rows but the model knows {n_model_users} users")
+            scorer = _Scorer(user_factors[:data.n_users], item_factors,
+                             _rows_of(train, data.n_users), desc_ties=True)
+            if scorer.n_items != data.n_items:
+                raise ValueError(
+                    f"test has {data.n_items} columns but the model knows {scorer.n_items} "
+                    f"items; build test with shape=({data.n_users}, {scorer.n_items})")
+            return evaluate_scorer(scorer, data, specs, rows, convention, threads,
+                                   show_progress)
+        if any(s.code < 0 for s in specs):
+            raise ValueError(
+                "metrics: 'auc' (full ranking) needs the score of every item, which only "
+                "matrix-factorization models expose; use auc@k, or fr.evaluate_factors")
+        return _evaluate_recommend(model, data, specs, train, batch_size, convention,
+                                   threads, show_progress)
+
+
+def _rows_of(train, n_rows):
+    """The first n_rows rows of train (implicit lets train have more), or None."""
+    if train is None or train.shape[0] == n_rows:
+        return train
+    if train.shape[0] < n_rows:
+        raise ValueError(f"train has {train.shape[0]} rows but test has {n_rows}; train needs "
+                         f"a row for every test user")
+    return sp.csr_matrix(train)[:n_rows]
+
+
+def _evaluate_recommend(model, data, specs, train, batch_size, convention, threads,
+                        show_progress):
+    n_users, n_items = data.n_users, data.n_items
+    if train is not None:
+        indptr, indices = check_pattern(train, "train", (n_users, n_items))
+        train = sp.csr_matrix((np.ones(indices.shape[0], np.float32), indices, indptr),
+                              shape=(n_users, n_items))
+    k = max(s.k for s in specs)
+    table = slot_table(specs)
+    rows = np.arange(n_users, dtype=np.int64)
+    n_relevant = positive_counts(data)
+    counted = np.diff(data.indptr) > 0 if convention == "trec" else n_relevant > 0
+    out = np.full((len(specs), n_users), np.nan)
+    # Users never asked for (m = 0) still get their convention's value (NaN or 0).
+    idle = np.flatnonzero(counted & (n_relevant == 0))
+    if idle.size:
+        _score_lists(data, np.full((idle.size, k), -1, np.int64), idle, table, convention,
+                     threads, out)
+    ask = np.flatnonzero(n_relevant > 0)
+    empty = sp.csr_matrix((min(batch_size, max(ask.size, 1)), n_items), dtype=np.float32)
+    with progress_bar(ask.size, show_progress, "users") as bar:
+        for lo in range(0, ask.size, batch_size):
+            batch = ask[lo:lo + batch_size].astype(np.int32)
+            if train is not None:
+                ids, _ = model.recommend(batch, train[batch], N=k,
+                                         filter_already_liked_items=True)
+            else:
+                ids, _ = model.recommend(batch, empty[:batch.size], N=k,
+                                         filter_already_liked_items=False)
+            lists = _clean_lists(ids, batch, k, n_items, train)
+            _score_lists(data, lists, batch.astype(np.int64), table, convention, threads, out)
+            bar.update(batch.size)
+    return summarize(specs, out, convention, rows, counted, n_relevant)
+
+
+def _score_lists(data, lists, batch_rows, table, convention, threads, out):
+    part = np.empty((out.shape[0], batch_rows.size), dtype=np.float64)
+    rank_into(data, lists, batch_rows, table, convention, threads, part,
+              np.empty(batch_rows.size, np.int64), np.empty(batch_rows.size, np.uint8))
+    out[:, batch_rows] = part
+
+
+def _clean_lists(ids, batch, k, n_items, train):
+    """A model's lists as (len(batch), k) int64 ids with filler replaced by -1.
+
+    implicit fills what it cannot rank: slots past the catalogue hold item 0, and when
+    fewer than N items are left after filtering, the filtered (training) items come back
+    at the end with score -FLT_MAX. Neither is a recommendation. So: ids outside the
+    catalogue, ids the user trained on (when train is given), and any slot past the
+    number of items the user could be shown become -1; short lists are padded.
+    """
+    ids = np.asarray(ids)
+    if ids.ndim == 1:
+        ids = ids.reshape(1, -1)
+    if ids.shape[0] != batch.size:
+        raise ValueError(
+            f"model.recommend returned {ids.shape[0]} lists for {batch.size} users; it must "
+            f"return one row of ids per user")
+    lists = np.full((batch.size, k), -1, dtype=np.int64)
+    width = min(k, ids.shape[1])
+    lists[:, :width] = ids[:, :width]
+    lists[(lists < 0) | (lists >= n_items)] = -1
+    admissible = np.full(batch.size, n_items, dtype=np.int64)
+    if train is not None:
+        sub = train[batch]
+        admissible -= np.diff(sub.indptr)
+        trained = sub[np.repeat(np.arange(batch.size), k), np.maximum(lists, 0).ravel()]
+        lists[np.asarray(trained).reshape(batch.size, k) != 0] = -1
+    lists[np.arange(k)[None, :] >= admissible[:, None]] = -1
+    return lists
