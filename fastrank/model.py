@@ -113,10 +113,14 @@ def _rows_of(train, n_rows):
 def _evaluate_recommend(model, data, specs, train, batch_size, convention, threads,
                         show_progress):
     n_users, n_items = data.n_users, data.n_items
+    liked = None
     if train is not None:
+        # the model gets the caller's matrix (its values may matter, e.g. item-kNN
+        # scores); the cleaning uses the stored pattern
         indptr, indices = check_pattern(train, "train", (n_users, n_items))
-        train = sp.csr_matrix((np.ones(indices.shape[0], np.float32), indices, indptr),
+        liked = sp.csr_matrix((np.ones(indices.shape[0], np.int8), indices, indptr),
                               shape=(n_users, n_items))
+        train = sp.csr_matrix(train)
     k = max(s.k for s in specs)
     table = slot_table(specs)
     rows = np.arange(n_users, dtype=np.int64)
@@ -139,7 +143,7 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, threa
             else:
                 ids, _ = model.recommend(batch, empty[:batch.size], N=k,
                                          filter_already_liked_items=False)
-            lists = _clean_lists(ids, batch, k, n_items, train)
+            lists = _clean_lists(ids, batch, k, n_items, liked)
             _score_lists(data, lists, batch.astype(np.int64), table, convention, threads, out)
             bar.update(batch.size)
     return summarize(specs, out, convention, rows, counted, n_relevant)
@@ -152,13 +156,13 @@ def _score_lists(data, lists, batch_rows, table, convention, threads, out):
     out[:, batch_rows] = part
 
 
-def _clean_lists(ids, batch, k, n_items, train):
+def _clean_lists(ids, batch, k, n_items, liked):
     """A model's lists as (len(batch), k) int64 ids with filler replaced by -1.
 
     implicit fills what it cannot rank: slots past the catalogue hold item 0, and when
     fewer than N items are left after filtering, the filtered (training) items come back
     at the end with score -FLT_MAX. Neither is a recommendation. So: ids outside the
-    catalogue, ids the user trained on (when train is given), and any slot past the
+    catalogue, ids the user trained on (`liked`: the train pattern, when given), and any slot past the
     number of items the user could be shown become -1; short lists are padded.
     """
     ids = np.asarray(ids)
@@ -173,8 +177,8 @@ def _clean_lists(ids, batch, k, n_items, train):
     lists[:, :width] = ids[:, :width]
     lists[(lists < 0) | (lists >= n_items)] = -1
     admissible = np.full(batch.size, n_items, dtype=np.int64)
-    if train is not None:
-        sub = train[batch]
+    if liked is not None:
+        sub = liked[batch]
         admissible -= np.diff(sub.indptr)
         trained = sub[np.repeat(np.arange(batch.size), k), np.maximum(lists, 0).ravel()]
         lists[np.asarray(trained).reshape(batch.size, k) != 0] = -1

@@ -163,3 +163,62 @@ def reference(truth, topk, metrics, convention="recsys", users=None):
             mean = sum(counted) / len(counted)
         out[label] = (per_user, mean)
     return out
+
+
+def scores_of(user_factors, item_factors):
+    """Every user's score of every item, as Python floats (exact for integer factors)."""
+    return [[sum(float(a) * float(b) for a, b in zip(u, v)) for v in item_factors]
+            for u in user_factors]
+
+
+def pattern_rows(matrix):
+    """The set of stored items of each row of a sparse matrix (values ignored)."""
+    if matrix is None:
+        return None
+    coo = matrix.tocoo()
+    rows = [set() for _ in range(matrix.shape[0])]
+    for u, i in zip(coo.row.tolist(), coo.col.tolist()):
+        rows[u].add(i)
+    return rows
+
+
+def topk_reference(user_factors, item_factors, k, exclude=None):
+    """Best-first k items per user: higher score first, lower id among equal scores,
+    excluded items never; -1 / -inf pad a list with fewer than k admissible items."""
+    scores = scores_of(user_factors, item_factors)
+    excluded = pattern_rows(exclude)
+    ids, best = [], []
+    for u, row in enumerate(scores):
+        allowed = [i for i in range(len(row)) if excluded is None or i not in excluded[u]]
+        order = sorted(allowed, key=lambda i: (-row[i], i))[:k]
+        ids.append(order + [-1] * (k - len(order)))
+        best.append([row[i] for i in order] + [-math.inf] * (k - len(order)))
+    return ids, best
+
+
+def auc_full_reference(user_factors, item_factors, truth, exclude=None):
+    """Full-ranking AUC per user: the share of (positive, negative) pairs in order, ties
+    one half, over the non-excluded items; an excluded positive ranks below them all.
+    None where the user has no positive."""
+    scores = scores_of(user_factors, item_factors)
+    rows = truth_rows(truth)
+    excluded = pattern_rows(exclude)
+    out = []
+    for u, row in enumerate(scores):
+        gone = excluded[u] if excluded is not None else set()
+        positives = [i for i, v in rows[u].items() if v > 0]
+        if not positives:
+            out.append(None)
+            continue
+        negatives = [i for i in range(len(row)) if i not in gone and i not in positives]
+        if not negatives:
+            out.append(1.0)
+            continue
+        total = 0.0
+        for p in positives:
+            if p in gone:
+                continue
+            for n in negatives:
+                total += 1.0 if row[p] > row[n] else 0.5 if row[p] == row[n] else 0.0
+        out.append(total / (len(positives) * len(negatives)))
+    return out

@@ -1,0 +1,233 @@
+"""fastrank.implicit and fr.evaluate_model against real implicit models (CPU)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastrank as fr
+import fastrank.implicit as fi
+from fastrank.synthetic import power_law
+
+implicit = pytest.importorskip("implicit")
+from implicit.als import AlternatingLeastSquares  # noqa: E402
+from implicit.bpr import BayesianPersonalizedRanking  # noqa: E402
+from implicit.evaluation import ranking_metrics_at_k as implicit_metrics  # noqa: E402
+from implicit.evaluation import train_test_split  # noqa: E402
+from implicit.nearest_neighbours import CosineRecommender  # noqa: E402
+
+NAMES = ("precision", "map", "ndcg", "auc")
+
+
+def int32_csr(matrix):
+    matrix = sp.csr_matrix(matrix, dtype=np.float32)
+    matrix.indptr = matrix.indptr.astype(np.int32)
+    matrix.indices = matrix.indices.astype(np.int32)
+    return matrix
+
+
+@pytest.fixture(scope="module")
+def split():
+    truth, _ = power_law(3000, 800, 10, seed=7, max_relevant=60)
+    train, test = train_test_split(int32_csr(truth), 0.8, random_state=1)
+    return int32_csr(train), int32_csr(test)
+
+
+@pytest.fixture(scope="module")
+def als(split):
+    model = AlternatingLeastSquares(factors=16, iterations=4, random_state=0,
+                                    num_threads=1)
+    model.fit(split[0], show_progress=False)
+    return model
+
+
+def assert_same_metrics(ours, theirs):
+    assert ours.keys() == theirs.keys()
+    assert ours["precision"] == theirs["precision"]  # ratio of two integer counts
+    for name in NAMES:
+        assert_allclose(ours[name], theirs[name], rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 5, 10, 40])
+def test_drop_in_equals_implicit_on_als(als, split, k):
+    train, test = split
+    ours = fi.ranking_metrics_at_k(als, train, test, K=k, show_progress=False)
+    assert_same_metrics(ours, implicit_metrics(als, train, test, K=k, show_progress=False))
+
+
+def test_drop_in_equals_implicit_on_bpr(split):
+    train, test = split
+    bpr = BayesianPersonalizedRanking(factors=8, iterations=5, random_state=0, num_threads=1)
+    bpr.fit(train, show_progress=False)
+    ours = fi.ranking_metrics_at_k(bpr, train, test, K=10, show_progress=False)
+    assert_same_metrics(ours, implicit_metrics(bpr, train, test, K=10, show_progress=False))
+
+
+def test_drop_in_on_item_knn_drops_the_training_items_it_pads_with(split):
+    """implicit's item-kNN pads short lists with the user's own training items (score 0)
+    even when asked to filter them; implicit's metrics count those slots as misses, which
+    moves map and auc. fastrank treats them as empty slots; precision agrees exactly."""
+    train, test = split
+    knn = CosineRecommender(K=20)
+    knn.fit(train, show_progress=False)
+    ours = fi.ranking_metrics_at_k(knn, train, test, K=10, show_progress=False)
+    theirs = implicit_metrics(knn, train, test, K=10, show_progress=False)
+    assert ours["precision"] == theirs["precision"]
+    users = np.flatnonzero(np.diff(test.indptr)).astype(np.int32)
+    ids, _ = knn.recommend(users, train[users], N=10)
+    ids = np.where(np.asarray(train[np.repeat(users, 10), ids.ravel()]).reshape(ids.shape) != 0,
+                   -1, ids)
+    assert (ids == -1).any()  # the case this test is about does occur
+    expected = fr.evaluate(test, ids, [f"{n}@10" for n in NAMES], convention="implicit",
+                           users=users)
+    for name in NAMES:
+        assert_allclose(ours[name], expected[f"{name}@10"], rtol=1e-12)
+
+
+def test_single_metric_functions(als, split):
+    train, test = split
+    full = fi.ranking_metrics_at_k(als, train, test, K=5, show_progress=False)
+    assert fi.precision_at_k(als, train, test, K=5, show_progress=False) == full["precision"]
+    assert fi.mean_average_precision_at_k(als, train, test, 5, False) == full["map"]
+    assert fi.ndcg_at_k(als, train, test, K=5, show_progress=False) == full["ndcg"]
+    assert fi.AUC_at_k(als, train, test, K=5, show_progress=False) == full["auc"]
+
+
+def test_int64_indices_work_where_implicit_fails(als, split):
+    train, test = split
+    wide_train, wide_test = sp.csr_matrix(train), sp.csr_matrix(test)
+    for m in (wide_train, wide_test):
+        m.indptr = m.indptr.astype(np.int64)
+        m.indices = m.indices.astype(np.int64)
+    with pytest.raises(ValueError):
+        implicit_metrics(als, wide_train, wide_test, K=10, show_progress=False)
+    assert fi.ranking_metrics_at_k(als, wide_train, wide_test, K=10, show_progress=False) == \
+        fi.ranking_metrics_at_k(als, train, test, K=10, show_progress=False)
+
+
+def test_k_beyond_the_catalogue_counts_no_filler(als, split):
+    """implicit scores filler slots as items (item 0, then the user's training items);
+    fastrank leaves them empty: equal to evaluating honest lists with -1 padding."""
+    train, test = split
+    n_items = train.shape[1]
+    k = n_items + 5
+    ours = fi.ranking_metrics_at_k(als, train, test, K=k, show_progress=False)
+    users = np.flatnonzero(np.diff(test.indptr)).astype(np.int32)
+    ids, scores = als.recommend(users, train[users], N=k)
+    ids[scores == -np.finfo(np.float32).max] = -1  # filtered items, returned as filler
+    ids[:, n_items:] = -1                          # slots past the catalogue: item 0
+    liked = sp.csr_array((np.ones(test.nnz), test.indices, test.indptr), shape=test.shape)
+    expected = fr.evaluate(liked, ids, [f"{n}@{k}" for n in NAMES], convention="implicit",
+                           users=users)
+    for name in NAMES:
+        assert_allclose(ours[name], expected[f"{name}@{k}"], rtol=1e-12)
+    assert ours["precision"] != implicit_metrics(als, train, test, K=k,
+                                                 show_progress=False)["precision"]
+
+
+def test_evaluate_model_mf_path_equals_model_recommend(als, split):
+    train, test = split
+    metrics = ["ndcg@10", "map@10", "recall@20", "auc@20"]
+    res = fr.evaluate_model(als, test, metrics, train=train, show_progress=False)
+    users = np.flatnonzero(np.diff(test.indptr))
+    ids, _ = als.recommend(users, train[users], N=20)
+    expected = fr.evaluate(test, ids, metrics, users=users)
+    for name in metrics:
+        assert_allclose(res.per_user(name)[users], expected.per_user(name), rtol=1e-12)
+        assert res[name] == pytest.approx(expected[name], rel=1e-12)
+
+
+class Wrapped:
+    """A model that is not implicit's: only `recommend`, delegating to another model."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.asked = []
+
+    def recommend(self, userids, user_items, N=10, filter_already_liked_items=True):
+        self.asked.extend(np.asarray(userids).tolist())
+        return self.inner.recommend(userids, user_items, N=N,
+                                    filter_already_liked_items=filter_already_liked_items)
+
+
+def test_evaluate_model_generic_path_equals_fused_path(als, split, capsys):
+    train, test = split
+    metrics = ["ndcg@10", "precision@5", "mrr@10"]
+    model = Wrapped(als)
+    generic = fr.evaluate_model(model, test, metrics, train=train, batch_size=700)
+    fused = fr.evaluate_model(als, test, metrics, train=train, show_progress=False)
+    for name in metrics:
+        assert_allclose(generic.per_user(name), fused.per_user(name), rtol=1e-12)
+    assert sorted(model.asked) == np.flatnonzero(np.diff(test.indptr)).tolist()
+    assert "users" in capsys.readouterr().err  # the progress bar
+    with pytest.raises(ValueError, match="needs the score of every item"):
+        fr.evaluate_model(model, test, ["auc"], train=train, show_progress=False)
+
+
+def test_generic_path_drops_filler_ids():
+    """A model that pads with training items and item 0, as implicit does."""
+    truth = sp.csr_array(np.array([[0, 1, 0, 1], [1, 0, 0, 0]], dtype=np.float64))
+    train = sp.csr_array(np.array([[1, 0, 1, 0], [0, 1, 1, 1]], dtype=np.float64))
+
+    class Filler:
+        def recommend(self, userids, user_items, N=10, filter_already_liked_items=True):
+            ids = np.array([[3, 1, 0, 2, 0, 0], [0, 1, 2, 3, 0, 0]], dtype=np.int32)
+            return ids[np.asarray(userids)][:, :N], np.zeros((len(userids), N))
+
+    res = fr.evaluate_model(Filler(), truth, ["precision@6", "hit_rate@6"], train=train,
+                            show_progress=False)
+    # user 0: items 3 and 1 are real, 0 and 2 were trained on, the rest is filler
+    assert res.per_user("precision@6")[0] == pytest.approx(2 / 6)
+    # user 1: only item 0 is admissible; it is a hit
+    assert res.per_user("hit_rate@6")[1] == 1.0
+
+
+def test_callback_history_matches_evaluation_after_fit(split):
+    train, test = split
+    model = AlternatingLeastSquares(factors=8, iterations=4, random_state=0, num_threads=1)
+    cb = fi.EvalCallback(test, ["ndcg@10", "auc"], train=train, every=2)
+    model.fit(train, callback=cb, show_progress=False)
+    assert [h["iteration"] for h in cb.history] == [2, 4]
+    final = fr.evaluate_model(model, test, ["ndcg@10", "auc"], train=train,
+                              show_progress=False)
+    assert cb.history[-1]["ndcg@10"] == final["ndcg@10"]
+    assert cb.history[-1]["auc"] == final["auc"]
+    assert all(h["train_seconds"] > 0 and h["eval_seconds"] > 0 for h in cb.history)
+
+
+def test_early_stopping_keeps_the_best_factors(split):
+    train, test = split
+    # Nearly unregularised wide ALS overfits after its first iterations.
+    model = AlternatingLeastSquares(factors=64, iterations=25, regularization=1e-4,
+                                    random_state=0, num_threads=1)
+    cb = fi.EvalCallback(test, ["ndcg@10"], train=train, patience=2)
+    cb.fit(model, train, show_progress=False)
+    assert cb.stopped_iteration is not None and cb.stopped_iteration < 25
+    assert cb.stopped_iteration - cb.best_iteration == 2
+    assert len(cb.history) == cb.stopped_iteration
+    values = [h["ndcg@10"] for h in cb.history]
+    assert cb.best_value == max(values)
+    restored = fr.evaluate_model(model, test, ["ndcg@10"], train=train, show_progress=False)
+    assert restored["ndcg@10"] == cb.best_value
+
+
+def test_callback_bad_arguments(split):
+    train, test = split
+    with pytest.raises(ValueError, match="monitor"):
+        fi.EvalCallback(test, ["ndcg@10"], monitor="map@10")
+    with pytest.raises(ValueError, match="patience"):
+        fi.EvalCallback(test, ["ndcg@10"], patience=0)
+    with pytest.raises(ValueError, match="every"):
+        fi.EvalCallback(test, ["ndcg@10"], every=0)
+    with pytest.raises(ValueError, match="needs a cutoff"):
+        fi.EvalCallback(test, ["ndcg"])
+
+
+def test_drop_in_bad_arguments(als, split):
+    train, test = split
+    with pytest.raises(ValueError, match="K must be at least 1"):
+        fi.ranking_metrics_at_k(als, train, test, K=0)
+    with pytest.raises(TypeError, match="test_user_items must be a scipy.sparse"):
+        fi.ranking_metrics_at_k(als, train, test.toarray())
+    with pytest.raises(ValueError, match="train_user_items has shape"):
+        fi.ranking_metrics_at_k(als, train[:, :10], test)
