@@ -48,3 +48,45 @@ def metric_labels(metric_set, k):
         cutoffs = sorted({max(1, k // 2), k})
         return [f"{name}@{c}" for name in names for c in cutoffs] + ["r_precision"]
     raise ValueError(f"unknown metric set {metric_set!r}")
+
+
+@lru_cache(maxsize=2)
+def als_workload(n_users, n_items=N_ITEMS, factors=32, iterations=3, seed=0):
+    """(train, test, user_factors, item_factors): an 80/20 split of a power-law data set
+    and implicit ALS factors fitted on train. Needs implicit the first time; cached."""
+    stem = _cache_dir() / f"als_{n_users}_{n_items}_{factors}_{iterations}_{seed}"
+    files = [stem.with_suffix(f".{part}") for part in
+             ("train.npz", "test.npz", "users.npy", "items.npy")]
+    if all(f.exists() for f in files):
+        return (sp.load_npz(files[0]).tocsr(), sp.load_npz(files[1]).tocsr(),
+                np.load(files[2]), np.load(files[3]))
+    from implicit.als import AlternatingLeastSquares
+    from threadpoolctl import threadpool_limits
+
+    truth, _ = power_law(n_users, n_items, 10, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    in_test = rng.random(truth.nnz) < 0.2
+    coo = truth.tocoo()
+    parts = []
+    for mask in (~in_test, in_test):
+        part = sp.csr_matrix((coo.data[mask].astype(np.float32),
+                              (coo.row[mask], coo.col[mask])), shape=truth.shape)
+        part.indptr = part.indptr.astype(np.int32)  # implicit wants int32 indices
+        part.indices = part.indices.astype(np.int32)
+        parts.append(part)
+    train, test = parts
+    model = AlternatingLeastSquares(factors=factors, iterations=iterations, random_state=seed)
+    with threadpool_limits(1, "blas"):
+        model.fit(train, show_progress=False)
+    for f, obj in zip(files, (train, test)):
+        sp.save_npz(f, obj, compressed=False)
+    np.save(files[2], model.user_factors)
+    np.save(files[3], model.item_factors)
+    return train, test, model.user_factors, model.item_factors
+
+
+def random_factors(n_users, n_items=N_ITEMS, n_factors=32, dtype="float32", seed=0):
+    """Gaussian user and item factors, the scale of a fitted ALS model."""
+    rng = np.random.default_rng(seed)
+    return ((rng.standard_normal((n_users, n_factors)) * 0.1).astype(dtype),
+            (rng.standard_normal((n_items, n_factors)) * 0.1).astype(dtype))

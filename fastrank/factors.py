@@ -20,8 +20,8 @@ from .validation import check_pattern, check_truth
 # factors: 128 users x 2,048 float32 items was the fastest of the shapes tried.
 _BLOCK = 128
 _TILE_BYTES = 1 << 20
-# Users per span in evaluate_factors: bounds the ids held at once to ~32 MB.
-_SPAN_IDS = 1 << 22
+# Users per span in evaluate_factors: bounds the ids held at once (~1 MB of them).
+_SPAN_IDS = 1 << 18
 
 
 def check_factors(user_factors, item_factors):
@@ -129,7 +129,18 @@ class _Scorer:
         return ids, scores, auc
 
 
-def topk(user_factors, item_factors, k, *, exclude=None, users=None, n_threads=None):
+_TIES = ("low", "implicit")
+
+
+def _check_ties(ties):
+    if ties not in _TIES:
+        raise ValueError(f"ties must be 'low' (lower item id first) or 'implicit' (implicit's "
+                         f"order: higher id first); got {ties!r}")
+    return ties == "implicit"
+
+
+def topk(user_factors, item_factors, k, *, exclude=None, users=None, ties="low",
+         n_threads=None):
     """The k best items of each user by factor dot product, as implicit's `recommend` gives.
 
     Parameters
@@ -145,17 +156,20 @@ def topk(user_factors, item_factors, k, *, exclude=None, users=None, n_threads=N
         stored entry counts, whatever its value.
     users : int array, optional
         Rows of user_factors to rank (default: all), in the order of the output rows.
+    ties : {"low", "implicit"}
+        Order among equal scores: the lower item id first (default), or implicit's order
+        (its heap keeps the lower ids but lists equal scores higher id first).
     n_threads : int, optional
         Numba threads for this call; results are bit-identical for any count.
 
     Returns
     -------
     ids : int32 array (n_rows, k)
-        Best first; among equal scores the lower item id comes first.
+        Best first.
     scores : array (n_rows, k) of the factors' dtype
     """
     k = _check_k(k)
-    scorer = _Scorer(user_factors, item_factors, exclude)
+    scorer = _Scorer(user_factors, item_factors, exclude, desc_ties=_check_ties(ties))
     rows = _check_rows(users, scorer.n_users)
     with numba_threads(n_threads) as threads:
         ids, scores, _ = scorer.rank(rows, k, threads)
@@ -195,7 +209,7 @@ def parse_factor_metrics(metrics, convention):
 
 
 def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None, users=None,
-                     convention="recsys", n_threads=None, show_progress=False):
+                     convention="recsys", ties="low", n_threads=None, show_progress=False):
     """Score, rank and evaluate in one fused pass: factors -> top-K -> metrics, per user block.
 
     Equal to `fr.evaluate(test, fr.topk(user_factors, item_factors, K, exclude=exclude)[0],
@@ -216,6 +230,9 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
     users : int array, optional
         Rows to evaluate (default: every row of test); the result's rows follow it.
     convention : {"recsys", "trec", "implicit"}
+    ties : {"low", "implicit"}
+        Order among equal scores, as in `topk`; "implicit" gives exactly the lists of
+        implicit's `recommend`.
     n_threads : int, optional
     show_progress : bool
         A progress bar (tqdm) over spans of users, with users/s.
@@ -225,7 +242,7 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
     Result
     """
     specs = parse_factor_metrics(metrics, convention)
-    scorer = _Scorer(user_factors, item_factors, exclude)
+    scorer = _Scorer(user_factors, item_factors, exclude, desc_ties=_check_ties(ties))
     data = check_truth(test, name="test")
     if (data.n_users, data.n_items) != (scorer.n_users, scorer.n_items):
         raise ValueError(
@@ -248,9 +265,9 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
     slot_of = {s.label: i for i, s in enumerate(specs)}
     ranked_slots = [slot_of[s.label] for s in ranked]
     auc_slot = next((slot_of[s.label] for s in specs if s.code < 0), None)
-    n_relevant = positive_counts(data)[rows]
+    n_relevant = positive_counts(data, rows)
     counted = np.diff(data.indptr)[rows] > 0 if convention == "trec" else n_relevant > 0
-    span = max(4096, _SPAN_IDS // k)
+    span = max(1024, _SPAN_IDS // k)
     with progress_bar(n, show_progress, "users") as bar:
         for lo in range(0, n, span):
             hi = min(lo + span, n)
@@ -273,7 +290,8 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
     return summarize(specs, out, convention, rows, counted, n_relevant)
 
 
-def positive_counts(data):
-    """m per truth row: the number of stored values > 0."""
-    cum = np.concatenate(([0], np.cumsum(data.data > 0)))
-    return cum[data.indptr[1:]] - cum[data.indptr[:-1]]
+def positive_counts(data, rows):
+    """m of each truth row in rows: its number of stored values > 0."""
+    from ._kernels.factors import positive_counts as count
+
+    return count(data.indptr, data.data, rows, np.empty(rows.shape[0], dtype=np.int64))

@@ -58,7 +58,11 @@ def ranking_metrics_at_k(model, train_user_items, test_user_items, K=10, show_pr
     implicit counts correctly. It does not where implicit miscounts: with K larger than
     the items a user can be shown, implicit scores filler slots (item 0, or the user's
     own training items) as recommendations; here they are empty. int64 sparse indices,
-    which implicit rejects, are fine. `num_threads` (0 = all cores) sets fastrank's threads.
+    which implicit rejects, are fine.
+
+    Threads: implicit ranks with the model's `num_threads` (0 = all cores) and runs its
+    metric loop on `num_threads`; fastrank does both in one pass, on the larger of the
+    two (0 in either means all cores).
     """
     if isinstance(K, bool) or not isinstance(K, (int, np.integer)):
         raise TypeError(f"K must be a positive int; got {type(K).__name__}")
@@ -72,8 +76,14 @@ def ranking_metrics_at_k(model, train_user_items, test_user_items, K=10, show_pr
             f"train_user_items has shape {train.shape} but test_user_items has {test.shape}; "
             f"train needs the same items and a row for every test user")
     labels = [f"precision@{K}", f"map@{K}", f"ndcg@{K}", f"auc@{K}"]
+    model_threads = getattr(model, "num_threads", 0)
+    if not isinstance(model_threads, (int, np.integer)) or isinstance(model_threads, bool):
+        model_threads = 0
+    _threads(num_threads)  # type and range check
+    wanted = 0 if 0 in (num_threads, model_threads) else max(num_threads, model_threads)
     res = evaluate_model(model, test, labels, train=train[:n_users], convention="implicit",
-                         show_progress=show_progress, n_threads=_threads(num_threads))
+                         ties="implicit", show_progress=show_progress,
+                         n_threads=_threads(wanted))
     if res.n_users == 0:
         raise ZeroDivisionError("test_user_items has no stored entries: nothing to evaluate")
     return {name: res[label] for name, label in zip(("precision", "map", "ndcg", "auc"), labels)}

@@ -3,8 +3,8 @@
 Two paths, same lists:
 - implicit's matrix-factorization models (ALS, BPR, LMF; GPU ones through `to_cpu()`),
   whose `recommend` is the top-N of user_factors @ item_factors.T with the training
-  items filtered, are ranked by the fused kernel straight from their factors, with
-  implicit's own order among tied scores;
+  items filtered, are ranked by the fused kernel straight from their factors (with
+  `ties="implicit"`, in exactly implicit's order among equal scores);
 - any other object is asked `model.recommend(userids, user_items, N=K, ...)` for batches
   of users, and its lists are cleaned of what implicit returns as filler (see
   `_clean_lists`) before they are scored.
@@ -15,7 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .evaluate import numba_threads, rank_into, summarize
-from .factors import _Scorer, evaluate_scorer, parse_factor_metrics, positive_counts
+from .factors import (_check_ties, _Scorer, evaluate_scorer, parse_factor_metrics,
+                      positive_counts)
 from .metrics import slot_table
 from .progress import progress_bar
 from .validation import check_pattern, check_truth
@@ -48,7 +49,7 @@ def _check_batch_size(batch_size):
 
 
 def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convention="recsys",
-                   show_progress=True, n_threads=None):
+                   ties="low", show_progress=True, n_threads=None):
     """Evaluate a trained model on held-out interactions.
 
     Parameters
@@ -65,6 +66,12 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
     batch_size : int
         Users per `recommend` call on the generic path.
     convention : {"recsys", "trec", "implicit"}
+    ties : {"low", "implicit"}
+        Order among exactly equal scores on the matrix-factorization path: the lower item
+        id first (default; metric@k then never depends on the longest cutoff asked for),
+        or implicit's heap order, which reproduces `model.recommend(N=K)` exactly but is
+        not prefix-consistent (the top 10 of a top-20 list can differ from the top 10).
+        Other models order their lists themselves.
     show_progress : bool
         A tqdm progress bar over the users, with users/s.
 
@@ -74,6 +81,7 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
     """
     specs = parse_factor_metrics(metrics, convention)
     batch_size = _check_batch_size(batch_size)
+    desc_ties = _check_ties(ties)
     data = check_truth(test, name="test")
     rows = np.arange(data.n_users, dtype=np.int64)
     factors = mf_factors(model)
@@ -85,7 +93,7 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
                 raise ValueError(
                     f"test has {data.n_users} rows but the model knows {n_model_users} users")
             scorer = _Scorer(user_factors[:data.n_users], item_factors,
-                             _rows_of(train, data.n_users), desc_ties=True)
+                             _rows_of(train, data.n_users), desc_ties=desc_ties)
             if scorer.n_items != data.n_items:
                 raise ValueError(
                     f"test has {data.n_items} columns but the model knows {scorer.n_items} "
@@ -124,7 +132,7 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, threa
     k = max(s.k for s in specs)
     table = slot_table(specs)
     rows = np.arange(n_users, dtype=np.int64)
-    n_relevant = positive_counts(data)
+    n_relevant = positive_counts(data, rows)
     counted = np.diff(data.indptr) > 0 if convention == "trec" else n_relevant > 0
     out = np.full((len(specs), n_users), np.nan)
     # Users never asked for (m = 0) still get their convention's value (NaN or 0).

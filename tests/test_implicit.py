@@ -128,7 +128,8 @@ def test_k_beyond_the_catalogue_counts_no_filler(als, split):
 def test_evaluate_model_mf_path_equals_model_recommend(als, split):
     train, test = split
     metrics = ["ndcg@10", "map@10", "recall@20", "auc@20"]
-    res = fr.evaluate_model(als, test, metrics, train=train, show_progress=False)
+    res = fr.evaluate_model(als, test, metrics, train=train, ties="implicit",
+                            show_progress=False)
     users = np.flatnonzero(np.diff(test.indptr))
     ids, _ = als.recommend(users, train[users], N=20)
     expected = fr.evaluate(test, ids, metrics, users=users)
@@ -155,7 +156,8 @@ def test_evaluate_model_generic_path_equals_fused_path(als, split, capsys):
     metrics = ["ndcg@10", "precision@5", "mrr@10"]
     model = Wrapped(als)
     generic = fr.evaluate_model(model, test, metrics, train=train, batch_size=700)
-    fused = fr.evaluate_model(als, test, metrics, train=train, show_progress=False)
+    fused = fr.evaluate_model(als, test, metrics, train=train, ties="implicit",
+                              show_progress=False)
     for name in metrics:
         assert_allclose(generic.per_user(name), fused.per_user(name), rtol=1e-12)
     assert sorted(model.asked) == np.flatnonzero(np.diff(test.indptr)).tolist()
@@ -180,6 +182,16 @@ def test_generic_path_drops_filler_ids():
     assert res.per_user("precision@6")[0] == pytest.approx(2 / 6)
     # user 1: only item 0 is admissible; it is a hit
     assert res.per_user("hit_rate@6")[1] == 1.0
+
+
+def test_evaluate_model_default_ties_equal_evaluate_factors(als, split):
+    train, test = split
+    metrics = ["ndcg@10", "recall@20", "auc"]
+    res = fr.evaluate_model(als, test, metrics, train=train, show_progress=False)
+    fused = fr.evaluate_factors(als.user_factors, als.item_factors, test, metrics,
+                                exclude=train)
+    for name in metrics:
+        assert_array_equal(res.per_user(name), fused.per_user(name))
 
 
 def test_callback_history_matches_evaluation_after_fit(split):

@@ -220,3 +220,15 @@ def _positives(users, item_factors, rows, s, n_blk, want, t_indptr, t_indices, t
         for q in range(pos_start[r], pos_start[r + 1]):
             scores[q] = product[r, q]
     return items, scores, ok
+
+
+@njit(cache=True)
+def positive_counts(indptr, data, rows, out):
+    """out[i] = m of truth row rows[i]: its number of stored values > 0."""
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        m = 0
+        for p in range(indptr[r], indptr[r + 1]):
+            m += data[p] > 0
+        out[i] = m
+    return out
