@@ -11,9 +11,9 @@ import numpy as np
 
 from ._blas import single_threaded_blas
 from .evaluate import numba_threads, rank_into, summarize
-from .metrics import MetricSpec, _check_convention, parse_metric, slot_table
+from .metrics import MetricSpec, _check_convention, metric_labels, parse_metric, slot_table
 from .progress import progress_bar
-from .validation import check_pattern, check_truth
+from .validation import check_int, check_pattern, check_truth
 
 # Users per BLAS call and bytes of one score tile: the tile (block x items) stays in a
 # core's L2 cache while the selection reads it. Measured on the 2-core EPYC with 32
@@ -56,14 +56,6 @@ def _as_matrix(factors, name):
             f"{name} contains NaN or infinite values (first in row {row}); the model "
             f"probably diverged: lower its learning rate or raise its regularization")
     return factors
-
-
-def _check_k(k):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be a positive int; got {type(k).__name__}")
-    if k < 1:
-        raise ValueError(f"k must be at least 1; got {k}")
-    return int(k)
 
 
 def _check_rows(users, n_users, name="users"):
@@ -168,7 +160,7 @@ def topk(user_factors, item_factors, k, *, exclude=None, users=None, ties="low",
         Best first.
     scores : array (n_rows, k) of the factors' dtype
     """
-    k = _check_k(k)
+    k = check_int(k, "k")
     scorer = _Scorer(user_factors, item_factors, exclude, desc_ties=_check_ties(ties))
     rows = _check_rows(users, scorer.n_users)
     with numba_threads(n_threads) as threads:
@@ -179,16 +171,7 @@ def topk(user_factors, item_factors, k, *, exclude=None, users=None, ties="low",
 def parse_factor_metrics(metrics, convention):
     """Metric specs for evaluate_factors: every name needs @k, except `auc` (full ranking)."""
     _check_convention(convention)
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    try:
-        labels = list(metrics)
-    except TypeError:
-        raise TypeError(
-            f"metrics must be a string or a list of strings such as ['ndcg@10', 'auc']; "
-            f"got {type(metrics).__name__}") from None
-    if not labels:
-        raise ValueError("metrics is empty; ask for at least one metric, e.g. ['ndcg@10']")
+    labels = metric_labels(metrics)
     specs = {}
     for label in labels:
         if isinstance(label, str) and "@" not in label:

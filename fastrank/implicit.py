@@ -16,8 +16,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .evaluate import evaluate
 from .model import evaluate_model, mf_factors
+from .validation import check_int
 
 __all__ = ["ranking_metrics_at_k", "precision_at_k", "mean_average_precision_at_k", "ndcg_at_k",
            "AUC_at_k", "EvalCallback", "StopTraining"]
@@ -41,10 +41,7 @@ def _liked(test):
 def _threads(num_threads):
     import numba
 
-    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
-        raise TypeError(f"num_threads must be an int; got {type(num_threads).__name__}")
-    if num_threads < 0:
-        raise ValueError(f"num_threads must be 0 (all cores) or positive; got {num_threads}")
+    num_threads = check_int(num_threads, "num_threads", 0, " (0: all cores)")
     if num_threads == 0:
         return None
     return min(int(num_threads), numba.config.NUMBA_NUM_THREADS)
@@ -64,10 +61,7 @@ def ranking_metrics_at_k(model, train_user_items, test_user_items, K=10, show_pr
     metric loop on `num_threads`; fastrank does both in one pass, on the larger of the
     two (0 in either means all cores).
     """
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)):
-        raise TypeError(f"K must be a positive int; got {type(K).__name__}")
-    if K < 1:
-        raise ValueError(f"K must be at least 1; got {K}")
+    K = check_int(K, "K")
     train = _as_csr(train_user_items, "train_user_items")
     test = _liked(_as_csr(test_user_items, "test_user_items"))
     n_users, n_items = test.shape
@@ -165,12 +159,9 @@ class EvalCallback:
 
         specs = parse_factor_metrics(metrics, convention)
         self.metrics = [s.label for s in specs]
-        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
-            raise ValueError(f"every must be a positive int; got {every!r}")
-        if patience is not None and (isinstance(patience, bool)
-                                     or not isinstance(patience, (int, np.integer))
-                                     or patience < 1):
-            raise ValueError(f"patience must be a positive int or None; got {patience!r}")
+        every = check_int(every, "every")
+        if patience is not None:
+            patience = check_int(patience, "patience", hint=" or None")
         if monitor is None:
             monitor = self.metrics[0]
         if monitor not in self.metrics:

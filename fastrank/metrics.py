@@ -99,9 +99,8 @@ def parse_metric(label, k_max, convention):
     return MetricSpec(label=label, name=name, k=k, code=code)
 
 
-def parse_metrics(metrics, k_max, convention):
-    """Parse a metric string or a sequence of them; repeated labels are kept once."""
-    _check_convention(convention)
+def metric_labels(metrics):
+    """A metric string or a sequence of them, as a non-empty list."""
     if isinstance(metrics, str):
         metrics = [metrics]
     try:
@@ -112,6 +111,13 @@ def parse_metrics(metrics, k_max, convention):
             f"got {type(metrics).__name__}") from None
     if not labels:
         raise ValueError("metrics is empty; ask for at least one metric, e.g. ['ndcg@10']")
+    return labels
+
+
+def parse_metrics(metrics, k_max, convention):
+    """Parse a metric string or a sequence of them; repeated labels are kept once."""
+    _check_convention(convention)
+    labels = metric_labels(metrics)
     specs = {}
     for label in labels:
         spec = parse_metric(label, k_max, convention)

@@ -19,7 +19,7 @@ from .factors import (_check_ties, _Scorer, evaluate_scorer, parse_factor_metric
                       positive_counts)
 from .metrics import slot_table
 from .progress import progress_bar
-from .validation import check_pattern, check_truth
+from .validation import check_int, check_pattern, check_truth
 
 
 def mf_factors(model):
@@ -38,14 +38,6 @@ def mf_factors(model):
         cpu = model.to_cpu()
         return cpu.user_factors, cpu.item_factors
     return None
-
-
-def _check_batch_size(batch_size):
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
-        raise TypeError(f"batch_size must be a positive int; got {type(batch_size).__name__}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1; got {batch_size}")
-    return int(batch_size)
 
 
 def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convention="recsys",
@@ -80,7 +72,7 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
     Result over every row of test (NaN for the users not counted).
     """
     specs = parse_factor_metrics(metrics, convention)
-    batch_size = _check_batch_size(batch_size)
+    batch_size = check_int(batch_size, "batch_size")
     desc_ties = _check_ties(ties)
     data = check_truth(test, name="test")
     rows = np.arange(data.n_users, dtype=np.int64)

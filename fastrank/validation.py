@@ -183,3 +183,12 @@ def check_n_threads(n_threads, max_threads):
             f"n_threads must be between 1 and {max_threads} (numba's NUMBA_NUM_THREADS); "
             f"got {n_threads}")
     return int(n_threads)
+
+
+def check_int(value, name, minimum=1, hint=""):
+    """value as a Python int >= minimum; TypeError / ValueError naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= {minimum}{hint}; got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}{hint}; got {value}")
+    return int(value)

@@ -169,7 +169,7 @@ def test_evaluate_factors_users_and_progress(capsys):
 @pytest.mark.parametrize("call, message", [
     (lambda U, V, T: fr.topk(U, V[:, :2], 3), "factors per row"),
     (lambda U, V, T: fr.topk(U, V, 0), "k must be at least 1"),
-    (lambda U, V, T: fr.topk(U, V, 2.5), "k must be a positive int"),
+    (lambda U, V, T: fr.topk(U, V, 2.5), "k must be an int >= 1"),
     (lambda U, V, T: fr.topk(np.where(U == 1, np.nan, U), V, 3), "user_factors contains NaN"),
     (lambda U, V, T: fr.topk(U, V[0], 3), "item_factors must be 2-D"),
     (lambda U, V, T: fr.topk(U, V, 3, exclude=T[:, :5]), "exclude has shape"),
