@@ -95,6 +95,16 @@ def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, cou
                  disc, max_row_nnz, n_chunks, out, n_relevant, counted)
 
 
+def rank_part(data, lists, rows, table, convention, threads):
+    """Per-user values (n_slots x n_rows) of lists whose rows' m and counting the caller
+    already knows: the kernel's own n_relevant / counted outputs are discarded."""
+    n = rows.shape[0]
+    part = np.empty((table.slot_code.shape[0], n), dtype=np.float64)
+    rank_into(data, lists, rows, table, convention, threads, part, np.empty(n, np.int64),
+              np.empty(n, np.uint8))
+    return part
+
+
 def summarize(specs, out, convention, rows, counted, n_relevant):
     """The Result of per-user values out[s] for specs[s]: means over the counted rows."""
     all_counted = rows.shape[0] > 0 and bool(counted.all())

@@ -10,7 +10,7 @@ results plus one span of ids, never a users x items score matrix.
 import numpy as np
 
 from ._blas import single_threaded_blas
-from .evaluate import numba_threads, rank_into, summarize
+from .evaluate import numba_threads, rank_part, summarize
 from .metrics import MetricSpec, _check_convention, metric_labels, parse_metric, slot_table
 from .progress import progress_bar
 from .validation import check_int, check_pattern, check_truth
@@ -249,7 +249,7 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
     ranked_slots = [slot_of[s.label] for s in ranked]
     auc_slot = next((slot_of[s.label] for s in specs if s.code < 0), None)
     n_relevant = positive_counts(data, rows)
-    counted = np.diff(data.indptr)[rows] > 0 if convention == "trec" else n_relevant > 0
+    counted = counted_rows(data, rows, n_relevant, convention)
     span = max(1024, _SPAN_IDS // k)
     with progress_bar(n, show_progress, "users") as bar:
         for lo in range(0, n, span):
@@ -261,10 +261,8 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
             if ranked:
                 lists = np.full((hi - lo, k), -1, dtype=scorer.id_dtype)
                 lists[scored] = ids
-                part = np.empty((len(ranked), hi - lo), dtype=np.float64)
-                rank_into(data, lists, span_rows, table, convention, threads, part,
-                          np.empty(hi - lo, np.int64), np.empty(hi - lo, np.uint8))
-                out[ranked_slots, lo:hi] = part
+                out[ranked_slots, lo:hi] = rank_part(data, lists, span_rows, table,
+                                                     convention, threads)
             if want_auc:
                 values = np.where(counted[lo:hi], 0.0, np.nan)
                 values[scored] = auc
@@ -278,3 +276,10 @@ def positive_counts(data, rows):
     from ._kernels.factors import positive_counts as count
 
     return count(data.indptr, data.data, rows, np.empty(rows.shape[0], dtype=np.int64))
+
+
+def counted_rows(data, rows, n_relevant, convention):
+    """Which rows count (the kernel's rule): a stored entry under trec, else m >= 1."""
+    if convention == "trec":
+        return data.indptr[rows + 1] > data.indptr[rows]
+    return n_relevant > 0

@@ -14,9 +14,9 @@ Users without a relevant test item are never asked for.
 import numpy as np
 import scipy.sparse as sp
 
-from .evaluate import numba_threads, rank_into, summarize
-from .factors import (_check_ties, _Scorer, evaluate_scorer, parse_factor_metrics,
-                      positive_counts)
+from .evaluate import numba_threads, rank_part, summarize
+from .factors import (_check_ties, _Scorer, counted_rows, evaluate_scorer,
+                      parse_factor_metrics, positive_counts)
 from .metrics import slot_table
 from .progress import progress_bar
 from .validation import check_int, check_pattern, check_truth
@@ -125,13 +125,13 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, threa
     table = slot_table(specs)
     rows = np.arange(n_users, dtype=np.int64)
     n_relevant = positive_counts(data, rows)
-    counted = np.diff(data.indptr) > 0 if convention == "trec" else n_relevant > 0
+    counted = counted_rows(data, rows, n_relevant, convention)
     out = np.full((len(specs), n_users), np.nan)
     # Users never asked for (m = 0) still get their convention's value (NaN or 0).
     idle = np.flatnonzero(counted & (n_relevant == 0))
     if idle.size:
-        _score_lists(data, np.full((idle.size, k), -1, np.int64), idle, table, convention,
-                     threads, out)
+        out[:, idle] = rank_part(data, np.full((idle.size, k), -1, np.int64), idle, table,
+                                 convention, threads)
     ask = np.flatnonzero(n_relevant > 0)
     empty = sp.csr_matrix((min(batch_size, max(ask.size, 1)), n_items), dtype=np.float32)
     with progress_bar(ask.size, show_progress, "users") as bar:
@@ -144,16 +144,10 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, threa
                 ids, _ = model.recommend(batch, empty[:batch.size], N=k,
                                          filter_already_liked_items=False)
             lists = _clean_lists(ids, batch, k, n_items, liked)
-            _score_lists(data, lists, batch.astype(np.int64), table, convention, threads, out)
+            out[:, batch] = rank_part(data, lists, batch.astype(np.int64), table, convention,
+                                      threads)
             bar.update(batch.size)
     return summarize(specs, out, convention, rows, counted, n_relevant)
-
-
-def _score_lists(data, lists, batch_rows, table, convention, threads, out):
-    part = np.empty((out.shape[0], batch_rows.size), dtype=np.float64)
-    rank_into(data, lists, batch_rows, table, convention, threads, part,
-              np.empty(batch_rows.size, np.int64), np.empty(batch_rows.size, np.uint8))
-    out[:, batch_rows] = part
 
 
 def _clean_lists(ids, batch, k, n_items, liked):
@@ -162,8 +156,8 @@ def _clean_lists(ids, batch, k, n_items, liked):
     implicit fills what it cannot rank: slots past the catalogue hold item 0, and when
     fewer than N items are left after filtering, the filtered (training) items come back
     at the end with score -FLT_MAX. Neither is a recommendation. So: ids outside the
-    catalogue, ids the user trained on (`liked`: the train pattern, when given), and any slot past the
-    number of items the user could be shown become -1; short lists are padded.
+    catalogue, ids the user trained on (`liked`: the train pattern, when given), and any
+    slot past the number of items the user could be shown become -1; short lists are padded.
     """
     ids = np.asarray(ids)
     if ids.ndim == 1:
