@@ -32,9 +32,13 @@ class Result(Mapping):
         m, the number of relevant items in each row's truth.
     n_users : int
         How many rows count in the means.
+    report : dict
+        What the metric wants said beside the means: e.g. for `ab_ndcg`, how many users
+        had no profile and how many values exceed 1. Empty for most evaluations.
     """
 
-    def __init__(self, metrics, per_user, means, *, convention, users, counted, n_relevant):
+    def __init__(self, metrics, per_user, means, *, convention, users, counted, n_relevant,
+                 report=None):
         self._metrics = tuple(metrics)
         self._per_user = {name: _frozen(values) for name, values in zip(self._metrics, per_user)}
         self._means = {name: float(means[name]) for name in self._metrics}
@@ -42,6 +46,7 @@ class Result(Mapping):
         self.users = _frozen(users)
         self.counted = _frozen(counted)
         self.n_relevant = _frozen(n_relevant)
+        self.report = dict(report or {})
 
     @property
     def metrics(self):
@@ -91,4 +96,5 @@ class Result(Mapping):
         width = max(len(name) for name in self._metrics)
         lines = [f"Result({self.convention}, {self.n_users} of {self.users.shape[0]} users counted)"]
         lines += [f"  {name:<{width}}  {self._means[name]:.6f}" for name in self._metrics]
+        lines += [f"  {key}: {value}" for key, value in self.report.items()]
         return "\n".join(lines)

@@ -1,0 +1,132 @@
+"""Item aspects (genres, topics, subtopics): checked once, and grouped by aspect set.
+
+`item_aspects` is a sparse items x aspects matrix whose stored non-zero entries mark an
+item's aspects (values 0/1 or bool). `check_aspects` turns it into canonical CSR arrays;
+`aspect_groups` partitions the items that have aspects into groups with equal aspect
+sets, which the αβ-nDCG ideal treats as one candidate each.
+"""
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+from .validation import _csr_parts, _index_array, _is_canonical
+
+
+@dataclass(frozen=True)
+class Aspects:
+    """A checked item x aspect membership matrix as canonical CSR arrays."""
+
+    indptr: np.ndarray   # int64, n_items + 1
+    indices: np.ndarray  # int32 or int64, sorted within each item
+    n_items: int
+    n_aspects: int
+
+    @cached_property
+    def groups(self):
+        return aspect_groups(self)
+
+    @cached_property
+    def masks(self):
+        """Each item's aspect set as a 64-bit mask (all bits set past 64 aspects)."""
+        if self.n_aspects > 64:
+            return np.full(self.n_items, -1, np.int64)
+        bits = np.left_shift(np.int64(1), self.indices.astype(np.int64))
+        owner = np.repeat(np.arange(self.n_items), np.diff(self.indptr))
+        masks = np.zeros(self.n_items, np.int64)
+        np.bitwise_or.at(masks, owner, bits)
+        return masks
+
+
+def check_aspects(item_aspects, n_items, name="item_aspects"):
+    """Check an items x aspects 0/1 matrix with one row per catalogue item."""
+    indptr, indices, data, (rows, n_aspects) = _csr_parts(item_aspects, name, "0/1 membership")
+    if rows != n_items:
+        raise ValueError(
+            f"{name} has {rows} rows but the catalogue has {n_items} items (the columns of "
+            f"truth); pass one row per item, items x aspects")
+    data = np.asarray(data)
+    if data.size and not np.all((data == 0) | (data == 1)):
+        bad = data[(data != 0) & (data != 1)][0]
+        raise ValueError(
+            f"{name} must hold 0/1 (or bool) memberships; found the value {bad}. Mark an "
+            f"item's aspects with 1, e.g. (item_aspects > 0).astype(np.int8)")
+    keep = data != 0
+    if not keep.all() or not _is_canonical(indptr, indices):
+        csr = sp.csr_array((keep[: indices.shape[0]].astype(np.int8), indices.copy(),
+                            indptr.copy()), shape=(rows, n_aspects))
+        csr.sum_duplicates()
+        csr.eliminate_zeros()
+        indptr, indices = csr.indptr, csr.indices
+    return Aspects(indptr=indptr.astype(np.int64, copy=False), indices=_index_array(indices),
+                   n_items=rows, n_aspects=n_aspects)
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Items with at least one aspect, grouped by equal aspect set."""
+
+    ptr: np.ndarray         # int64, n_groups + 1
+    items: np.ndarray       # int64, the items of group g at items[ptr[g]:ptr[g + 1]], ascending
+    item_group: np.ndarray  # int64 per item, its group (n_groups for items without aspects)
+    aspect_ptr: np.ndarray  # int64, n_groups + 1: group g's aspects are
+    aspects: np.ndarray     # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
+    masks: np.ndarray       # int64 per group, as Aspects.masks
+
+
+def aspect_groups(aspects):
+    """Group the items by aspect set: a 64-bit set hash sorts them (by set size first),
+    and every group is then checked member by member, so a hash collision can only split
+    a group (items that differ become groups of their own), never merge different sets."""
+    n_items = aspects.n_items
+    lengths = np.diff(aspects.indptr)
+    rng = np.random.default_rng(0x5EED)
+    weights = rng.integers(1, 2**63 - 1, size=max(aspects.n_aspects, 1), dtype=np.int64)
+    with np.errstate(over="ignore"):  # int64 sums wrap: a hash, not a count
+        running = np.zeros(aspects.indices.shape[0] + 1, np.int64)
+        np.cumsum(weights[aspects.indices], out=running[1:])
+        hashes = running[aspects.indptr[1:]] - running[aspects.indptr[:-1]]
+        hashes = hashes * np.int64(31) + lengths  # sets of different size rarely collide
+    members = np.flatnonzero(lengths > 0)
+    # Groups of equal width sit together, so that a scan's inner loop over a group's
+    # aspects runs the same number of times for long stretches (no branch mispredicts).
+    order = members[np.lexsort((hashes[members], lengths[members]))]  # ids ascend per hash
+    new = np.ones(order.shape[0], dtype=bool)
+    new[1:] = hashes[order[1:]] != hashes[order[:-1]]
+    leader = order[np.maximum.accumulate(np.where(new, np.arange(order.shape[0]), 0))]
+    same = _same_sets(aspects, order, leader)
+    # A collision: an item whose set differs from its bucket's first is a group of its
+    # own, and the item after it starts a new group (a split, never a merge).
+    odd = ~same
+    new |= odd
+    new[1:] |= odd[:-1]
+    group_of = np.cumsum(new) - 1
+    n_groups = int(group_of[-1]) + 1 if order.size else 0
+    ptr = np.zeros(n_groups + 1, np.int64)
+    np.cumsum(np.bincount(group_of, minlength=n_groups), out=ptr[1:])
+    item_group = np.full(n_items, n_groups, np.int64)  # n_groups: a spare slot
+    item_group[order] = group_of
+    first = order[ptr[:-1]]
+    sizes = aspects.indptr[first + 1] - aspects.indptr[first]
+    aspect_ptr = np.zeros(n_groups + 1, np.int64)
+    np.cumsum(sizes, out=aspect_ptr[1:])
+    gather = np.repeat(aspects.indptr[first] - aspect_ptr[:-1], sizes) + np.arange(aspect_ptr[-1])
+    return Groups(ptr=ptr, items=order.astype(np.int64), item_group=item_group,
+                  aspect_ptr=aspect_ptr, aspects=aspects.indices[gather],
+                  masks=aspects.masks[first])
+
+
+def _same_sets(aspects, items, leaders):
+    """For each pair (items[j], leaders[j]): do the two items have the same aspect set?"""
+    indptr, indices = aspects.indptr, aspects.indices
+    length = indptr[items + 1] - indptr[items]
+    same = length == indptr[leaders + 1] - indptr[leaders]
+    if not items.size:
+        return same
+    width = int(length.max())
+    for j in range(width):  # aspect lists are sorted, so equal sets are equal lists
+        has = same & (length > j)
+        same[has] = indices[indptr[items[has]] + j] == indices[indptr[leaders[has]] + j]
+    return same

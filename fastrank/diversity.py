@@ -1,0 +1,280 @@
+"""Aspect-aware nDCG: `fr.ab_ndcg` / `fr.AlphaBetaNDCG` (SPEC §4) and `fr.alpha_ndcg`.
+
+αβ-nDCG needs an ideal ranking per user: a greedy walk over the user's truth items and
+the whole catalogue. That ideal does not depend on the list being scored, so
+`AlphaBetaNDCG` computes it once and `.score(topk)` re-scores any number of models at the
+cost of one walk of each list. `ab_ndcg(...)` is the one-call form.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .aspects import check_aspects
+from .evaluate import discounts, n_ranges, numba_threads
+from .result import Result
+from .validation import (check_int, check_pattern, check_topk, check_truth, check_users,
+                         _csr_parts)
+
+
+def _check_unit(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number in [0, 1]; got {type(value).__name__}")
+    value = float(value)
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise ValueError(f"{name} must lie in [0, 1]; got {value}")
+    return value
+
+
+def _check_cutoffs(k, k_max, name="k"):
+    """k as a sorted int64 array of distinct cutoffs (an int or a sequence of ints)."""
+    if k is None:
+        if k_max is None:
+            raise TypeError(f"{name} is required here: pass the cutoff(s), e.g. {name}=10")
+        k = k_max
+    values = [k] if isinstance(k, (int, np.integer)) or isinstance(k, bool) else list(k)
+    if not values:
+        raise ValueError(f"{name} is empty; pass a cutoff such as {name}=10")
+    cutoffs = sorted({check_int(v, name) for v in values})
+    if k_max is not None and cutoffs[-1] > k_max:
+        raise ValueError(
+            f"{name}={cutoffs[-1]} is larger than the {k_max} columns of topk; use {name} <= "
+            f"{k_max} or pass longer lists")
+    return np.array(cutoffs, dtype=np.int64)
+
+
+def _nonnegative_rows(matrix, name, shape, what):
+    """A sparse or dense users x columns matrix of finite non-negative weights as CSR arrays."""
+    if not sp.issparse(matrix):
+        dense = np.asarray(matrix)
+        if dense.ndim != 2 or not (np.issubdtype(dense.dtype, np.number) or dense.dtype == bool):
+            raise TypeError(
+                f"{name} must be a 2-D numeric array or scipy.sparse matrix ({what}); got "
+                f"{type(matrix).__name__} of dtype {dense.dtype}")
+        matrix = sp.csr_array(dense.astype(np.float64))
+    indptr, indices, data, got = _csr_parts(matrix, name, what)
+    if got != tuple(shape):
+        raise ValueError(f"{name} has shape {got} but must have shape {tuple(shape)} ({what})")
+    data = np.asarray(data, dtype=np.float64)
+    if not np.all(np.isfinite(data)) or (data.size and data.min() < 0):
+        raise ValueError(
+            f"{name} must hold finite, non-negative {what}; found a negative, NaN or "
+            f"infinite value")
+    csr = sp.csr_array((data, indices, indptr), shape=got, copy=True)
+    csr.sum_duplicates()
+    return csr.indptr.astype(np.int64), csr.indices, csr.data
+
+
+@dataclass(frozen=True)
+class _Preferences:
+    """γ's source as CSR arrays: the profile (users x items) or weights (users x aspects)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    from_profile: bool
+
+
+def _preferences(profile, user_aspects, shape, n_aspects):
+    if (profile is None) == (user_aspects is None):
+        raise TypeError(
+            "pass exactly one of profile= (a users x items training matrix; γ is the share "
+            "of the user's interactions on each aspect) and user_aspects= (users x aspects "
+            "weights)")
+    if profile is not None:
+        return _Preferences(*_nonnegative_rows(profile, "profile", shape,
+                                               "interaction weights"), True)
+    indptr, indices, data = _nonnegative_rows(user_aspects, "user_aspects",
+                                              (shape[0], n_aspects), "aspect weights")
+    return _Preferences(indptr, indices, data, False)
+
+
+class AlphaBetaNDCG:
+    """αβ-nDCG (Parapar & Radlinski 2021) with the ideal computed once per user.
+
+    Build it once for a set of users, then `.score(topk)` any number of ranked lists:
+    the greedy ideal (the costly part) is not recomputed.
+
+    Parameters
+    ----------
+    truth : scipy.sparse matrix, users x items
+        Graded relevance r(u, i) (the test set). Stored values <= 0 give p = 0.
+    item_aspects : scipy.sparse matrix, items x aspects
+        0/1 membership of each item in each aspect.
+    k : int or sequence of int
+        Cutoff(s); one value per cutoff is returned by `score`.
+    alpha : float in [0, 1]
+        p(i, φ) for an item outside the user's truth row that has aspect φ.
+    beta : float in [0, 1]
+        Scale of p(i, φ) = beta · r(u, i) / r_max for an item in the truth row.
+    profile : scipy.sparse matrix, users x items, optional
+        Training interactions: γ_u[φ] is the user's share of interaction weight on φ.
+    user_aspects : array or sparse matrix, users x aspects, optional
+        γ given directly (each row is divided by its sum). Exactly one of profile and
+        user_aspects is required.
+    exclude : scipy.sparse matrix, users x items, optional
+        Items the ideal may not use as unrated candidates. Default: the profile's items
+        when a profile is given (they are what a recommender filters), else none.
+    r_max : float, optional
+        The largest relevance value; default the largest value in truth.
+    users : int array, optional
+        The truth rows to score (row i of every topk passed to `score`); default all.
+    n_threads : int, optional
+        Numba threads while the ideal is computed.
+    """
+
+    def __init__(self, truth, item_aspects, *, k, alpha=0.01, beta=0.5, profile=None,
+                 user_aspects=None, exclude=None, r_max=None, users=None, n_threads=None):
+        self.truth = check_truth(truth)
+        n_users, n_items = self.truth.n_users, self.truth.n_items
+        self.aspects = check_aspects(item_aspects, n_items)
+        self.cutoffs = _check_cutoffs(k, None)
+        self.alpha = _check_unit(alpha, "alpha")
+        self.beta = _check_unit(beta, "beta")
+        self.r_max = self._check_r_max(r_max)
+        self.prefs = _preferences(profile, user_aspects, (n_users, n_items),
+                                  self.aspects.n_aspects)
+        if exclude is None and profile is not None:
+            exclude = profile
+        if exclude is None:
+            self._ex = (np.zeros(n_users + 1, np.int64), np.zeros(0, np.int64))
+        else:
+            self._ex = check_pattern(exclude, "exclude", (n_users, n_items))
+        self.users = self._check_rows(users, n_users)
+        if self.prefs.from_profile is False:
+            self._check_gamma_rows()
+        self.idcg, self.status = self._ideal(n_threads)
+
+    def _check_r_max(self, r_max):
+        top = float(self.truth.data.max()) if self.truth.data.size else 0.0
+        if r_max is None:
+            return top if top > 0 else 1.0
+        if isinstance(r_max, bool) or not isinstance(r_max, (int, float, np.integer,
+                                                             np.floating)):
+            raise TypeError(f"r_max must be a positive number; got {type(r_max).__name__}")
+        r_max = float(r_max)
+        if not (np.isfinite(r_max) and r_max > 0):
+            raise ValueError(f"r_max must be a positive finite number; got {r_max}")
+        if r_max < top:
+            raise ValueError(
+                f"r_max={r_max} is below the largest relevance in truth ({top}); p = beta·r/"
+                f"r_max must stay within [0, beta]: pass r_max >= {top} or leave it out")
+        return r_max
+
+    @staticmethod
+    def _check_rows(users, n_users):
+        if users is None:
+            return np.arange(n_users, dtype=np.int64)
+        users = np.asarray(users)
+        return check_users(users, users.shape[0] if users.ndim == 1 else -1, n_users)
+
+    def _check_gamma_rows(self):
+        """user_aspects rows are γ itself: an all-zero row cannot be normalised."""
+        sums = np.add.reduceat(self.prefs.data, self.prefs.indptr[:-1]) if self.prefs.data.size \
+            else np.zeros(self.prefs.indptr.shape[0] - 1)
+        sums[np.diff(self.prefs.indptr) == 0] = 0.0
+        zero = self.users[sums[self.users] <= 0]
+        if zero.size:
+            raise ValueError(
+                f"user_aspects row {int(zero[0])} is all zero ({zero.size} such rows among the "
+                f"users scored); γ must have a positive weight somewhere: give those users "
+                f"weights, or leave them out with users=")
+
+    def _ideal(self, n_threads):
+        from ._kernels.aspects import ab_ideal
+
+        groups = self.aspects.groups
+        n = self.users.shape[0]
+        idcg = np.zeros((self.cutoffs.shape[0], n), np.float64)
+        status = np.zeros(n, np.int8)
+        t, a, g = self.truth, self.aspects, self.prefs
+        with numba_threads(n_threads) as threads:
+            chunks = max(n_ranges(n, threads, n * int(groups.ptr.shape[0]), a.n_items), 1)
+            ab_ideal(t.indptr, t.indices, t.data, self.users, g.indptr, g.indices, g.data,
+                     g.from_profile, self._ex[0], self._ex[1], a.indptr, a.indices, a.masks,
+                     a.n_aspects, groups.ptr, groups.items, groups.aspect_ptr, groups.aspects,
+                     groups.masks, groups.item_group, self.alpha, self.beta, self.r_max,
+                     self.cutoffs, discounts(int(self.cutoffs[-1])), t.max_row_nnz, chunks,
+                     idcg, status)
+        for arr in (idcg, status):
+            arr.flags.writeable = False
+        return idcg, status
+
+    @property
+    def labels(self):
+        return [f"ab_ndcg@{int(c)}" for c in self.cutoffs]
+
+    def score(self, topk, *, clip=False, n_threads=None):
+        """αβ-nDCG of ranked lists for this scorer's users (row i of topk is users[i]).
+
+        Returns a `Result` with one metric per cutoff (`"ab_ndcg@10"`); users without a
+        profile or without truth are NaN, and `result.report` counts them and the values
+        above 1 (possible: the greedy ideal is not always optimal). With `clip=True`
+        values above 1 are set to 1 (the report still counts them).
+        """
+        from ._kernels.aspects import ab_dcg
+
+        t, a, g = self.truth, self.aspects, self.prefs
+        topk = check_topk(topk, t.n_items)
+        n = self.users.shape[0]
+        if topk.shape[0] != n:
+            raise ValueError(
+                f"topk has {topk.shape[0]} rows but this scorer was built for {n} users; "
+                f"pass one list per user, in the order of users=")
+        _check_cutoffs(self.cutoffs.tolist(), topk.shape[1])
+        dcg = np.empty((self.cutoffs.shape[0], n), np.float64)
+        with numba_threads(n_threads) as threads:
+            chunks = max(n_ranges(n, threads, n * int(self.cutoffs[-1]), t.n_items), 1)
+            ab_dcg(t.indptr, t.indices, t.data, self.users, topk, g.indptr, g.indices, g.data,
+                   g.from_profile, a.indptr, a.indices, a.n_aspects, t.n_items, self.alpha,
+                   self.beta, self.r_max, self.cutoffs, discounts(int(self.cutoffs[-1])),
+                   chunks, dcg)
+        return self._result(dcg, clip)
+
+    def _result(self, dcg, clip):
+        from ._kernels.aspects import NO_PROFILE, NO_TRUTH, OK
+
+        counted = self.status == OK
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = np.where(self.idcg > 0, dcg / np.where(self.idcg > 0, self.idcg, 1.0), 0.0)
+        values[:, ~counted] = np.nan
+        above = {label: int(np.count_nonzero(v > 1.0)) for label, v in zip(self.labels, values)}
+        if clip:
+            np.minimum(values, 1.0, out=values)  # NaN stays NaN
+        means = {label: (float(v[counted].mean()) if counted.any() else float("nan"))
+                 for label, v in zip(self.labels, values)}
+        report = {"no_profile": int(np.count_nonzero(self.status == NO_PROFILE)),
+                  "no_truth": int(np.count_nonzero(self.status == NO_TRUTH)),
+                  "above_one": above, "clipped": bool(clip)}
+        return Result(self.labels, values, means, convention="recsys", users=self.users,
+                      counted=counted, n_relevant=self._n_relevant(), report=report)
+
+    def _n_relevant(self):
+        t = self.truth
+        positive = np.concatenate([[0], np.cumsum(t.data > 0)])
+        return positive[t.indptr[self.users + 1]] - positive[t.indptr[self.users]]
+
+
+def ab_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.01, beta=0.5, profile=None,
+            user_aspects=None, exclude=None, r_max=None, clip=False, users=None,
+            n_threads=None):
+    """αβ-nDCG@k of ranked lists (SPEC §4): accuracy, diversity and novelty in one number.
+
+    The one-call form of `AlphaBetaNDCG(...).score(topk)`; see that class for the
+    parameters. k defaults to the number of columns of topk. To score several models on
+    the same users, build an `AlphaBetaNDCG` once: its ideal is reused.
+    """
+    topk_arr = np.asarray(topk)
+    k_max = topk_arr.shape[1] if topk_arr.ndim == 2 else None
+    cutoffs = _check_cutoffs(k, k_max)
+    if users is None:
+        truth_rows = truth.shape[0] if hasattr(truth, "shape") else None
+        if topk_arr.ndim == 2 and truth_rows is not None and topk_arr.shape[0] != truth_rows:
+            raise ValueError(
+                f"topk has {topk_arr.shape[0]} rows but truth has {truth_rows}; pass users= "
+                f"to map each topk row to its truth row")
+    scorer = AlphaBetaNDCG(truth, item_aspects, k=cutoffs.tolist(), alpha=alpha, beta=beta,
+                           profile=profile, user_aspects=user_aspects, exclude=exclude,
+                           r_max=r_max, users=users, n_threads=n_threads)
+    return scorer.score(topk, clip=clip, n_threads=n_threads)
