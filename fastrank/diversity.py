@@ -278,3 +278,53 @@ def ab_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.01, beta=0.5, profile=
                            profile=profile, user_aspects=user_aspects, exclude=exclude,
                            r_max=r_max, users=users, n_threads=n_threads)
     return scorer.score(topk, clip=clip, n_threads=n_threads)
+
+
+def alpha_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.5, users=None, n_threads=None):
+    """Classic α-nDCG@k (Clarke et al. 2008), as TREC's ndeval computes it.
+
+    The user's relevant items (truth > 0) are the documents and their aspects the
+    subtopics, with binary judgments. The gain of a relevant item is the sum over its
+    aspects of (1 - alpha)^n, n being how many earlier items of the list covered that
+    aspect; the discount is 1/log2(rank + 1); the ideal is greedy over the relevant items
+    (ties: the lower item id; ndeval breaks them by document name), cut at k. A greedy
+    ideal is not always optimal, so a value can exceed 1: `result.report["above_one"]`
+    counts them. Users with no relevant item are NaN and not counted.
+
+    Parameters
+    ----------
+    truth : scipy.sparse matrix, users x items
+    topk : int array (n_rows, K), -1 pads
+    item_aspects : scipy.sparse matrix, items x aspects, 0/1
+    k : int or sequence of int, optional
+        Cutoff(s); default K.
+    alpha : float in [0, 1]
+        How much a second item on the same aspect is worth less (0: not at all).
+    users : int array, optional
+        The truth row of each topk row.
+    n_threads : int, optional
+    """
+    from ._kernels.aspects import alpha_ndcg as kernel
+
+    data = check_truth(truth)
+    aspects = check_aspects(item_aspects, data.n_items)
+    topk = check_topk(topk, data.n_items)
+    rows = check_users(users, topk.shape[0], data.n_users)
+    cutoffs = _check_cutoffs(k, topk.shape[1])
+    alpha = _check_unit(alpha, "alpha")
+    n = rows.shape[0]
+    out = np.empty((cutoffs.shape[0], n), np.float64)
+    n_relevant = np.empty(n, np.int64)
+    with numba_threads(n_threads) as threads:
+        chunks = max(n_ranges(n, threads, n * int(cutoffs[-1]), data.n_items), 1)
+        kernel(data.indptr, data.indices, data.data, rows, topk, aspects.indptr,
+               aspects.indices, aspects.n_aspects, data.n_items, alpha, cutoffs,
+               discounts(int(cutoffs[-1])), data.max_row_nnz, chunks, out, n_relevant)
+    labels = [f"alpha_ndcg@{int(c)}" for c in cutoffs]
+    counted = n_relevant > 0
+    means = {label: (float(v[counted].mean()) if counted.any() else float("nan"))
+             for label, v in zip(labels, out)}
+    report = {"above_one": {label: int(np.count_nonzero(v > 1.0))
+                            for label, v in zip(labels, out)}}
+    return Result(labels, out, means, convention="recsys", users=rows, counted=counted,
+                  n_relevant=n_relevant, report=report)

@@ -4,7 +4,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .metrics import parse_metrics, slot_table
+from .metrics import _check_convention, metric_labels, parse_metrics, slot_table
 from .result import Result
 from .validation import check_n_threads, check_topk, check_truth, check_users
 
@@ -43,7 +43,8 @@ def discounts(length):
     return 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
 
 
-def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads=None):
+def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads=None,
+             train=None, item_aspects=None, item_vectors=None, baseline=None):
     """Evaluate ranked lists against graded truth; every metric at every cutoff in one pass.
 
     Parameters
@@ -61,16 +62,36 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
     n_threads : int, optional
         Numba threads for this call; the previous setting is restored afterwards.
         Results are bit-identical for any thread count.
+    train : scipy.sparse matrix, (any users) x items, optional
+        Training interactions, for `novelty`, `arp` and `baseline="popular"`: an item's
+        popularity is the number of training users with a positive entry for it.
+    item_aspects : scipy.sparse matrix, items x aspects, 0/1, optional
+        For `ild` (Jaccard distance of aspect sets).
+    item_vectors : array (items x dims), optional
+        For `ild` (cosine distance), instead of item_aspects.
+    baseline : "popular", or int array (K_b,) or (n_rows, K_b), optional
+        For `serendipity`: the lists a relevant item must be absent from.
 
     Returns
     -------
     Result
         A read-only mapping metric -> mean, with `.per_user(name)` arrays.
+        `coverage` and `gini` are catalogue-level: they have a value, not per-user ones.
     """
+    from .beyond import beyond_values, parse_beyond
+
     data = check_truth(truth)
     topk = check_topk(topk, data.n_items)
     rows = check_users(users, topk.shape[0], data.n_users)
-    specs = parse_metrics(metrics, topk.shape[1], convention)
+    labels = metric_labels(metrics)
+    beyond = {}
+    for label in labels:
+        spec = parse_beyond(label, topk.shape[1])
+        if spec is not None:
+            beyond.setdefault(spec.label, spec)
+    ranking = [label for label in labels if label not in beyond]
+    specs = parse_metrics(ranking, topk.shape[1], convention) if ranking else ()
+    _check_convention(convention)
     table = slot_table(specs)
 
     n_rows = topk.shape[0]
@@ -79,7 +100,21 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
     counted = np.empty(n_rows, dtype=np.uint8)
     with numba_threads(n_threads) as threads:
         rank_into(data, topk, rows, table, convention, threads, out, n_relevant, counted)
-    return summarize(specs, out, convention, rows, counted.view(np.bool_), n_relevant)
+        counted = counted.view(np.bool_)
+        if not beyond:
+            return summarize(specs, out, convention, rows, counted, n_relevant)
+        values, means = beyond_values(list(beyond.values()), data, topk, rows, counted,
+                                      threads, train=train, item_aspects=item_aspects,
+                                      item_vectors=item_vectors, baseline=baseline)
+    result = summarize(specs, out, convention, rows, counted, n_relevant)
+    per_user = {label: result.per_user(label) for label in result.metrics}
+    per_user.update(values)
+    means.update(result.to_dict())
+    order = list(dict.fromkeys(labels))  # as asked, repeats kept once
+    catalogue = [label for label in order if label not in per_user]
+    return Result(order, [per_user.get(label) for label in order], means,
+                  convention=convention, users=rows, counted=counted, n_relevant=n_relevant,
+                  catalogue=catalogue)
 
 
 def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, counted):

@@ -73,7 +73,8 @@ def parse_metric(label, k_max, convention):
     if name not in _RECSYS:
         raise ValueError(
             f"metrics: unknown metric {label!r}; known names are {', '.join(METRIC_NAMES)}, "
-            f"each optionally followed by @k")
+            f"and in fr.evaluate coverage, gini, novelty, arp, ild, serendipity, each "
+            f"optionally followed by @k")
     if sep:
         if name in _NO_CUTOFF:
             raise ValueError(

@@ -32,15 +32,19 @@ class Result(Mapping):
         m, the number of relevant items in each row's truth.
     n_users : int
         How many rows count in the means.
+    catalogue : tuple of str
+        Metrics that describe the catalogue (coverage, gini): one value, no per-user values.
     report : dict
         What the metric wants said beside the means: e.g. for `ab_ndcg`, how many users
         had no profile and how many values exceed 1. Empty for most evaluations.
     """
 
     def __init__(self, metrics, per_user, means, *, convention, users, counted, n_relevant,
-                 report=None):
+                 report=None, catalogue=()):
         self._metrics = tuple(metrics)
-        self._per_user = {name: _frozen(values) for name, values in zip(self._metrics, per_user)}
+        self.catalogue = tuple(catalogue)
+        self._per_user = {name: _frozen(values) for name, values in zip(self._metrics, per_user)
+                          if name not in self.catalogue}
         self._means = {name: float(means[name]) for name in self._metrics}
         self.convention = convention
         self.users = _frozen(users)
@@ -73,6 +77,10 @@ class Result(Mapping):
 
     def per_user(self, name):
         """Per-user values of one metric: float64, one per top-K row, NaN where not counted."""
+        if name in self.catalogue:
+            raise ValueError(
+                f"{name!r} describes the catalogue, not a user: it has one value, "
+                f"result[{name!r}], and no per-user values")
         try:
             return self._per_user[name]
         except KeyError:
@@ -83,18 +91,21 @@ class Result(Mapping):
         return dict(self._means)
 
     def to_frame(self):
-        """Per-user values as a pandas DataFrame indexed by truth row (needs pandas)."""
+        """Per-user values as a pandas DataFrame indexed by truth row (needs pandas);
+        catalogue-level metrics have no column."""
         try:
             import pandas as pd
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("Result.to_frame() needs pandas: pip install pandas") from None
-        frame = pd.DataFrame({name: self._per_user[name] for name in self._metrics},
+        frame = pd.DataFrame({name: self._per_user[name] for name in self._metrics
+                              if name not in self.catalogue},
                              index=pd.Index(self.users, name="user"))
         return frame
 
     def __repr__(self):
         width = max(len(name) for name in self._metrics)
         lines = [f"Result({self.convention}, {self.n_users} of {self.users.shape[0]} users counted)"]
-        lines += [f"  {name:<{width}}  {self._means[name]:.6f}" for name in self._metrics]
+        lines += [f"  {name:<{width}}  {self._means[name]:.6f}"
+                  + ("  (catalogue)" if name in self.catalogue else "") for name in self._metrics]
         lines += [f"  {key}: {value}" for key, value in self.report.items()]
         return "\n".join(lines)

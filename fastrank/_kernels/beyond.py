@@ -1,0 +1,127 @@
+"""Beyond-accuracy measures of ranked lists: novelty, popularity, diversity, serendipity,
+and the item exposure behind coverage and Gini. One walk of each list fills every
+requested measure at every cutoff.
+
+Arrays in, arrays out, nothing raises. Users run in `n_chunks` contiguous ranges under
+`prange`; each range has its own markers (stamps, never cleared) and its own exposure
+counts, which the facade sums (integers: the same for any thread count). Only rows with
+counted[i] set are measured; the others get NaN and expose nothing.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+NOVELTY = 0      # mean of -log2(share of training users) over the list's items
+ARP = 1          # mean number of training users of the list's items
+ILD = 2          # mean pairwise distance of the list's items
+SERENDIPITY = 3  # relevant items absent from the baseline list, over k
+
+ILD_JACCARD = 0  # 1 - |A ∩ B| / |A ∪ B| of aspect sets
+ILD_COSINE = 1   # 1 - cosine of (unit) item vectors
+
+
+@njit(cache=True, inline="always")
+def _distance(a, b, mode, a_indptr, a_indices, vectors):
+    """Distance of items a and b; an empty aspect set or a zero vector is like nothing."""
+    if mode == ILD_COSINE:
+        dot = 0.0
+        for f in range(vectors.shape[1]):
+            dot += vectors[a, f] * vectors[b, f]
+        return 1.0 - dot
+    p, p_end = a_indptr[a], a_indptr[a + 1]
+    q, q_end = a_indptr[b], a_indptr[b + 1]
+    union = (p_end - p) + (q_end - q)
+    if union == 0:
+        return 1.0
+    common = 0
+    while p < p_end and q < q_end:  # both sorted
+        x, y = a_indices[p], a_indices[q]
+        if x == y:
+            common += 1
+            p += 1
+            q += 1
+        elif x < y:
+            p += 1
+        else:
+            q += 1
+    return 1.0 - common / (union - common)
+
+
+@njit(cache=True, parallel=True)
+def beyond_metrics(topk, rows, counted, cutoffs, slot_code, slot_cut, novelty, popularity,
+                   t_indptr, t_indices, t_data, baseline, ild_mode, a_indptr, a_indices,
+                   vectors, n_items, n_chunks, out, exposure):
+    """out[s, i]: slot s (code slot_code[s] at cutoff cutoffs[slot_cut[s]]) of row i.
+
+    novelty / popularity: per item. baseline: (n_rows or 1, Kb) ids, -1 pads (a single
+    row is everyone's). exposure: (n_chunks, n_cut, n_items) int32 or empty; exposure
+    [chunk, c, item] counts the rows of the chunk whose list first shows the item
+    within the cutoff c (and not within c - 1): the facade takes cumulative sums.
+    """
+    n_rows = topk.shape[0]
+    k_max = cutoffs[cutoffs.shape[0] - 1]
+    n_cut = cutoffs.shape[0]
+    n_slots = slot_code.shape[0]
+    count_exposure = exposure.shape[0] > 0
+    shared_baseline = baseline.shape[0] == 1
+    for chunk in prange(n_chunks):
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        relevant = np.zeros(n_items, np.int64)
+        in_base = np.zeros(n_items, np.int64)
+        seen = np.zeros(n_items, np.int64)
+        shown = np.empty(k_max, np.int64)
+        for i in range(lo, hi):
+            if not counted[i]:
+                for s in range(n_slots):
+                    out[s, i] = np.nan
+                continue
+            stamp = np.int64(i) + 1
+            r = rows[i]
+            for j in range(t_indptr[r], t_indptr[r + 1]):
+                if t_data[j] > 0.0:
+                    relevant[t_indices[j]] = stamp
+            b_row = 0 if shared_baseline else i
+            for j in range(baseline.shape[1]):
+                item = baseline[b_row, j]
+                if item >= 0:
+                    in_base[item] = stamp
+            n_shown = 0
+            nov = 0.0
+            pop = 0.0
+            pairs = 0.0
+            lucky = 0
+            c = 0
+            for p in range(k_max):
+                item = topk[i, p]
+                if item >= 0 and seen[item] != stamp:  # not padding, not a repeat
+                    seen[item] = stamp
+                    nov += novelty[item]
+                    pop += popularity[item]
+                    if relevant[item] == stamp and in_base[item] != stamp:
+                        lucky += 1
+                    if n_slots > 0 and ild_mode >= 0:
+                        for e in range(n_shown):
+                            pairs += _distance(item, shown[e], ild_mode, a_indptr, a_indices,
+                                               vectors)
+                    shown[n_shown] = item
+                    n_shown += 1
+                    if count_exposure:
+                        exposure[chunk, c, item] += 1  # c: the first cutoff >= p + 1
+                while c < n_cut and cutoffs[c] == p + 1:
+                    k = p + 1
+                    for s in range(n_slots):
+                        if slot_cut[s] != c:
+                            continue
+                        code = slot_code[s]
+                        if code == NOVELTY:
+                            val = nov / n_shown if n_shown > 0 else 0.0
+                        elif code == ARP:
+                            val = pop / n_shown if n_shown > 0 else 0.0
+                        elif code == ILD:
+                            val = 2.0 * pairs / (n_shown * (n_shown - 1.0)) if n_shown > 1 \
+                                else 0.0
+                        else:  # SERENDIPITY
+                            val = lucky / k
+                        out[s, i] = val
+                    c += 1

@@ -1,0 +1,175 @@
+"""Beyond-accuracy measures inside `fastrank.evaluate`: coverage, gini, novelty, arp, ild,
+serendipity. Their side inputs (`train=`, `item_aspects=` / `item_vectors=`,
+`baseline=`) are checked once here; the walk is `fastrank._kernels.beyond`.
+
+coverage and gini describe the catalogue, not a user: they have one value (the mean
+slot of the Result) and no per-user values. The rest are per user, NaN where the
+convention does not count the user, like every other metric.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .aspects import check_aspects
+from .validation import _csr_parts
+
+PER_USER = {"novelty": 0, "arp": 1, "ild": 2, "serendipity": 3}  # codes of the kernel
+CATALOGUE = ("coverage", "gini")
+NAMES = tuple(PER_USER) + CATALOGUE
+_NEEDS = {"novelty": "train", "arp": "train", "ild": "item_aspects= or item_vectors",
+          "serendipity": "baseline"}
+_WHY = {"train": "the training interactions, to count each item's training users",
+        "item_aspects= or item_vectors": "to measure how different two items are",
+        "baseline": "the lists to be unexpected against (e.g. baseline='popular', with train=)"}
+
+
+@dataclass(frozen=True)
+class BeyondSpec:
+    label: str
+    name: str
+    k: int
+
+
+def parse_beyond(label, k_max):
+    """A BeyondSpec if label names a beyond-accuracy measure, else None."""
+    if not isinstance(label, str):
+        return None
+    name, sep, k_text = label.strip().partition("@")
+    name = name.strip().lower()
+    if name not in NAMES:
+        return None
+    k = k_max
+    if sep:
+        k_text = k_text.strip()
+        if not k_text.isdigit() or int(k_text) < 1:
+            raise ValueError(
+                f"metrics: cutoff in {label!r} must be a positive integer, as in '{name}@10'")
+        k = int(k_text)
+        if k > k_max:
+            raise ValueError(
+                f"metrics: cutoff in {label!r} is larger than the {k_max} columns of topk; "
+                f"use k <= {k_max} or pass longer lists")
+    return BeyondSpec(label=label, name=name, k=k)
+
+
+def popularity(train, n_items):
+    """(training users per item as float64, how many training users have any item)."""
+    indptr, indices, data, (_, cols) = _csr_parts(train, "train", "interactions")
+    if cols != n_items:
+        raise ValueError(
+            f"train has {cols} columns but truth has {n_items} items; both must index the "
+            f"same catalogue")
+    positive = np.asarray(data) > 0
+    counts = np.bincount(np.asarray(indices)[positive], minlength=n_items).astype(np.float64)
+    owners = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))[positive]
+    return counts, int(np.unique(owners).shape[0])
+
+
+def _vectors(item_vectors, n_items):
+    vectors = np.asarray(item_vectors)
+    if vectors.ndim != 2 or vectors.shape[0] != n_items or not np.issubdtype(vectors.dtype,
+                                                                              np.number):
+        raise ValueError(
+            f"item_vectors must be a numeric (n_items={n_items}, dims) array; got shape "
+            f"{vectors.shape} and dtype {vectors.dtype}")
+    vectors = vectors.astype(np.float64)
+    if not np.isfinite(vectors).all():
+        raise ValueError("item_vectors contains NaN or infinite values")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+
+
+def _baseline(baseline, n_rows, n_items, pop, k_max):
+    if isinstance(baseline, str):
+        if baseline != "popular":
+            raise ValueError(f"baseline must be 'popular' or an array of item ids; got "
+                             f"{baseline!r}")
+        if pop is None:
+            raise ValueError("baseline='popular' needs train= to rank items by popularity")
+        # the K most popular items (ties: the lower id), the same list for everyone
+        order = np.lexsort((np.arange(n_items), -pop[0]))
+        return order[:k_max].astype(np.int64)[None, :]
+    ids = np.asarray(baseline)
+    if ids.dtype == np.bool_ or not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"baseline must hold integer item ids; got dtype {ids.dtype}")
+    if ids.ndim == 1:
+        ids = ids[None, :]
+    if ids.ndim != 2 or ids.shape[0] not in (1, n_rows):
+        raise ValueError(
+            f"baseline must be one list of item ids (1-D) or one list per topk row "
+            f"({n_rows} rows); got shape {np.shape(baseline)}")
+    if ids.size and (int(ids.min()) < -1 or int(ids.max()) >= n_items):
+        raise ValueError(f"baseline contains ids outside [-1, {n_items}); -1 only pads")
+    return np.ascontiguousarray(ids, dtype=np.int64)
+
+
+def beyond_values(specs, data, topk, rows, counted, threads, *, train, item_aspects,
+                  item_vectors, baseline):
+    """(per-user rows of out, {label: mean}) for the beyond-accuracy specs."""
+    from ._kernels.beyond import ILD_COSINE, ILD_JACCARD, beyond_metrics
+    from .evaluate import n_ranges
+
+    names = {s.name for s in specs}
+    given = {"train": train is not None, "baseline": baseline is not None,
+             "item_aspects= or item_vectors": item_aspects is not None
+             or item_vectors is not None}
+    for spec in specs:
+        need = _NEEDS.get(spec.name)
+        if need and not given[need]:
+            raise ValueError(f"{spec.label} needs {need}= ({_WHY[need]})")
+    if item_aspects is not None and item_vectors is not None and "ild" in names:
+        raise ValueError("ild takes one notion of distance: pass item_aspects= (Jaccard) or "
+                         "item_vectors= (cosine), not both")
+    n_items, n_rows = data.n_items, topk.shape[0]
+    pop = popularity(train, n_items) if train is not None else None
+    counts = pop[0] if pop else np.zeros(n_items)
+    n_train = max(pop[1], 1) if pop else 1
+    novelty = -np.log2(np.maximum(counts, 1.0) / n_train)  # never seen: as if seen once
+    base = (_baseline(baseline, n_rows, n_items, pop, topk.shape[1]) if baseline is not None
+            else np.full((1, 1), -1, np.int64))
+    ild_mode, a_indptr, a_indices = -1, np.zeros(1, np.int64), np.zeros(0, np.int64)
+    vectors = np.zeros((1, 1))
+    if "ild" in names:
+        if item_vectors is not None:
+            ild_mode, vectors = ILD_COSINE, _vectors(item_vectors, n_items)
+        else:
+            aspects = check_aspects(item_aspects, n_items)
+            ild_mode, a_indptr, a_indices = ILD_JACCARD, aspects.indptr, aspects.indices
+    per_user = [s for s in specs if s.name in PER_USER]
+    cutoffs = np.array(sorted({s.k for s in specs}), dtype=np.int64)
+    position = {int(k): c for c, k in enumerate(cutoffs)}
+    slot_code = np.array([PER_USER[s.name] for s in per_user], dtype=np.int64)
+    slot_cut = np.array([position[s.k] for s in per_user], dtype=np.int64)
+    n_chunks = max(n_ranges(n_rows, threads, n_rows * topk.shape[1], n_items), 1)
+    catalogue = [s for s in specs if s.name in CATALOGUE]
+    exposure = np.zeros((n_chunks if catalogue else 0, cutoffs.shape[0], n_items), np.int32)
+    out = np.empty((len(per_user), n_rows), np.float64)
+    beyond_metrics(topk, rows, counted.view(np.uint8), cutoffs, slot_code, slot_cut, novelty,
+                   counts, data.indptr, data.indices, data.data, base, ild_mode, a_indptr,
+                   a_indices, vectors, n_items, n_chunks, out, exposure)
+    values = dict(zip([s.label for s in per_user], out))
+    means = {label: (float(v[counted].mean()) if counted.any() else float("nan"))
+             for label, v in values.items()}
+    if catalogue:
+        shown = np.cumsum(exposure.sum(axis=0, dtype=np.int64), axis=0)  # per cutoff
+        for spec in catalogue:
+            counts_k = shown[position[spec.k]]
+            means[spec.label] = (_coverage(counts_k) if spec.name == "coverage"
+                                 else _gini(counts_k))
+    return values, means
+
+
+def _coverage(exposure):
+    return float(np.count_nonzero(exposure) / exposure.shape[0]) if exposure.size else 0.0
+
+
+def _gini(exposure):
+    """Gini index of item exposure over the whole catalogue (0: equal, -> 1: one item)."""
+    n = exposure.shape[0]
+    total = exposure.sum()
+    if n == 0 or total == 0:
+        return 0.0
+    ranked = np.sort(exposure).astype(np.float64)
+    weights = 2.0 * np.arange(1, n + 1) - n - 1
+    return float(weights @ ranked / (n * total))
