@@ -8,9 +8,14 @@
     fr.evaluate_factors(user_factors, item_factors, test, ["ndcg@10", "auc"], exclude=train)
     fr.evaluate_model(model, test, ["ndcg@10"], train=train)   # any implicit-style model
 
+    fr.ab_ndcg(test, ids, item_aspects, profile=train)          # αβ-nDCG (SPEC §4)
+    fr.alpha_ndcg(test, ids, item_aspects)                      # α-nDCG, as TREC's ndeval
+    fr.evaluate(test, ids, ["coverage@10", "novelty@10"], train=train)
+
 Nothing is compiled at import; numba kernels load (or compile) on first use.
 """
 
+from .diversity import AlphaBetaNDCG, ab_ndcg, alpha_ndcg
 from .evaluate import evaluate
 from .factors import evaluate_factors, topk
 from .metrics import CONVENTIONS, METRIC_NAMES
@@ -19,4 +24,5 @@ from .result import Result
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "evaluate_factors", "evaluate_model", "topk", "Result", "METRIC_NAMES", "CONVENTIONS", "__version__"]
+__all__ = ["evaluate", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg", "alpha_ndcg",
+           "AlphaBetaNDCG", "Result", "METRIC_NAMES", "CONVENTIONS", "__version__"]

@@ -171,9 +171,8 @@ class AlphaBetaNDCG:
 
     def _check_gamma_rows(self):
         """user_aspects rows are γ itself: an all-zero row cannot be normalised."""
-        sums = np.add.reduceat(self.prefs.data, self.prefs.indptr[:-1]) if self.prefs.data.size \
-            else np.zeros(self.prefs.indptr.shape[0] - 1)
-        sums[np.diff(self.prefs.indptr) == 0] = 0.0
+        running = np.concatenate([[0.0], np.cumsum(self.prefs.data)])
+        sums = running[self.prefs.indptr[1:]] - running[self.prefs.indptr[:-1]]
         zero = self.users[sums[self.users] <= 0]
         if zero.size:
             raise ValueError(

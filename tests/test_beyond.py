@@ -1,0 +1,116 @@
+"""coverage, gini, novelty, arp, ild and serendipity in fr.evaluate, against references."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastrank as fr
+from fastrank.synthetic import power_law
+
+from . import reference_beyond as ref
+from .reference import n_relevant, truth_rows
+from .reference_aspects import aspect_sets
+
+N_ITEMS = 40
+
+
+@pytest.fixture(scope="module")
+def data():
+    truth, topk = power_law(400, N_ITEMS, 8, seed=11)
+    topk = topk.astype(np.int64)
+    rng = np.random.default_rng(3)
+    topk[rng.random(topk.shape) < 0.05] = -1          # padding
+    topk[:, 7] = np.where(rng.random(400) < 0.2, topk[:, 0], topk[:, 7])  # repeats
+    train, _ = power_law(700, N_ITEMS, 8, seed=12)
+    aspects = sp.csr_array((rng.random((N_ITEMS, 5)) < 0.3).astype(np.int8))
+    vectors = rng.normal(size=(N_ITEMS, 4))
+    vectors[3] = 0.0  # a zero vector
+    baseline = rng.integers(-1, N_ITEMS, (400, 6))
+    return truth, topk, train, aspects, vectors, baseline
+
+
+@pytest.mark.parametrize("convention", ["recsys", "trec"])
+def test_per_user_measures_match_reference(data, convention):
+    truth, topk, train, aspects, vectors, baseline = data
+    metrics = ["novelty@3", "novelty", "arp@5", "ild@4", "ild", "serendipity@6", "ndcg@5"]
+    res = fr.evaluate(truth, topk, metrics, convention=convention, train=train,
+                      item_aspects=aspects, baseline=baseline)
+    cos = fr.evaluate(truth, topk, ["ild@8"], convention=convention, item_vectors=vectors)
+    pop, n_train = ref.popularity(train)
+    rows, sets = truth_rows(truth), aspect_sets(aspects)
+    jac, cosd = ref.jaccard_distance(sets), ref.cosine_distance(vectors.tolist())
+    for u in range(400):
+        counted = n_relevant(rows[u]) > 0 if convention == "recsys" else bool(rows[u])
+        ids = topk[u].tolist()
+        expect = {
+            "novelty@3": ref.novelty(ref.distinct(ids, 3), pop, n_train),
+            "novelty": ref.novelty(ref.distinct(ids, 8), pop, n_train),
+            "arp@5": ref.arp(ref.distinct(ids, 5), pop),
+            "ild@4": ref.ild(ref.distinct(ids, 4), jac),
+            "ild": ref.ild(ref.distinct(ids, 8), jac),
+            "serendipity@6": ref.serendipity(
+                ref.distinct(ids, 6), 6, {i for i, v in rows[u].items() if v > 0},
+                set(baseline[u].tolist())),
+        }
+        for label, value in expect.items():
+            got = res.per_user(label)[u]
+            if counted:
+                assert got == pytest.approx(value, rel=1e-12, abs=1e-12), (label, u)
+            else:
+                assert np.isnan(got)
+        if counted:
+            assert cos.per_user("ild@8")[u] == pytest.approx(
+                ref.ild(ref.distinct(ids, 8), cosd), rel=1e-9, abs=1e-12)
+    assert res["novelty@3"] == pytest.approx(np.nanmean(res.per_user("novelty@3")), rel=1e-12)
+
+
+def test_catalogue_measures_match_reference(data):
+    truth, topk, _, _, _, _ = data
+    res = fr.evaluate(truth, topk, ["coverage@2", "coverage", "gini@3", "gini"])
+    rows = truth_rows(truth)
+    lists = {k: [ref.distinct(topk[u].tolist(), k) for u in range(400)
+                 if n_relevant(rows[u]) > 0] for k in (2, 3, 8)}
+    assert res["coverage@2"] == pytest.approx(ref.coverage(lists[2], N_ITEMS), rel=1e-12)
+    assert res["coverage"] == pytest.approx(ref.coverage(lists[8], N_ITEMS), rel=1e-12)
+    assert res["gini@3"] == pytest.approx(ref.gini(lists[3], N_ITEMS), rel=1e-12)
+    assert res["gini"] == pytest.approx(ref.gini(lists[8], N_ITEMS), rel=1e-12)
+    assert res.catalogue == ("coverage@2", "coverage", "gini@3", "gini")
+    with pytest.raises(ValueError, match="describes the catalogue"):
+        res.per_user("gini")
+    # one thread or two: the same exposure counts
+    again = fr.evaluate(truth, topk, ["gini@3", "coverage"], n_threads=1)
+    assert again["gini@3"] == res["gini@3"] and again["coverage"] == res["coverage"]
+
+
+def test_popular_baseline_and_mixed_order(data):
+    truth, topk, train, _, _, _ = data
+    res = fr.evaluate(truth, topk, ["serendipity@8", "precision@8"], train=train,
+                      baseline="popular")
+    pop, _ = ref.popularity(train)
+    popular = sorted(range(N_ITEMS), key=lambda i: (-pop.get(i, 0), i))[:8]
+    explicit = fr.evaluate(truth, topk, ["serendipity@8"], baseline=np.array(popular))
+    np.testing.assert_array_equal(res.per_user("serendipity@8"),
+                                  explicit.per_user("serendipity@8"))
+    assert res.metrics == ("serendipity@8", "precision@8")
+    # serendipity never exceeds precision: it counts a subset of the hits
+    assert np.all(np.nan_to_num(res.per_user("serendipity@8") - res.per_user("precision@8"))
+                  <= 1e-15)
+
+
+@pytest.mark.parametrize("metric, kwargs, match", [
+    ("novelty@5", {}, r"novelty@5 needs train="),
+    ("ild@5", {}, r"ild@5 needs item_aspects= or item_vectors="),
+    ("serendipity@5", {}, r"serendipity@5 needs baseline="),
+    ("ild@5", {"item_aspects": sp.csr_array(np.ones((40, 2))), "item_vectors": np.ones((40, 2))},
+     "not both"),
+    ("serendipity@5", {"baseline": "popular"}, "baseline='popular' needs train="),
+    ("serendipity@5", {"baseline": np.array([[1, 2]] * 3)}, "one list per topk row"),
+    ("serendipity@5", {"baseline": np.array([45])}, "outside"),
+    ("arp@5", {"train": sp.csr_array((3, 7))}, "train has 7 columns"),
+    ("ild@5", {"item_vectors": np.ones((39, 2))}, "item_vectors must be"),
+    ("coverage@9", {}, "larger than the 8 columns"),
+])
+def test_missing_or_bad_side_inputs(data, metric, kwargs, match):
+    truth, topk, _, _, _, _ = data
+    with pytest.raises(ValueError, match=match):
+        fr.evaluate(truth, topk, [metric], **kwargs)

@@ -1,0 +1,269 @@
+"""αβ-nDCG (SPEC §4) and α-nDCG: worked example, reductions, references, oracles."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+import fastrank as fr
+from fastrank.synthetic import power_law
+
+from .reference_aspects import (ab_ndcg_reference, alpha_dcg_reference,
+                                alpha_idcg_reference, aspect_sets)
+from .reference import truth_rows
+
+# SPEC §4's worked example: aspects A, C, D; items 0 {A}, 1 {A, C}, 2 {C}, 3 {D}, 4 {A}
+EXAMPLE_ASPECTS = sp.csr_array(np.array([[1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]]))
+EXAMPLE_TRUTH = sp.csr_array(np.array([[5.0, 4.0, 0.0, 3.0, 0.0]]))
+EXAMPLE_GAMMA = np.array([[0.5, 0.3, 0.2]])
+EXAMPLE_TOPK = np.array([[0, 4, 1, 2, 3]])
+
+
+def test_worked_example():
+    res = fr.ab_ndcg(EXAMPLE_TRUTH, EXAMPLE_TOPK, EXAMPLE_ASPECTS, k=[3, 5], alpha=0.1,
+                     beta=0.5, user_aspects=EXAMPLE_GAMMA, r_max=5)
+    assert res["ab_ndcg@5"] == pytest.approx(0.9128090091, abs=1e-10)
+    assert res["ab_ndcg@3"] == pytest.approx(0.8686138034, abs=1e-10)
+    scorer = fr.AlphaBetaNDCG(EXAMPLE_TRUTH, EXAMPLE_ASPECTS, k=5, alpha=0.1, beta=0.5,
+                              user_aspects=EXAMPLE_GAMMA, r_max=5)
+    assert scorer.idcg[0, 0] == pytest.approx(0.4341944332, abs=1e-10)
+    d = 1.0 / np.log2(np.arange(2, 7))
+    dcg = np.dot([0.25, 0.025, 0.1992, 0.018, 0.06], d)
+    assert dcg == pytest.approx(0.3963365903, abs=1e-10)
+    assert scorer.score(EXAMPLE_TOPK)["ab_ndcg@5"] == pytest.approx(dcg / scorer.idcg[0, 0])
+
+
+@st.composite
+def aspect_cases(draw, max_users=5, max_items=9):
+    n_items = draw(st.integers(1, max_items))
+    n_aspects = draw(st.sampled_from([1, 2, 3, 5, 70]))  # 70: past the 64-bit masks
+    n_users = draw(st.integers(1, max_users))
+    values = st.sampled_from([1.0, 2.0, 3.0, 0.0, -1.0])
+    truth = np.zeros((n_users, n_items))
+    stored = np.zeros((n_users, n_items), bool)
+    for u in range(n_users):
+        for i in draw(st.lists(st.integers(0, n_items - 1), unique=True, max_size=n_items)):
+            truth[u, i] = draw(values)
+            stored[u, i] = True
+    rows, cols = np.nonzero(stored)
+    truth = sp.csr_array((truth[rows, cols], (rows, cols)), shape=(n_users, n_items))
+    aspects = np.zeros((n_items, n_aspects), np.int8)
+    for i in range(n_items):
+        for a in draw(st.lists(st.integers(0, n_aspects - 1), unique=True, max_size=3)):
+            aspects[i, a] = 1
+    profile = sp.csr_array(np.array(
+        [[draw(st.sampled_from([0, 0, 1, 2])) for _ in range(n_items)] for _ in range(n_users)],
+        dtype=float))
+    k = draw(st.integers(1, 6))
+    topk = np.array([[draw(st.integers(-1, n_items - 1)) for _ in range(k)]
+                     for _ in range(n_users)], dtype=draw(st.sampled_from([np.int32, np.int64])))
+    return truth, topk, sp.csr_array(aspects), profile
+
+
+@given(aspect_cases(), st.sampled_from([0.0, 0.01, 0.3, 1.0]), st.sampled_from([0.0, 0.5, 1.0]),
+       st.booleans(), st.booleans())
+def test_ab_ndcg_matches_reference(case, alpha, beta, use_profile, exclude_nothing):
+    truth, topk, aspects, profile = case
+    kw = {"profile": profile} if use_profile else {
+        "user_aspects": np.arange(1, aspects.shape[1] + 1, dtype=float)[None, :].repeat(
+            truth.shape[0], axis=0)}
+    if exclude_nothing:
+        kw["exclude"] = sp.csr_array(truth.shape)
+    cutoffs = sorted({1, topk.shape[1]})
+    res = fr.ab_ndcg(truth, topk, aspects, k=cutoffs, alpha=alpha, beta=beta, **kw)
+    ref = ab_ndcg_reference(truth, topk, aspects, cutoffs, alpha, beta, **kw)
+    for k in cutoffs:
+        expected = np.array([np.nan if v is None else v for v in ref[k]])
+        np.testing.assert_allclose(res.per_user(f"ab_ndcg@{k}"), expected, rtol=1e-12,
+                                   atol=1e-15)
+
+
+def test_each_item_its_own_aspect_with_alpha_zero_is_linear_ndcg():
+    truth, topk = power_law(300, 40, 8, seed=3)
+    aspects = sp.csr_array(np.eye(40, dtype=np.int8))
+    gamma = np.ones((300, 40))
+    for k in (1, 5, 8):
+        res = fr.ab_ndcg(truth, topk, aspects, k=k, alpha=0.0, beta=0.7, user_aspects=gamma)
+        ndcg = fr.evaluate(truth, topk, [f"ndcg@{k}"]).per_user(f"ndcg@{k}")
+        np.testing.assert_allclose(res.per_user(f"ab_ndcg@{k}"), ndcg, rtol=1e-12)
+
+
+def test_rescoring_reuses_the_ideal_and_matches_one_call():
+    truth, topk = power_law(500, 60, 10, seed=1)
+    train, other = power_law(500, 60, 10, seed=2)
+    rng = np.random.default_rng(0)
+    aspects = sp.csr_array((rng.random((60, 7)) < 0.3).astype(np.int8))
+    scorer = fr.AlphaBetaNDCG(truth, aspects, k=[5, 10], profile=train)
+    ideal = scorer.idcg.copy()
+    for lists in (topk, other):
+        once = fr.ab_ndcg(truth, lists, aspects, k=[5, 10], profile=train)
+        again = scorer.score(lists)
+        for label in ("ab_ndcg@5", "ab_ndcg@10"):
+            np.testing.assert_array_equal(again.per_user(label), once.per_user(label))
+    np.testing.assert_array_equal(scorer.idcg, ideal)
+
+
+def test_thread_count_does_not_change_a_bit():
+    truth, topk = power_law(3000, 200, 10, seed=4)
+    train, _ = power_law(3000, 200, 10, seed=5)
+    rng = np.random.default_rng(1)
+    aspects = sp.csr_array((rng.random((200, 12)) < 0.15).astype(np.int8))
+    one = fr.ab_ndcg(truth, topk, aspects, profile=train, n_threads=1)
+    many = fr.ab_ndcg(truth, topk, aspects, profile=train, n_threads=2)
+    np.testing.assert_array_equal(one.per_user("ab_ndcg@10"), many.per_user("ab_ndcg@10"))
+    a1 = fr.alpha_ndcg(truth, topk, aspects, n_threads=1)
+    a2 = fr.alpha_ndcg(truth, topk, aspects, n_threads=2)
+    np.testing.assert_array_equal(a1.per_user("alpha_ndcg@10"), a2.per_user("alpha_ndcg@10"))
+
+
+def test_greedy_ideal_can_be_beaten_and_the_report_says_so():
+    aspects = sp.csr_array(np.array([[1, 1, 1, 1], [1, 0, 0, 1], [1, 0, 0, 1], [0, 1, 0, 0]]))
+    truth = sp.csr_array(np.array([[2.0, 0.0, 2.0, 0.0]]))
+    gamma = np.array([[3.0, 2.0, 1.0, 3.0]])
+    topk = np.array([[2, 0, 1]])
+    kw = dict(k=3, alpha=0.3, beta=1.0, user_aspects=gamma)
+    res = fr.ab_ndcg(truth, topk, aspects, **kw)
+    ref = ab_ndcg_reference(truth, topk, aspects, [3], 0.3, 1.0, user_aspects=gamma)[3][0]
+    assert res["ab_ndcg@3"] == pytest.approx(ref, rel=1e-12)
+    assert res["ab_ndcg@3"] > 1.0
+    assert res.report["above_one"] == {"ab_ndcg@3": 1}
+    clipped = fr.ab_ndcg(truth, topk, aspects, clip=True, **kw)
+    assert clipped["ab_ndcg@3"] == 1.0 and clipped.report["above_one"] == {"ab_ndcg@3": 1}
+
+
+def test_users_without_profile_or_truth_are_nan_and_reported():
+    truth = sp.csr_array(np.array([[1.0, 0, 0], [0, 0, 0], [0, 2.0, 0]]))
+    profile = sp.csr_array(np.array([[1.0, 0, 0], [1.0, 0, 0], [0, 0, 0]]))
+    aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1]]))
+    res = fr.ab_ndcg(truth, np.array([[0, 1], [1, 2], [2, 1]]), aspects, profile=profile)
+    values = res.per_user("ab_ndcg@2")
+    assert not np.isnan(values[0]) and np.isnan(values[1]) and np.isnan(values[2])
+    assert res.report["no_truth"] == 1 and res.report["no_profile"] == 1
+    assert res.n_users == 1 and res["ab_ndcg@2"] == values[0]
+
+
+def test_exclude_defaults_to_the_profile():
+    truth = sp.csr_array(np.array([[0, 0, 3.0]]))
+    profile = sp.csr_array(np.array([[1.0, 0, 0]]))
+    aspects = sp.csr_array(np.array([[1], [1], [1]]))
+    topk = np.array([[2, 1]])
+    default = fr.AlphaBetaNDCG(truth, aspects, k=2, alpha=0.2, profile=profile)
+    none = fr.AlphaBetaNDCG(truth, aspects, k=2, alpha=0.2, profile=profile,
+                            exclude=sp.csr_array((1, 3)))
+    assert default.idcg[0, 0] == none.idcg[0, 0]  # item 1 and 0 tie; 1 stays available
+    only_two = fr.AlphaBetaNDCG(truth, aspects, k=2, alpha=0.2, profile=profile,
+                                exclude=sp.csr_array(np.array([[1.0, 1.0, 0]])))
+    assert only_two.idcg[0, 0] < default.idcg[0, 0]  # no unrated candidate is left
+    assert default.score(topk)["ab_ndcg@2"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"alpha": 1.5}, "alpha must lie in"),
+    ({"beta": -0.1}, "beta must lie in"),
+    ({"k": 0}, "k must be at least 1"),
+    ({"k": 9}, "larger than the 2 columns"),
+    ({"r_max": 2.0}, "r_max=2.0 is below the largest relevance"),
+    ({"user_aspects": np.array([[1.0, -1.0], [1.0, 0.0]])}, "user_aspects must hold finite, non"),
+    ({"user_aspects": np.array([[1.0, 1.0], [0.0, 0.0]])}, "user_aspects row 1 is all zero"),
+    ({"user_aspects": np.ones((2, 3))}, "user_aspects has shape"),
+    ({"profile": sp.csr_array(np.array([[-1.0, 0, 0], [0, 0, 0]]))}, "profile must hold"),
+])
+def test_bad_input_names_the_argument(kwargs, match):
+    truth = sp.csr_array(np.array([[3.0, 0, 1.0], [0, 2.0, 0]]))
+    aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1]]))
+    kw = {"user_aspects": np.ones((2, 2))}
+    if "profile" in kwargs:
+        kw = {}
+    kw.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        fr.ab_ndcg(truth, np.array([[0, 1], [1, 2]]), aspects, **kw)
+
+
+def test_bad_aspects_and_missing_preferences():
+    truth = sp.csr_array(np.array([[3.0, 0, 1.0]]))
+    with pytest.raises(ValueError, match="item_aspects has 2 rows but the catalogue has 3"):
+        fr.ab_ndcg(truth, np.array([[0]]), sp.csr_array(np.ones((2, 2))), user_aspects=[[1, 1]])
+    with pytest.raises(ValueError, match="0/1"):
+        fr.ab_ndcg(truth, np.array([[0]]), sp.csr_array(np.full((3, 2), 2.0)),
+                   user_aspects=[[1, 1]])
+    with pytest.raises(TypeError, match="exactly one of profile= .* and user_aspects="):
+        fr.ab_ndcg(truth, np.array([[0]]), sp.csr_array(np.ones((3, 2))))
+    scorer = fr.AlphaBetaNDCG(truth, sp.csr_array(np.ones((3, 2))), k=2, user_aspects=[[1, 1]])
+    with pytest.raises(ValueError, match="scorer was built for 1 users"):
+        scorer.score(np.zeros((2, 2), np.int64))
+
+
+# α-nDCG ------------------------------------------------------------------------------
+
+@given(aspect_cases(), st.sampled_from([0.0, 0.25, 0.5, 1.0]))
+def test_alpha_ndcg_matches_reference(case, alpha):
+    truth, topk, aspects, _ = case
+    cutoffs = list(range(1, topk.shape[1] + 1))
+    res = fr.alpha_ndcg(truth, topk, aspects, k=cutoffs, alpha=alpha)
+    rows, sets = truth_rows(truth), aspect_sets(aspects)
+    for k in cutoffs:
+        expected = []
+        for u, row in enumerate(rows):
+            relevant = {i for i, v in row.items() if v > 0}
+            if not relevant:
+                expected.append(np.nan)
+                continue
+            ideal = alpha_idcg_reference(k, relevant, sets, alpha)
+            dcg = alpha_dcg_reference([int(x) for x in topk[u]], k, relevant, sets, alpha)
+            expected.append(dcg / ideal if ideal > 0 else 0.0)
+        np.testing.assert_allclose(res.per_user(f"alpha_ndcg@{k}"), expected, rtol=1e-12)
+
+
+def _ndeval_inputs(truth, topk, aspects):
+    """pyndeval qrels and run for the same data. ndeval breaks ideal ties by the larger
+    document name, fastrank by the lower item id: names run backwards from the ids.
+    Subtopics are listed in ascending aspect order, the order both sum gains in."""
+    n_items = truth.shape[1]
+    rows, sets = truth_rows(truth), aspect_sets(aspects)
+
+    def name(i):
+        return f"d{n_items - i:05d}"
+
+    qrels = [(f"q{u}", f"s{a:03d}", name(i), int(v > 0))
+             for a in range(aspects.shape[1]) for u, row in enumerate(rows)
+             for i, v in row.items() if a in sets[i]]
+    run = [(f"q{u}", name(int(i)) if i >= 0 else f"pad{r}", float(topk.shape[1] - r))
+           for u in range(topk.shape[0]) for r, i in enumerate(topk[u])]
+    return qrels, run
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.3])
+def test_alpha_ndcg_matches_trec_ndeval(alpha):
+    pyndeval = pytest.importorskip("pyndeval")
+    rng = np.random.default_rng(7)
+    truth = sp.random_array((60, 30), density=0.2, rng=rng, format="csr")
+    truth.data = rng.integers(-1, 3, truth.nnz).astype(float)
+    aspects = sp.csr_array((rng.random((30, 6)) < 0.35).astype(np.int8))
+    topk = np.stack([rng.permutation(30)[:10] for _ in range(60)])
+    topk[rng.random(topk.shape) < 0.1] = -1
+    cutoffs = [1, 5, 10, 20]
+    topk = np.concatenate([topk, np.full((60, 10), -1)], axis=1)
+    res = fr.alpha_ndcg(truth, topk, aspects, k=cutoffs, alpha=alpha)
+    qrels, run = _ndeval_inputs(truth, topk, aspects)
+    evaluator = pyndeval.RelevanceEvaluator(qrels, measures=[f"alpha-nDCG@{k}" for k in cutoffs],
+                                            alpha=alpha)
+    oracle = evaluator.evaluate(run)
+    compared = 0
+    for u in range(60):
+        if res.n_relevant[u] == 0 or f"q{u}" not in oracle:
+            continue
+        for k in cutoffs:
+            assert res.per_user(f"alpha_ndcg@{k}")[u] == pytest.approx(
+                oracle[f"q{u}"][f"alpha-nDCG@{k}"], rel=1e-12, abs=1e-15)
+            compared += 1
+    assert compared > 100
+
+
+def test_alpha_ndcg_above_one_example():
+    # X = {s1, s2}, Y = {s3, s4}, Z = {s1, s3}; the greedy ideal takes Z (lowest id) first
+    aspects = sp.csr_array(np.array([[1, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1]]))
+    truth = sp.csr_array(np.ones((1, 3)))
+    res = fr.alpha_ndcg(truth, np.array([[1, 2, 0]]), aspects, alpha=0.5)
+    assert res["alpha_ndcg@3"] == pytest.approx(1.0177104674506583, rel=1e-12)
+    assert res.report["above_one"] == {"alpha_ndcg@3": 1}
