@@ -90,3 +90,45 @@ def random_factors(n_users, n_items=N_ITEMS, n_factors=32, dtype="float32", seed
     rng = np.random.default_rng(seed)
     return ((rng.standard_normal((n_users, n_factors)) * 0.1).astype(dtype),
             (rng.standard_normal((n_items, n_factors)) * 0.1).astype(dtype))
+
+
+def random_aspects(n_items, n_aspects, per_item=(1, 3), seed=0):
+    """items x aspects 0/1 CSR: each item has per_item[0]..per_item[1] distinct aspects."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(per_item[0], per_item[1] + 1, n_items)
+    keys = rng.random((n_items, n_aspects))  # a random subset per item: its smallest keys
+    chosen = np.argsort(keys, axis=1)[:, : per_item[1]]
+    mask = np.arange(per_item[1])[None, :] < counts[:, None]
+    rows = np.repeat(np.arange(n_items), counts)
+    cols = chosen[mask]
+    return sp.csr_array((np.ones(rows.shape[0], np.int8), (rows, cols)),
+                        shape=(n_items, n_aspects))
+
+
+@lru_cache(maxsize=2)
+def aspect_workload(n_users, n_items=27_000, n_aspects=20, k=10, seed=0):
+    """(test, train, topk_a, topk_b, item_aspects): the αβ-nDCG benchmark shape. Test and
+    train are independent power-law draws over the same users and items; topk_a is a
+    plausible model's lists, topk_b a second model's (the first lists, rotated)."""
+    stem = _cache_dir() / f"aspects_{n_users}_{n_items}_{n_aspects}_{k}_{seed}"
+    files = [stem.with_suffix(f".{part}") for part in
+             ("test.npz", "train.npz", "a.npy", "b.npy", "aspects.npz")]
+    if all(f.exists() for f in files):
+        return (sp.load_npz(files[0]).tocsr(), sp.load_npz(files[1]).tocsr(),
+                np.load(files[2]), np.load(files[3]), sp.load_npz(files[4]).tocsr())
+    test, topk_a = power_law(n_users, n_items, k, seed=seed)
+    train, _ = power_law(n_users, n_items, k, seed=seed + 1)
+    topk_b = np.roll(topk_a, 3, axis=1)
+    aspects = random_aspects(n_items, n_aspects, seed=seed + 2)
+    for f, obj in zip(files, (test, train, topk_a, topk_b, aspects)):
+        if sp.issparse(obj):
+            sp.save_npz(f, obj, compressed=False)
+        else:
+            np.save(f, obj)
+    return test, train, topk_a, topk_b, aspects
+
+
+def dense_preferences(n_users, n_aspects, seed=0):
+    """A dense users x aspects γ: every aspect has some weight for every user."""
+    rng = np.random.default_rng(seed)
+    return rng.random((n_users, n_aspects)) + 0.01

@@ -45,25 +45,37 @@ def _check_cutoffs(k, k_max, name="k"):
 
 
 def _nonnegative_rows(matrix, name, shape, what):
-    """A sparse or dense users x columns matrix of finite non-negative weights as CSR arrays."""
+    """A sparse or dense users x columns matrix of finite non-negative weights as CSR
+    arrays (a dense one keeps its zeros as stored entries: the kernels skip them)."""
     if not sp.issparse(matrix):
         dense = np.asarray(matrix)
         if dense.ndim != 2 or not (np.issubdtype(dense.dtype, np.number) or dense.dtype == bool):
             raise TypeError(
                 f"{name} must be a 2-D numeric array or scipy.sparse matrix ({what}); got "
                 f"{type(matrix).__name__} of dtype {dense.dtype}")
-        matrix = sp.csr_array(dense.astype(np.float64))
+        if dense.shape != tuple(shape):
+            raise ValueError(
+                f"{name} has shape {dense.shape} but must have shape {tuple(shape)} ({what})")
+        data = np.ascontiguousarray(dense, dtype=np.float64).ravel()
+        _check_weights(data, name, what)
+        n_rows, n_cols = dense.shape
+        indptr = np.arange(n_rows + 1, dtype=np.int64) * n_cols
+        return indptr, np.tile(np.arange(n_cols, dtype=np.int64), n_rows), data
     indptr, indices, data, got = _csr_parts(matrix, name, what)
     if got != tuple(shape):
         raise ValueError(f"{name} has shape {got} but must have shape {tuple(shape)} ({what})")
     data = np.asarray(data, dtype=np.float64)
+    _check_weights(data, name, what)
+    csr = sp.csr_array((data, indices, indptr), shape=got, copy=True)
+    csr.sum_duplicates()
+    return csr.indptr.astype(np.int64), csr.indices, csr.data
+
+
+def _check_weights(data, name, what):
     if not np.all(np.isfinite(data)) or (data.size and data.min() < 0):
         raise ValueError(
             f"{name} must hold finite, non-negative {what}; found a negative, NaN or "
             f"infinite value")
-    csr = sp.csr_array((data, indices, indptr), shape=got, copy=True)
-    csr.sum_duplicates()
-    return csr.indptr.astype(np.int64), csr.indices, csr.data
 
 
 @dataclass(frozen=True)
