@@ -67,14 +67,19 @@ def ab_p(item, row, alpha, beta, r_max):
     return alpha
 
 
+def ranked_once(ids, k):
+    """(rank, item) of the first k slots, skipping padding and repeated ids."""
+    seen = set()
+    for rank, item in enumerate(ids[:k], start=1):
+        if item >= 0 and item not in seen:
+            seen.add(item)
+            yield rank, item
+
+
 def ab_dcg_at(ids, k, row, gamma, aspects, alpha, beta, r_max):
     s = dict(gamma)
-    seen = set()
     total = 0.0
-    for rank, item in enumerate(ids[:k], start=1):
-        if item < 0 or item in seen:
-            continue
-        seen.add(item)
+    for rank, item in ranked_once(ids, k):
         p = ab_p(item, row, alpha, beta, r_max)
         total += ab_gain(item, p, s, aspects) * d(rank)
         ab_decay(item, p, s, aspects)
@@ -143,12 +148,8 @@ def _as_sparse(dense_or_sparse):
 def alpha_dcg_reference(ids, k, relevant, aspects, alpha):
     """α-DCG@k: each relevant item's gain is Σ over its aspects of (1-α)^(times covered)."""
     covered = {}
-    seen = set()
     total = 0.0
-    for rank, item in enumerate(ids[:k], start=1):
-        if item < 0 or item in seen:
-            continue
-        seen.add(item)
+    for rank, item in ranked_once(ids, k):
         if item not in relevant:
             continue
         total += _alpha_gain(item, covered, aspects, alpha) * d(rank)

@@ -2,14 +2,12 @@
 
 import math
 
+from .reference_aspects import ranked_once
+
 
 def distinct(ids, k):
     """The list's first k ids without padding and repeats, in order."""
-    out = []
-    for item in ids[:k]:
-        if item >= 0 and item not in out:
-            out.append(item)
-    return out
+    return [item for _, item in ranked_once(ids, k)]
 
 
 def popularity(train):
