@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from .aspects import check_aspects
 from .evaluate import discounts, n_ranges, numba_threads
 from .result import Result
-from .validation import (check_int, check_pattern, check_topk, check_truth, check_users,
-                         _csr_parts)
+from .validation import (_csr_parts, _is_canonical, check_int, check_pattern, check_topk,
+                         check_truth, check_users)
 
 
 def _check_unit(value, name):
@@ -66,6 +66,8 @@ def _nonnegative_rows(matrix, name, shape, what):
         raise ValueError(f"{name} has shape {got} but must have shape {tuple(shape)} ({what})")
     data = np.asarray(data, dtype=np.float64)
     _check_weights(data, name, what)
+    if _is_canonical(indptr, indices):  # the common case: no copy beyond dtype casts
+        return indptr.astype(np.int64, copy=False), indices, data
     csr = sp.csr_array((data, indices, indptr), shape=got, copy=True)
     csr.sum_duplicates()
     return csr.indptr.astype(np.int64), csr.indices, csr.data
