@@ -88,20 +88,34 @@ def ab_dcg_at(ids, k, row, gamma, aspects, alpha, beta, r_max):
 
 def ab_idcg_at(k, row, gamma, aspects, excluded, n_items, alpha, beta, r_max):
     """Greedy ideal: k times the candidate of largest gain (ties: lowest id)."""
-    candidates = set(row) | {i for i in range(n_items) if i not in excluded}
     s = dict(gamma)
+
+    def gain(item):
+        return ab_gain(item, ab_p(item, row, alpha, beta, r_max), s, aspects)
+
+    def take(item):
+        ab_decay(item, ab_p(item, row, alpha, beta, r_max), s, aspects)
+
+    return greedy_ideal(k, set(row) | {i for i in range(n_items) if i not in excluded},
+                        gain, take)
+
+
+def greedy_ideal(k, candidates, gain, take):
+    """Σ gain·d(rank) of k greedy picks: each time the candidate of largest gain(item)
+    (ties: the lowest id), which take(item) then applies to the state."""
+    left = set(candidates)
     total = 0.0
     for rank in range(1, k + 1):
         best, best_gain = None, -1.0
-        for item in sorted(candidates):
-            g = ab_gain(item, ab_p(item, row, alpha, beta, r_max), s, aspects)
+        for item in sorted(left):
+            g = gain(item)
             if g > best_gain:
                 best, best_gain = item, g
         if best is None:
             break
-        candidates.remove(best)
+        left.remove(best)
         total += best_gain * d(rank)
-        ab_decay(best, ab_p(best, row, alpha, beta, r_max), s, aspects)
+        take(best)
     return total
 
 
@@ -167,19 +181,11 @@ def _alpha_gain(item, covered, aspects, alpha):
 
 def alpha_idcg_reference(k, relevant, aspects, alpha):
     """Greedy ideal over the relevant items (ties: lowest id)."""
-    left = set(relevant)
     covered = {}
-    total = 0.0
-    for rank in range(1, k + 1):
-        best, best_gain = None, -1.0
-        for item in sorted(left):
-            g = _alpha_gain(item, covered, aspects, alpha)
-            if g > best_gain:
-                best, best_gain = item, g
-        if best is None:
-            break
-        left.remove(best)
-        total += best_gain * d(rank)
-        for phi in aspects[best]:
+
+    def take(item):
+        for phi in aspects[item]:
             covered[phi] = covered.get(phi, 0) + 1
-    return total
+
+    return greedy_ideal(k, relevant, lambda item: _alpha_gain(item, covered, aspects, alpha),
+                        take)
