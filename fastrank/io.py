@@ -1,0 +1,144 @@
+"""Reading TREC qrels and run files into fastrank's arrays, with the string ids kept.
+
+    qrels = fastrank.io.read_qrels("qrels.txt")        # qid iter docno rel
+    run = fastrank.io.read_run("run.txt")              # qid Q0 docno rank sim runid
+    truth, topk, queries = fastrank.io.trec_arrays(qrels, run)
+    fr.evaluate(truth, topk, ["ndcg_cut_10"...], convention="trec")
+
+Files may be plain or gzip-compressed (by content, not name). A run is ordered as
+trec_eval orders it: score descending, ties by document id descending (byte order); the
+rank column is ignored. A malformed line is a ValueError naming the file, the line number
+and the text.
+"""
+
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass(frozen=True)
+class Qrels:
+    """Judgments: parallel arrays, one entry per (query, document) line."""
+
+    queries: np.ndarray    # str, the qid of each line
+    documents: np.ndarray  # str
+    relevance: np.ndarray  # float64
+    path: str
+
+
+@dataclass(frozen=True)
+class Run:
+    """Retrieved documents: parallel arrays, one entry per line, in file order."""
+
+    queries: np.ndarray    # str
+    documents: np.ndarray  # str
+    scores: np.ndarray     # float64
+    runid: str
+    path: str
+
+
+def _lines(path):
+    """(line number, text) of a plain or gzip file, blank lines skipped."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    opener = gzip.open if gzipped else open
+    with opener(path, "rt", encoding="utf-8", errors="strict") as handle:
+        try:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield number, line
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") \
+                from None
+
+
+def _number(text, path, number, line, what):
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(
+            f"{path}:{number}: {what} {text!r} is not a number in line {line.rstrip()!r}") \
+            from None
+    if not np.isfinite(value):
+        raise ValueError(f"{path}:{number}: {what} {text!r} is not finite in line "
+                         f"{line.rstrip()!r}")
+    return value
+
+
+def read_qrels(path):
+    """Read a TREC qrels file: `qid iter docno rel` per line (whitespace separated)."""
+    queries, documents, relevance = [], [], []
+    for number, line in _lines(path):
+        parts = line.split()
+        if len(parts) != 4:
+            raise ValueError(
+                f"{path}:{number}: a qrels line has 4 columns (qid iter docno rel); found "
+                f"{len(parts)} in {line.rstrip()!r}")
+        queries.append(parts[0])
+        documents.append(parts[2])
+        relevance.append(_number(parts[3], path, number, line, "relevance"))
+    return Qrels(np.array(queries, dtype=str), np.array(documents, dtype=str),
+                 np.array(relevance, dtype=np.float64), str(path))
+
+
+def read_run(path):
+    """Read a TREC run file: `qid Q0 docno rank sim runid` per line (whitespace separated)."""
+    queries, documents, scores = [], [], []
+    runid = ""
+    for number, line in _lines(path):
+        parts = line.split()
+        if len(parts) != 6:
+            raise ValueError(
+                f"{path}:{number}: a run line has 6 columns (qid Q0 docno rank score runid); "
+                f"found {len(parts)} in {line.rstrip()!r}")
+        queries.append(parts[0])
+        documents.append(parts[2])
+        scores.append(_number(parts[4], path, number, line, "score"))
+        runid = parts[5]
+    return Run(np.array(queries, dtype=str), np.array(documents, dtype=str),
+               np.array(scores, dtype=np.float64), runid, str(path))
+
+
+def trec_arrays(qrels, run, *, depth=None):
+    """(truth, topk, queries, documents) for `fr.evaluate(..., convention="trec")`.
+
+    Rows are the queries of the run that the qrels judge (trec_eval evaluates only
+    those), in ascending qid order; columns are the documents of both files in ascending
+    order (`documents`). Each topk row is the query's run ordered by score descending,
+    ties by document id descending, cut at `depth` (trec_eval's -M) and padded with -1.
+    """
+    documents = np.unique(np.concatenate([qrels.documents, run.documents]))
+    queries = np.intersect1d(np.unique(qrels.queries), np.unique(run.queries))
+    rows_q, judged = _lookup(queries, qrels.queries)
+    truth = sp.csr_array((qrels.relevance[judged], (rows_q[judged], np.searchsorted(
+        documents, qrels.documents[judged]))), shape=(queries.shape[0], documents.shape[0]))
+    truth.sum_duplicates()
+    rows_r, ranked = _lookup(queries, run.queries)
+    rows_r, scores = rows_r[ranked], run.scores[ranked]
+    docs_r = np.searchsorted(documents, run.documents[ranked])
+    order = np.lexsort((-docs_r, -scores, rows_r))  # by query, score desc, docno desc
+    rows_r, docs_r = rows_r[order], docs_r[order]
+    counts = np.bincount(rows_r, minlength=queries.shape[0])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    position = np.arange(rows_r.shape[0]) - starts[rows_r]
+    width = int(counts.max()) if counts.size else 0
+    if depth is not None:
+        width = min(width, depth)
+    topk = np.full((queries.shape[0], max(width, 1)), -1, np.int64)
+    fits = position < width
+    topk[rows_r[fits], position[fits]] = docs_r[fits]
+    return truth, topk, queries, documents
+
+
+def _lookup(vocab, values):
+    """(position of each value in the sorted vocab, whether it is there)."""
+    index = np.searchsorted(vocab, values)
+    if not vocab.size:
+        return index, np.zeros(values.shape, bool)
+    return index, vocab[np.minimum(index, vocab.size - 1)] == values
