@@ -109,9 +109,10 @@ def trec_arrays(qrels, run, *, depth=None):
     """(truth, topk, queries, documents) for `fr.evaluate(..., convention="trec")`.
 
     Rows are the queries of the run that the qrels judge (trec_eval evaluates only
-    those), in ascending qid order; columns are the documents of both files in ascending
+    those), in ascending qid order (byte order, as trec_eval's strcmp); columns are the documents of both files in ascending
     order (`documents`). Each topk row is the query's run ordered by score descending,
     ties by document id descending, cut at `depth` (trec_eval's -M) and padded with -1.
+    A document retrieved twice for one query within the cut is an error, as in trec_eval.
     """
     documents = np.unique(np.concatenate([qrels.documents, run.documents]))
     queries = np.intersect1d(np.unique(qrels.queries), np.unique(run.queries))
@@ -132,8 +133,22 @@ def trec_arrays(qrels, run, *, depth=None):
         width = min(width, depth)
     topk = np.full((queries.shape[0], max(width, 1)), -1, np.int64)
     fits = position < width
+    _no_duplicates(rows_r[fits], docs_r[fits], queries, documents, run.path)
     topk[rows_r[fits], position[fits]] = docs_r[fits]
     return truth, topk, queries, documents
+
+
+def _no_duplicates(rows, docs, queries, documents, path):
+    """trec_eval stops on a document retrieved twice for one query (within -M): so do we."""
+    n_docs = max(documents.shape[0], 1)
+    unique, counts = np.unique(rows * np.int64(n_docs) + docs, return_counts=True)
+    repeated = unique[counts > 1]
+    if repeated.size:
+        query, doc = str(queries[repeated[0] // n_docs]), str(documents[repeated[0] % n_docs])
+        raise ValueError(
+            f"{path}: document {doc!r} is retrieved more than once for query {query!r} "
+            f"({repeated.size} such pairs); trec_eval rejects such runs: keep one line per "
+            f"(query, document)")
 
 
 def _lookup(vocab, values):

@@ -81,3 +81,13 @@ def test_malformed_lines_name_file_line_and_text(tmp_path, reader, text, match):
 def test_missing_file():
     with pytest.raises(FileNotFoundError, match="no-such-file: no such file"):
         io.read_run("no-such-file")
+
+
+def test_a_document_retrieved_twice_is_an_error_within_the_cut(tmp_path):
+    (tmp_path / "q.txt").write_text("q1 0 a 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 a 1 0.9 r\nq1 Q0 b 2 0.5 r\nq1 Q0 a 3 0.1 r\n")
+    qrels, run = io.read_qrels(tmp_path / "q.txt"), io.read_run(tmp_path / "r.txt")
+    with pytest.raises(ValueError, match="document 'a' is retrieved more than once for query 'q1'"):
+        io.trec_arrays(qrels, run)
+    topk = io.trec_arrays(qrels, run, depth=2)[1]  # trec_eval checks only within -M
+    assert topk.shape == (1, 2)
