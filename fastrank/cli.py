@@ -58,6 +58,17 @@ def run_demo(args, out=None):
     return 0
 
 
+def run_trec(args, out=None):
+    from .trec import evaluate_files
+
+    out = sys.stdout if out is None else out
+    report = evaluate_files(args.qrels, args.run, args.measure, relevance_level=args.level,
+                            depth=args.max_docs, complete=args.complete)
+    for line in report.lines(per_query=args.per_query):
+        print(line, file=out)
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="fastrank", description="Fast offline evaluation of rankings.")
@@ -72,6 +83,26 @@ def build_parser():
                       help="numba threads (default: all)")
     demo.add_argument("--convention", choices=CONVENTIONS, default="recsys")
     demo.set_defaults(func=run_demo)
+
+    trec = sub.add_parser(
+        "trec", help="trec_eval's measures and output for a TREC qrels and run file",
+        description="Evaluate a TREC run as trec_eval 10.0 does and print what it prints: "
+                    "measure<TAB>qid|all<TAB>value. Without -m, trec_eval's default "
+                    "(official) set. Files may be gzip-compressed.")
+    trec.add_argument("qrels", help="qid iter docno rel, one judgment per line")
+    trec.add_argument("run", help="qid Q0 docno rank score runid, one document per line")
+    trec.add_argument("-q", dest="per_query", action="store_true",
+                      help="print every query's values before the 'all' summary")
+    trec.add_argument("-c", dest="complete", action="store_true",
+                      help="judged queries without results count, scoring 0")
+    trec.add_argument("-M", dest="max_docs", type=_positive_int, default=None,
+                      help="use only the first N documents of each query's ranking")
+    trec.add_argument("-l", dest="level", type=int, default=1,
+                      help="relevance level: a document is relevant at rel >= N (default 1)")
+    trec.add_argument("-m", dest="measure", action="append", default=None,
+                      help="a measure (repeatable): map, P.5,10, ndcg_cut, iprec_at_recall, "
+                           "official, all_trec, ...")
+    trec.set_defaults(func=run_trec)
     return parser
 
 
@@ -80,7 +111,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OSError) as exc:
         print(f"fastrank {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

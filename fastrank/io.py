@@ -88,12 +88,13 @@ def read_qrels(path):
 
 
 def read_run(path):
-    """Read a TREC run file: `qid Q0 docno rank sim runid` per line (whitespace separated)."""
+    """Read a TREC run file: `qid Q0 docno rank sim runid` per line (whitespace separated;
+    further columns are ignored, as trec_eval ignores them)."""
     queries, documents, scores = [], [], []
     runid = ""
     for number, line in _lines(path):
         parts = line.split()
-        if len(parts) != 6:
+        if len(parts) < 6:  # trec_eval ignores anything after the sixth column
             raise ValueError(
                 f"{path}:{number}: a run line has 6 columns (qid Q0 docno rank score runid); "
                 f"found {len(parts)} in {line.rstrip()!r}")
@@ -105,17 +106,20 @@ def read_run(path):
                np.array(scores, dtype=np.float64), runid, str(path))
 
 
-def trec_arrays(qrels, run, *, depth=None):
+def trec_arrays(qrels, run, *, depth=None, complete=False):
     """(truth, topk, queries, documents) for `fr.evaluate(..., convention="trec")`.
 
     Rows are the queries of the run that the qrels judge (trec_eval evaluates only
-    those), in ascending qid order (byte order, as trec_eval's strcmp); columns are the documents of both files in ascending
+    those; with complete=True, as trec_eval's -c, every judged query, an empty list for
+    those without results), in ascending qid order (byte order, as trec_eval's strcmp); columns are the documents of both files in ascending
     order (`documents`). Each topk row is the query's run ordered by score descending,
     ties by document id descending, cut at `depth` (trec_eval's -M) and padded with -1.
     A document retrieved twice for one query within the cut is an error, as in trec_eval.
     """
     documents = np.unique(np.concatenate([qrels.documents, run.documents]))
-    queries = np.intersect1d(np.unique(qrels.queries), np.unique(run.queries))
+    queries = np.unique(qrels.queries)
+    if not complete:
+        queries = np.intersect1d(queries, np.unique(run.queries))
     rows_q, judged = _lookup(queries, qrels.queries)
     truth = sp.csr_array((qrels.relevance[judged], (rows_q[judged], np.searchsorted(
         documents, qrels.documents[judged]))), shape=(queries.shape[0], documents.shape[0]))
