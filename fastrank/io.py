@@ -71,15 +71,23 @@ def _number(text, path, number, line, what):
     return value
 
 
+def _records(path, kind, layout, exact):
+    """(line number, line, columns) of every line, with the column count checked: exactly
+    len(layout) columns, or at least that many when not exact."""
+    n = len(layout.split())
+    for number, line in _lines(path):
+        parts = line.split()
+        if len(parts) < n or (exact and len(parts) > n):
+            raise ValueError(
+                f"{path}:{number}: a {kind} line has {n} columns ({layout}); found "
+                f"{len(parts)} in {line.rstrip()!r}")
+        yield number, line, parts
+
+
 def read_qrels(path):
     """Read a TREC qrels file: `qid iter docno rel` per line (whitespace separated)."""
     queries, documents, relevance = [], [], []
-    for number, line in _lines(path):
-        parts = line.split()
-        if len(parts) != 4:
-            raise ValueError(
-                f"{path}:{number}: a qrels line has 4 columns (qid iter docno rel); found "
-                f"{len(parts)} in {line.rstrip()!r}")
+    for number, line, parts in _records(path, "qrels", "qid iter docno rel", exact=True):
         queries.append(parts[0])
         documents.append(parts[2])
         relevance.append(_number(parts[3], path, number, line, "relevance"))
@@ -92,12 +100,8 @@ def read_run(path):
     further columns are ignored, as trec_eval ignores them)."""
     queries, documents, scores = [], [], []
     runid = ""
-    for number, line in _lines(path):
-        parts = line.split()
-        if len(parts) < 6:  # trec_eval ignores anything after the sixth column
-            raise ValueError(
-                f"{path}:{number}: a run line has 6 columns (qid Q0 docno rank score runid); "
-                f"found {len(parts)} in {line.rstrip()!r}")
+    for number, line, parts in _records(path, "run", "qid Q0 docno rank score runid",
+                                        exact=False):
         queries.append(parts[0])
         documents.append(parts[2])
         scores.append(_number(parts[4], path, number, line, "score"))
