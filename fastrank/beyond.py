@@ -108,7 +108,7 @@ def beyond_values(specs, data, topk, rows, counted, threads, *, train, item_aspe
                   item_vectors, baseline):
     """(per-user rows of out, {label: mean}) for the beyond-accuracy specs."""
     from ._kernels.beyond import ILD_COSINE, ILD_JACCARD, beyond_metrics
-    from .evaluate import n_ranges
+    from .evaluate import counted_mean, n_ranges
 
     names = {s.name for s in specs}
     given = {"train": train is not None, "baseline": baseline is not None,
@@ -149,8 +149,7 @@ def beyond_values(specs, data, topk, rows, counted, threads, *, train, item_aspe
                    counts, data.indptr, data.indices, data.data, base, ild_mode, a_indptr,
                    a_indices, vectors, n_items, n_chunks, out, exposure)
     values = dict(zip([s.label for s in per_user], out))
-    means = {label: (float(v[counted].mean()) if counted.any() else float("nan"))
-             for label, v in values.items()}
+    means = {label: counted_mean(v, counted) for label, v in values.items()}
     if catalogue:
         shown = np.cumsum(exposure.sum(axis=0, dtype=np.int64), axis=0)  # per cutoff
         for spec in catalogue:

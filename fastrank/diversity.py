@@ -12,7 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .aspects import check_aspects
-from .evaluate import discounts, n_ranges, numba_threads
+from .evaluate import counted_mean, discounts, n_ranges, numba_threads
+from .factors import positive_counts
 from .result import Result
 from .validation import (_csr_parts, _is_canonical, check_int, check_pattern, check_topk,
                          check_truth, check_users)
@@ -255,18 +256,13 @@ class AlphaBetaNDCG:
         above = {label: int(np.count_nonzero(v > 1.0)) for label, v in zip(self.labels, values)}
         if clip:
             np.minimum(values, 1.0, out=values)  # NaN stays NaN
-        means = {label: (float(v[counted].mean()) if counted.any() else float("nan"))
-                 for label, v in zip(self.labels, values)}
+        means = {label: counted_mean(v, counted) for label, v in zip(self.labels, values)}
         report = {"no_profile": int(np.count_nonzero(self.status == NO_PROFILE)),
                   "no_truth": int(np.count_nonzero(self.status == NO_TRUTH)),
                   "above_one": above, "clipped": bool(clip)}
         return Result(self.labels, values, means, convention="recsys", users=self.users,
-                      counted=counted, n_relevant=self._n_relevant(), report=report)
-
-    def _n_relevant(self):
-        t = self.truth
-        positive = np.concatenate([[0], np.cumsum(t.data > 0)])
-        return positive[t.indptr[self.users + 1]] - positive[t.indptr[self.users]]
+                      counted=counted, n_relevant=positive_counts(self.truth, self.users),
+                      report=report)
 
 
 def ab_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.01, beta=0.5, profile=None,
@@ -281,12 +277,8 @@ def ab_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.01, beta=0.5, profile=
     topk_arr = np.asarray(topk)
     k_max = topk_arr.shape[1] if topk_arr.ndim == 2 else None
     cutoffs = _check_cutoffs(k, k_max)
-    if users is None:
-        truth_rows = truth.shape[0] if hasattr(truth, "shape") else None
-        if topk_arr.ndim == 2 and truth_rows is not None and topk_arr.shape[0] != truth_rows:
-            raise ValueError(
-                f"topk has {topk_arr.shape[0]} rows but truth has {truth_rows}; pass users= "
-                f"to map each topk row to its truth row")
+    if users is None and topk_arr.ndim == 2 and hasattr(truth, "shape"):
+        check_users(None, topk_arr.shape[0], truth.shape[0])  # one list per truth row
     scorer = AlphaBetaNDCG(truth, item_aspects, k=cutoffs.tolist(), alpha=alpha, beta=beta,
                            profile=profile, user_aspects=user_aspects, exclude=exclude,
                            r_max=r_max, users=users, n_threads=n_threads)
@@ -335,8 +327,7 @@ def alpha_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.5, users=None, n_th
                discounts(int(cutoffs[-1])), data.max_row_nnz, chunks, out, n_relevant)
     labels = [f"alpha_ndcg@{int(c)}" for c in cutoffs]
     counted = n_relevant > 0
-    means = {label: (float(v[counted].mean()) if counted.any() else float("nan"))
-             for label, v in zip(labels, out)}
+    means = {label: counted_mean(v, counted) for label, v in zip(labels, out)}
     report = {"above_one": {label: int(np.count_nonzero(v > 1.0))
                             for label, v in zip(labels, out)}}
     return Result(labels, out, means, convention="recsys", users=rows, counted=counted,

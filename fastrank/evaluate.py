@@ -149,6 +149,11 @@ def summarize(specs, out, convention, rows, counted, n_relevant):
                   counted=counted, n_relevant=n_relevant)
 
 
+def counted_mean(values, counted):
+    """Plain float64 mean of values over the counted rows; NaN when no row counts."""
+    return float(values[counted].mean()) if counted.any() else float("nan")
+
+
 def _mean(spec, values, counted, n_relevant, all_counted):
     """Plain float64 mean over the counted users; implicit's precision is pooled."""
     if not all_counted:

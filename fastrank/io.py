@@ -115,9 +115,10 @@ def trec_arrays(qrels, run, *, depth=None, complete=False):
 
     Rows are the queries of the run that the qrels judge (trec_eval evaluates only
     those; with complete=True, as trec_eval's -c, every judged query, an empty list for
-    those without results), in ascending qid order (byte order, as trec_eval's strcmp); columns are the documents of both files in ascending
-    order (`documents`). Each topk row is the query's run ordered by score descending,
-    ties by document id descending, cut at `depth` (trec_eval's -M) and padded with -1.
+    those without results), in ascending qid order (byte order, as trec_eval's strcmp);
+    columns are the documents of both files in ascending order (`documents`). Each topk
+    row is the query's run ordered by score descending, ties by document id descending,
+    cut at `depth` (trec_eval's -M) and padded with -1.
     A document retrieved twice for one query within the cut is an error, as in trec_eval.
     """
     documents = np.unique(np.concatenate([qrels.documents, run.documents]))

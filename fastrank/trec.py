@@ -9,7 +9,7 @@ pooled but unjudged; queries are the judged ones that have results (all judged o
 complete=True, the missing ones scoring 0); measures print in trec_eval's table order.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,6 +30,10 @@ _CUT = {"P": CUTOFFS, "recall": CUTOFFS, "ndcg_cut": CUTOFFS, "map_cut": CUTOFFS
 _SUMMED = {"num_ret", "num_rel", "num_rel_ret"}
 _COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret"}
 _SUMMARY_ONLY = {"runid", "num_q", "gm_map"}
+# trec_eval measures that fr.evaluate's trec convention computes, and its names for them
+_EVALUATE = {"map": "map", "Rprec": "r_precision", "recip_rank": "mrr", "ndcg": "ndcg",
+             "P": "precision", "recall": "recall", "map_cut": "map", "success": "hit_rate",
+             "ndcg_cut": "ndcg"}
 MIN_GEO_MEAN = 0.00001
 
 
@@ -82,7 +86,6 @@ class TrecReport:
     per_query: dict
     summary: dict
     runid: str
-    counts: set = field(default_factory=lambda: set(_COUNTS))
 
     def lines(self, per_query=False):
         """trec_eval's output: `measure<TAB>qid|all<TAB>value`, values to 4 decimals."""
@@ -98,7 +101,7 @@ class TrecReport:
     def _line(self, name, qid, value):
         if name == "runid":
             return f"{name:<22}\t{qid}\t{value}"
-        if name in self.counts:
+        if name in _COUNTS:
             return f"{name:<22}\t{qid}\t{int(value)}"
         return f"{name:<22}\t{qid}\t{value:6.4f}"
 
@@ -155,16 +158,12 @@ def _per_query(chosen, truth, topk, level, n_threads):
                                              topk.dtype)], axis=1)
     binary = truth.copy()  # relevant at the level; stored zeros keep "judged"
     binary.data = (binary.data >= level).astype(np.float64)
-    wanted = {"map": "map", "Rprec": "r_precision", "recip_rank": "mrr", "ndcg": "ndcg"}
-    labels = {}
+    labels = {}  # trec_eval label -> fr.evaluate label
     for name, params in chosen.items():
-        if name in wanted:
-            labels[name] = wanted[name]
-        elif name in ("P", "recall", "map_cut", "success", "ndcg_cut"):
-            ours = {"P": "precision", "recall": "recall", "map_cut": "map",
-                    "success": "hit_rate", "ndcg_cut": "ndcg"}[name]
-            for p in params:
-                labels[_label(name, p)] = f"{ours}@{p}"
+        if name in _EVALUATE:
+            ours = _EVALUATE[name]
+            labels.update({name: ours} if params is None else
+                          {_label(name, p): f"{ours}@{p}" for p in params})
     if "gm_map" in chosen:
         labels["map"] = "map"
     graded = {k: v for k, v in labels.items() if k.startswith("ndcg")}

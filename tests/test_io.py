@@ -66,7 +66,8 @@ def test_gzip_and_plain_read_the_same(tmp_path):
 
 
 @pytest.mark.parametrize("reader, text, match", [
-    (io.read_qrels, "1 0 d1 1\n1 0 d2\n", r"q\.txt:2: a qrels line has 4 columns .* found 3 in '1 0 d2'"),
+    (io.read_qrels, "1 0 d1 1\n1 0 d2\n",
+     r"q\.txt:2: a qrels line has 4 columns .* found 3 in '1 0 d2'"),
     (io.read_qrels, "1 0 d1 high\n", r"q\.txt:1: relevance 'high' is not a number"),
     (io.read_run, "1 Q0 d1 1 0.3 r\n1 Q0 d2 2 x r\n", r"q\.txt:2: score 'x' is not a number"),
     (io.read_run, "1 Q0 d1 1 nan r\n", r"q\.txt:1: score 'nan' is not finite"),
