@@ -12,6 +12,9 @@
     fr.alpha_ndcg(test, ids, item_aspects)                      # α-nDCG, as TREC's ndeval
     fr.evaluate(test, ids, ["coverage@10", "novelty@10"], train=train)
 
+    fr.rmse(test, predictions), fr.mae(test, user_factors=U, item_factors=V)
+    data = fastrank.io.from_tables(truth_df, recs_df)           # pandas / pyarrow / polars
+
 Nothing is compiled at import; numba kernels load (or compile) on first use.
 """
 
@@ -20,9 +23,10 @@ from .evaluate import evaluate
 from .factors import evaluate_factors, topk
 from .metrics import CONVENTIONS, METRIC_NAMES
 from .model import evaluate_model
+from .ratings import mae, rmse
 from .result import Result
 
 __version__ = "0.1.0"
 
 __all__ = ["evaluate", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg", "alpha_ndcg",
-           "AlphaBetaNDCG", "Result", "METRIC_NAMES", "CONVENTIONS", "__version__"]
+           "AlphaBetaNDCG", "rmse", "mae", "Result", "METRIC_NAMES", "CONVENTIONS", "__version__"]

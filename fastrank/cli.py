@@ -69,6 +69,49 @@ def run_trec(args, out=None):
     return 0
 
 
+DEFAULT_METRICS = ("precision", "recall", "ndcg", "map", "mrr", "hit_rate")
+
+
+def run_evaluate(args, out=None):
+    import json
+
+    from .evaluate import evaluate
+    from .io.files import read_inputs, write_per_user
+    from .io.tables import per_user_table
+
+    out = sys.stdout if out is None else out
+    inputs = read_inputs(args.truth, args.topk, k=args.k)
+    metrics = [m.strip() for text in (args.metric or DEFAULT_METRICS) for m in text.split(",")
+               if m.strip()]
+    res = evaluate(inputs.truth, inputs.topk, metrics, convention=args.convention,
+                   n_threads=args.threads)
+    if args.per_user:
+        write_per_user(args.per_user, per_user_table(res, inputs.user_ids, library="dict"))
+    counts = {"users": int(res.users.shape[0]), "counted": res.n_users,
+              "without_recommendations": inputs.without_recommendations,
+              "without_truth": inputs.without_truth}
+    means = {name: (None if res[name] != res[name] else res[name]) for name in res.metrics}
+    if args.json:
+        print(json.dumps({**means, "counts": counts, "convention": args.convention,
+                          "k": int(inputs.topk.shape[1])}, indent=2), file=out)
+    elif args.csv:
+        print("metric,mean,users", file=out)
+        for name in res.metrics:
+            print(f"{name},{'' if means[name] is None else repr(means[name])},{res.n_users}",
+                  file=out)
+    else:
+        print(f"{counts['users']:,} users, {counts['counted']:,} counted (convention "
+              f"{args.convention}, K = {inputs.topk.shape[1]}); "
+              f"{counts['without_recommendations']:,} without recommendations, "
+              f"{counts['without_truth']:,} without truth", file=out)
+        width = max(len("metric"), *(len(name) for name in res.metrics))
+        print(f"{'metric':<{width}}  {'mean':>10}", file=out)
+        for name in res.metrics:
+            note = "  (catalogue)" if name in res.catalogue else ""
+            print(f"{name:<{width}}  {res[name]:>10.6f}{note}", file=out)
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="fastrank", description="Fast offline evaluation of rankings.")
@@ -103,6 +146,33 @@ def build_parser():
                       help="a measure (repeatable): map, P.5,10, ndcg_cut, iprec_at_recall, "
                            "official, all_trec, ...")
     trec.set_defaults(func=run_trec)
+
+    ev = sub.add_parser(
+        "evaluate", help="ranking metrics for recommender files (npz/npy, parquet or CSV)",
+        description="Evaluate recommendations against judgments and print the mean of each "
+                    "metric. --truth: a scipy.sparse .npz (users x items) or a table with "
+                    "columns user,item,relevance. --topk: a .npy of item ids (row r is "
+                    "truth row r, -1 pads) or a table with columns user,item,score (or "
+                    "user,rank,item). Tables are .parquet or .csv/.tsv (optionally .gz) "
+                    "with a header line; ids of any type.")
+    ev.add_argument("--truth", required=True, help="judgments: .npz, .parquet or .csv")
+    ev.add_argument("--topk", required=True, help="recommendations: .npy, .parquet or .csv")
+    ev.add_argument("-m", "--metric", action="extend", nargs="+", default=None,
+                    help="metrics such as ndcg@10 recall@10 (repeatable, or comma "
+                         "separated); default: " + " ".join(DEFAULT_METRICS) + " at K")
+    ev.add_argument("--convention", choices=CONVENTIONS, default="recsys")
+    ev.add_argument("-k", type=_positive_int, default=None,
+                    help="cut every list at k (default: the longest list)")
+    ev.add_argument("--threads", type=_positive_int, default=None,
+                    help="numba threads (default: all)")
+    shape = ev.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true",
+                       help="print a JSON object: the mean of each metric, counts, convention")
+    shape.add_argument("--csv", action="store_true", help="print metric,mean,users as CSV")
+    ev.add_argument("--per-user", metavar="FILE", default=None,
+                    help="also write every user's values (CSV, or parquet by suffix); an "
+                         "empty field where a user is not counted")
+    ev.set_defaults(func=run_evaluate)
     return parser
 
 
@@ -111,7 +181,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"fastrank {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -1,4 +1,4 @@
-"""Reading TREC qrels and run files into fastrank's arrays, with the string ids kept.
+"""TREC qrels and run files into fastrank's arrays, with the string ids kept.
 
     qrels = fastrank.io.read_qrels("qrels.txt")        # qid iter docno rel
     run = fastrank.io.read_run("run.txt")              # qid Q0 docno rank sim runid
@@ -11,12 +11,13 @@ rank column is ignored. A malformed line is a ValueError naming the file, the li
 and the text.
 """
 
-import gzip
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from .lists import by_score, lookup, pack
+from .text import lines, parse_number
 
 
 @dataclass(frozen=True)
@@ -40,42 +41,11 @@ class Run:
     path: str
 
 
-def _lines(path):
-    """(line number, text) of a plain or gzip file, blank lines skipped."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == b"\x1f\x8b"
-    opener = gzip.open if gzipped else open
-    with opener(path, "rt", encoding="utf-8", errors="strict") as handle:
-        try:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield number, line
-        except UnicodeDecodeError as err:
-            raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") \
-                from None
-
-
-def _number(text, path, number, line, what):
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(
-            f"{path}:{number}: {what} {text!r} is not a number in line {line.rstrip()!r}") \
-            from None
-    if not np.isfinite(value):
-        raise ValueError(f"{path}:{number}: {what} {text!r} is not finite in line "
-                         f"{line.rstrip()!r}")
-    return value
-
-
 def _records(path, kind, layout, exact):
     """(line number, line, columns) of every line, with the column count checked: exactly
     len(layout) columns, or at least that many when not exact."""
     n = len(layout.split())
-    for number, line in _lines(path):
+    for number, line in lines(path):
         parts = line.split()
         if len(parts) < n or (exact and len(parts) > n):
             raise ValueError(
@@ -90,7 +60,7 @@ def read_qrels(path):
     for number, line, parts in _records(path, "qrels", "qid iter docno rel", exact=True):
         queries.append(parts[0])
         documents.append(parts[2])
-        relevance.append(_number(parts[3], path, number, line, "relevance"))
+        relevance.append(parse_number(parts[3], path, number, line, "relevance"))
     return Qrels(np.array(queries, dtype=str), np.array(documents, dtype=str),
                  np.array(relevance, dtype=np.float64), str(path))
 
@@ -104,7 +74,7 @@ def read_run(path):
                                         exact=False):
         queries.append(parts[0])
         documents.append(parts[2])
-        scores.append(_number(parts[4], path, number, line, "score"))
+        scores.append(parse_number(parts[4], path, number, line, "score"))
         runid = parts[5]
     return Run(np.array(queries, dtype=str), np.array(documents, dtype=str),
                np.array(scores, dtype=np.float64), runid, str(path))
@@ -125,25 +95,17 @@ def trec_arrays(qrels, run, *, depth=None, complete=False):
     queries = np.unique(qrels.queries)
     if not complete:
         queries = np.intersect1d(queries, np.unique(run.queries))
-    rows_q, judged = _lookup(queries, qrels.queries)
+    rows_q, judged = lookup(queries, qrels.queries)
     truth = sp.csr_array((qrels.relevance[judged], (rows_q[judged], np.searchsorted(
         documents, qrels.documents[judged]))), shape=(queries.shape[0], documents.shape[0]))
     truth.sum_duplicates()
-    rows_r, ranked = _lookup(queries, run.queries)
+    rows_r, ranked = lookup(queries, run.queries)
     rows_r, scores = rows_r[ranked], run.scores[ranked]
     docs_r = np.searchsorted(documents, run.documents[ranked])
-    order = np.lexsort((-docs_r, -scores, rows_r))  # by query, score desc, docno desc
+    order = by_score(rows_r, docs_r, scores)
     rows_r, docs_r = rows_r[order], docs_r[order]
-    counts = np.bincount(rows_r, minlength=queries.shape[0])
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    position = np.arange(rows_r.shape[0]) - starts[rows_r]
-    width = int(counts.max()) if counts.size else 0
-    if depth is not None:
-        width = min(width, depth)
-    topk = np.full((queries.shape[0], max(width, 1)), -1, np.int64)
-    fits = position < width
-    _no_duplicates(rows_r[fits], docs_r[fits], queries, documents, run.path)
-    topk[rows_r[fits], position[fits]] = docs_r[fits]
+    topk, kept = pack(rows_r, docs_r, queries.shape[0], depth)
+    _no_duplicates(rows_r[kept], docs_r[kept], queries, documents, run.path)
     return truth, topk, queries, documents
 
 
@@ -159,10 +121,3 @@ def _no_duplicates(rows, docs, queries, documents, path):
             f"({repeated.size} such pairs); trec_eval rejects such runs: keep one line per "
             f"(query, document)")
 
-
-def _lookup(vocab, values):
-    """(position of each value in the sorted vocab, whether it is there)."""
-    index = np.searchsorted(vocab, values)
-    if not vocab.size:
-        return index, np.zeros(values.shape, bool)
-    return index, vocab[np.minimum(index, vocab.size - 1)] == values

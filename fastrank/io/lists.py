@@ -1,0 +1,46 @@
+"""Turning (row, item, score or rank) records into fastrank's top-K array.
+
+Shared by the TREC run reader and the data-frame reader: both hand over one record per
+retrieved item and get back a (n_rows, width) int64 array, best first, padded with -1.
+"""
+
+import numpy as np
+
+
+def lookup(vocab, values):
+    """(position of each value in the sorted vocab, whether it is there)."""
+    index = np.searchsorted(vocab, values)
+    if not vocab.size:
+        return index, np.zeros(values.shape, bool)
+    return index, vocab[np.minimum(index, vocab.size - 1)] == values
+
+
+def by_score(rows, items, scores):
+    """The order of the records that ranks each row by score descending, ties by item id
+    descending (trec_eval's rule: its qsort compares the document ids, larger first)."""
+    return np.lexsort((-items, -scores, rows))
+
+
+def by_rank(rows, ranks):
+    """The order of the records that ranks each row by its rank column, ascending, and the
+    position of the first record whose (row, rank) repeats an earlier one (-1 if none)."""
+    order = np.lexsort((ranks, rows))
+    rows_s, ranks_s = rows[order], ranks[order]
+    repeated = np.flatnonzero((rows_s[1:] == rows_s[:-1]) & (ranks_s[1:] == ranks_s[:-1]))
+    return order, (int(order[repeated[0] + 1]) if repeated.size else -1)
+
+
+def pack(rows, items, n_rows, depth=None):
+    """(topk, kept): rows grouped in ascending order and items in rank order within each row,
+    packed into a (n_rows, width) int64 array padded with -1, where width is the longest
+    list cut at `depth`; `kept` marks the records that fit."""
+    counts = np.bincount(rows, minlength=n_rows)
+    starts = np.cumsum(counts) - counts
+    position = np.arange(rows.shape[0]) - starts[rows]
+    width = int(counts.max()) if counts.size else 0
+    if depth is not None:
+        width = min(width, depth)
+    topk = np.full((n_rows, max(width, 1)), -1, np.int64)
+    kept = position < width
+    topk[rows[kept], position[kept]] = items[kept]
+    return topk, kept

@@ -1,0 +1,249 @@
+"""Data frames in and out: pandas, pyarrow or polars tables of judgments and of
+recommendations to fastrank's arrays, and per-user results back as a table keyed by the
+original user ids.
+
+    data = fastrank.io.from_tables(truth_df, recs_df)   # (user, item, relevance), (user, item, score)
+    res = data.evaluate(["ndcg@10", "recall@10"])       # = fr.evaluate(data.truth, data.topk, ...)
+    data.per_user(res)                                  # a table of truth_df's library
+
+Ids may be of any type that sorts (integers, strings, dates, ...), as long as a column has
+the same kind of id in both tables. A dict of equal-length arrays is accepted as a table too.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..validation import check_int
+from .lists import by_rank, by_score, pack
+
+LIBRARIES = ("pandas", "pyarrow", "polars", "dict")
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Judgments and recommendations from two tables, as fastrank's arrays.
+
+    Row r of `truth` and of `topk` is the user `users[r]`; column j of `truth` (and the id j
+    in `topk`) is the item `items[j]`. Both id arrays are sorted. The rows are every user
+    of either table: a user with judgments and no recommendations has an empty list (it
+    scores 0 where the convention counts it); a user with recommendations and no
+    judgments has an empty truth row (not counted by recsys or implicit, nor by trec).
+    """
+
+    truth: sp.csr_array
+    topk: np.ndarray
+    users: np.ndarray
+    items: np.ndarray
+    library: str
+    user_column: str
+    without_recommendations: int
+    without_truth: int
+
+    def evaluate(self, metrics, **options):
+        """`fr.evaluate(self.truth, self.topk, metrics, **options)`."""
+        from ..evaluate import evaluate
+
+        return evaluate(self.truth, self.topk, metrics, **options)
+
+    def per_user(self, result, *, library=None):
+        """Per-user values of `result` as a table keyed by the original user ids, in the
+        library of the truth table unless `library` says otherwise."""
+        return per_user_table(result, self.users, library=library or self.library,
+                              user_column=self.user_column)
+
+
+def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="relevance",
+                score="score", rank="rank"):
+    """Judgments and recommendations from tables to `Tables` (CSR truth and top-K ids).
+
+    Parameters
+    ----------
+    truth : pandas / pyarrow / polars table, or dict of arrays
+        One row per judged (user, item) pair with its graded relevance. A pair given twice
+        has its values summed, as fastrank does with duplicate CSR entries. With
+        `relevance=None` every listed pair has relevance 1.
+    recs : table of the same kinds
+        One row per recommended (user, item) pair, with a `score` column (higher is better;
+        ties broken by item id descending, as trec_eval breaks them) or, if there is no
+        score column, a `rank` column (smaller is better; a repeated rank within a user is
+        an error). An item recommended twice to a user stays in the list: fastrank counts
+        its first occurrence only.
+    k : int, optional
+        Cut every list at k (trec_eval's -M). Default: the longest list.
+    user, item, relevance, score, rank : str
+        Column names.
+    """
+    library = _library(truth, "truth")
+    _library(recs, "recs")
+    if k is not None:
+        k = check_int(k, "k")
+    t_users = id_column(truth, user, "truth", "user")
+    t_items = id_column(truth, item, "truth", "item")
+    if relevance is None:
+        values = np.ones(t_users.shape[0])
+    else:
+        values = number_column(truth, relevance, "truth", "relevance")
+    r_users = id_column(recs, user, "recs", "user")
+    r_items = id_column(recs, item, "recs", "item")
+    columns = _names(recs)
+    if score in columns:
+        key = number_column(recs, score, "recs", "score")
+    elif rank in columns:
+        key = number_column(recs, rank, "recs", "rank")
+    else:
+        raise ValueError(
+            f"recs has neither a {score!r} nor a {rank!r} column, so its order is unknown; "
+            f"its columns are {columns}. Pass score= or rank= to name the column")
+
+    users, (t_rows, r_rows) = _vocabulary(user, t_users, r_users)
+    items, (t_cols, r_cols) = _vocabulary(item, t_items, r_items)
+    n_users, n_items = users.shape[0], items.shape[0]
+    matrix = sp.csr_array((values, (t_rows, t_cols)), shape=(n_users, n_items))
+    matrix.sum_duplicates()
+    if score in columns:
+        topk = lists(r_rows, r_cols, n_users, k, score=key)
+    else:
+        topk = lists(r_rows, r_cols, n_users, k, rank=key, row_ids=users, column=rank)
+    with_truth = np.zeros(n_users, bool)
+    with_truth[t_rows] = True
+    with_recs = np.zeros(n_users, bool)
+    with_recs[r_rows] = True
+    return Tables(truth=matrix, topk=topk, users=users, items=items, library=library,
+                  user_column=user,
+                  without_recommendations=int(np.count_nonzero(with_truth & ~with_recs)),
+                  without_truth=int(np.count_nonzero(with_recs & ~with_truth)))
+
+
+def lists(rows, items, n_rows, k=None, *, score=None, rank=None, row_ids=None, column="rank"):
+    """Top-K ids (n_rows, width), padded with -1, from one record per recommended item:
+    ordered by score descending (ties: item id descending) or by rank ascending."""
+    rows = np.asarray(rows, np.int64)
+    items = np.asarray(items, np.int64)
+    if score is not None:
+        order = by_score(rows, items, score)
+    else:
+        order, repeated = by_rank(rows, rank)
+        if repeated >= 0:
+            who = rows[repeated] if row_ids is None else row_ids[rows[repeated]]
+            raise ValueError(
+                f"recs gives {column} {rank[repeated]:g} twice for user {who!r}, so that "
+                f"user's order is ambiguous; give each of a user's items its own rank")
+    topk, _ = pack(rows[order], items[order], n_rows, k)
+    return topk
+
+
+def per_user_table(result, user_ids, *, library="pandas", user_column="user"):
+    """Per-user values of a Result as a table keyed by user id: `user_ids[r]` names truth row
+    r. pandas: a DataFrame indexed by user; pyarrow and polars: the user column first;
+    "dict": a dict of numpy arrays. Catalogue-level metrics (coverage, gini) have no column."""
+    if library not in LIBRARIES:
+        raise ValueError(f"library must be one of {', '.join(map(repr, LIBRARIES))}; "
+                         f"got {library!r}")
+    ids = np.asarray(user_ids)[result.users]
+    values = {name: np.array(result.per_user(name)) for name in result.metrics
+              if name not in result.catalogue}
+    if library == "pandas":
+        import pandas as pd
+
+        return pd.DataFrame(values, index=pd.Index(ids, name=user_column))
+    columns = {user_column: ids, **values}
+    if library == "pyarrow":
+        import pyarrow as pa
+
+        return pa.table(columns)
+    if library == "polars":
+        import polars as pl
+
+        return pl.DataFrame(columns)
+    return columns
+
+
+def _library(table, name):
+    module = type(table).__module__.split(".")[0]
+    if module in LIBRARIES[:3]:
+        return module
+    if isinstance(table, Mapping):
+        return "dict"
+    raise TypeError(
+        f"{name} must be a pandas, pyarrow or polars table, or a dict of columns; got "
+        f"{type(table).__name__}")
+
+
+def _names(table):
+    if isinstance(table, Mapping):
+        return list(table.keys())
+    if type(table).__module__.startswith("pyarrow"):
+        return list(table.column_names)
+    return [str(c) for c in table.columns]
+
+
+def _column(table, column, name, role):
+    """One column as a numpy array; a missing column or a null names the column."""
+    names = _names(table)
+    if column not in names:
+        raise ValueError(
+            f"{name} has no column {column!r}; its columns are {names}. Rename the column, "
+            f"or pass {role}= with its name")
+    library = _library(table, name)
+    if library == "pandas":
+        series = table[column]
+        nulls, values = int(series.isna().sum()), series.to_numpy()
+    elif library == "pyarrow":
+        chunked = table.column(column)
+        nulls, values = chunked.null_count, chunked.to_numpy(zero_copy_only=False)
+    elif library == "polars":
+        series = table.get_column(column)
+        nulls, values = series.null_count(), series.to_numpy()
+    else:
+        values = np.asarray(table[column])
+        nulls = int(sum(v is None for v in values)) if values.dtype == object else 0
+    if values.ndim != 1:
+        raise ValueError(f"{name} column {column!r} must be 1-D; got shape {values.shape}")
+    if nulls:
+        raise ValueError(
+            f"{name} column {column!r} has {nulls} missing values; drop or fill those rows "
+            f"first")
+    return values
+
+
+def id_column(table, column, name, role):
+    values = _column(table, column, name, role)
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        raise ValueError(f"{name} column {column!r} has NaN ids; drop those rows first")
+    return values
+
+
+def number_column(table, column, name, role):
+    values = _column(table, column, name, role)
+    if values.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} column {column!r} must hold numbers; got dtype {values.dtype}. Convert "
+            f"it, e.g. with astype(float)")
+    values = values.astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise ValueError(
+            f"{name} column {column!r} has {bad.size} NaN or infinite values (first at row "
+            f"{bad[0]}); drop or fill those rows first")
+    return values
+
+
+def _vocabulary(column, *arrays):
+    """(sorted distinct ids of all arrays, the code of every id in each array)."""
+    kinds = {"number" if a.dtype.kind in "biuf" else a.dtype.kind for a in arrays if a.size}
+    if "number" in kinds and len(kinds) > 1:
+        raise TypeError(
+            f"the {column!r} ids are numbers in one table and not in the other; give them "
+            f"one type in both tables")
+    joined = np.concatenate(arrays)
+    try:
+        vocab, codes = np.unique(joined, return_inverse=True)
+    except TypeError as err:
+        raise TypeError(
+            f"the {column!r} ids cannot be sorted ({err}); give them one type, e.g. all "
+            f"strings or all integers") from None
+    bounds = np.cumsum([a.shape[0] for a in arrays])[:-1]
+    return vocab, np.split(codes.reshape(-1).astype(np.int64), bounds)

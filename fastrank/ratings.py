@@ -1,0 +1,235 @@
+"""Rating prediction: RMSE and MAE of predicted values against the stored truth values.
+
+    fr.rmse(test, predictions)                      # sparse, predictions at test's entries
+    fr.rmse(test, values)                           # 1-D, aligned with test.data
+    fr.mae(test, user_factors=U, item_factors=V)    # predicted rating U[u] . V[i]
+
+Each returns a `Result`. `result["rmse"]` is pooled over every stored truth entry, the
+square root of the mean squared error over all ratings, as everyone reports it;
+`result.per_user("rmse")` is each user's value over its own ratings (NaN for a user with
+none) and `result.report["user_mean"]` the mean of those per-user values.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .evaluate import counted_mean, numba_threads
+from .result import Result
+from .validation import _csr_parts, _is_canonical
+
+CONVENTION = "ratings"
+
+
+@dataclass(frozen=True)
+class Rated:
+    """The stored ratings grouped by user with columns ascending, and where each came from."""
+
+    indptr: np.ndarray   # int64, n_users + 1
+    indices: np.ndarray  # column of each rating
+    data: np.ndarray     # float64 rating
+    order: np.ndarray    # position in the caller's truth.data of each rating; None: identity
+    n_users: int
+    n_items: int
+
+    @property
+    def rows(self):
+        return np.repeat(np.arange(self.n_users, dtype=np.int64), np.diff(self.indptr))
+
+
+def rmse(truth, predictions=None, *, user_factors=None, item_factors=None, n_threads=None):
+    """Root mean squared error of predictions at the stored entries of `truth`.
+
+    Parameters
+    ----------
+    truth : scipy.sparse matrix or array, users x items
+        The observed ratings, one stored entry per rated (user, item); a stored 0 is a
+        rating of 0. A pair stored twice is an error. Never modified.
+    predictions : optional
+        - a sparse matrix of truth's shape storing a prediction at every rated pair
+          (further stored entries are ignored);
+        - a 1-D array aligned with `truth.data` (CSR, CSC or COO truth);
+        - a dense 2-D array of truth's shape.
+    user_factors, item_factors : 2-D arrays, optional
+        Instead of `predictions`: the prediction for (u, i) is user_factors[u] . item_factors[i].
+    n_threads : int, optional
+        Numba threads for this call; the values do not depend on it.
+
+    Returns
+    -------
+    Result
+        `result["rmse"]` pooled over all ratings, `per_user("rmse")` per user (NaN for users
+        without ratings, who are not counted), `report["entries"]` and `report["user_mean"]`.
+    """
+    return _errors("rmse", truth, predictions, user_factors, item_factors, n_threads)
+
+
+def mae(truth, predictions=None, *, user_factors=None, item_factors=None, n_threads=None):
+    """Mean absolute error of predictions at the stored entries of `truth`: the same inputs
+    and Result as `rmse`, with "mae" pooled over all ratings and per user."""
+    return _errors("mae", truth, predictions, user_factors, item_factors, n_threads)
+
+
+def _errors(name, truth, predictions, user_factors, item_factors, n_threads):
+    from ._kernels.ratings import factor_errors, value_errors
+
+    rated = rated_entries(truth)
+    factors = user_factors is not None or item_factors is not None
+    if factors and predictions is not None:
+        raise TypeError(f"{name}: pass either predictions or factors, not both")
+    if not factors and predictions is None:
+        raise TypeError(f"{name}: pass predictions, or user_factors and item_factors")
+    if factors and (user_factors is None or item_factors is None):
+        raise TypeError(f"{name}: pass both user_factors and item_factors")
+    squared = np.empty(rated.n_users)
+    absolute = np.empty(rated.n_users)
+    if factors:
+        users, items = _factors(user_factors, item_factors, rated)
+        with numba_threads(n_threads):
+            factor_errors(rated.indptr, rated.indices, rated.data, users, items, squared,
+                          absolute)
+    else:
+        predicted = predicted_values(predictions, rated, n_threads)
+        with numba_threads(n_threads):
+            value_errors(rated.indptr, rated.data, predicted, squared, absolute)
+    count = np.diff(rated.indptr)
+    counted = count > 0
+    total = squared if name == "rmse" else absolute
+    entries = int(rated.indptr[-1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_user = np.where(counted, total / count, np.nan)
+        pooled = total.sum() / entries if entries else np.nan
+    if name == "rmse":
+        per_user, pooled = np.sqrt(per_user), np.sqrt(pooled)
+    report = {"entries": entries, "user_mean": counted_mean(per_user, counted)}
+    return Result([name], [per_user], {name: pooled}, convention=CONVENTION,
+                  users=np.arange(rated.n_users, dtype=np.int64), counted=counted,
+                  n_relevant=count, report=report)
+
+
+def rated_entries(truth):
+    """The stored entries of a CSR, CSC or COO truth as `Rated` (other sparse formats are
+    converted first); a (user, item) stored twice is an error."""
+    if sp.issparse(truth) and truth.format == "csc":
+        indptr, rows, data, (n_items, n_users) = _csr_parts(truth.T, "truth", "ratings")
+        cols = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(indptr))
+    else:
+        if sp.issparse(truth) and truth.format not in ("csr", "coo"):
+            truth = truth.tocsr()
+        if sp.issparse(truth) and truth.format == "coo":
+            _coordinates(truth)
+            rows, cols, data = truth.row, truth.col, truth.data
+            n_users, n_items = truth.shape
+        else:
+            indptr, cols, data, (n_users, n_items) = _csr_parts(truth, "truth", "ratings")
+            if _is_canonical(indptr, cols):
+                return Rated(indptr.astype(np.int64, copy=False), cols, _finite(data, "truth"),
+                             None, n_users, n_items)
+            rows = np.repeat(np.arange(n_users, dtype=np.int64), np.diff(indptr))
+    data = _finite(data, "truth")
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    _unique_pairs(rows, cols, "truth")
+    indptr = np.zeros(n_users + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_users), out=indptr[1:])
+    return Rated(indptr, cols, data[order], order, n_users, n_items)
+
+
+def predicted_values(predictions, rated, n_threads=None):
+    """The prediction at each rating of `rated`, float64, in its order."""
+    from ._kernels.ratings import pattern_values
+
+    shape = (rated.n_users, rated.n_items)
+    if sp.issparse(predictions):
+        if predictions.shape != shape:
+            raise ValueError(
+                f"predictions has shape {predictions.shape} but truth has {shape}; both are "
+                f"users x items")
+        indptr, indices, data, _ = _csr_parts(predictions, "predictions", "predicted ratings")
+        data = _finite(data, "predictions")
+        if not _is_canonical(indptr, indices):
+            canon = sp.csr_array((data.copy(), indices.copy(), indptr.copy()), shape=shape)
+            canon.sort_indices()  # on the copy: the caller's matrix is untouched
+            indptr, indices, data = canon.indptr, canon.indices, canon.data
+            if not _is_canonical(indptr, indices):
+                rows = np.repeat(np.arange(shape[0]), np.diff(indptr))
+                _unique_pairs(rows, indices, "predictions")
+        out = np.empty(rated.data.shape[0])
+        with numba_threads(n_threads):
+            pattern_values(rated.indptr, rated.indices, indptr.astype(np.int64, copy=False),
+                           indices, data, out)
+        missing = np.flatnonzero(np.isnan(out))
+        if missing.size:
+            j = missing[0]
+            raise ValueError(
+                f"predictions stores no value for {missing.size} rated pairs, the first "
+                f"(user {rated.rows[j]}, item {rated.indices[j]}); predict every stored entry "
+                f"of truth")
+        return out
+    values = np.asarray(predictions)
+    if values.dtype == np.bool_ or values.dtype.kind not in "iuf":
+        raise TypeError(f"predictions must be numeric; got dtype {values.dtype}")
+    if values.ndim == 1:
+        n = rated.data.shape[0]
+        if values.shape[0] != n:
+            raise ValueError(
+                f"predictions has {values.shape[0]} values but truth stores {n} ratings; a "
+                f"1-D predictions array is aligned with truth.data")
+        out = values if rated.order is None else values[rated.order]
+    elif values.ndim == 2:
+        if values.shape != shape:
+            raise ValueError(
+                f"predictions has shape {values.shape} but truth has {shape}; a dense "
+                f"predictions array is users x items")
+        out = values[rated.rows, rated.indices]
+    else:
+        raise ValueError(
+            f"predictions must be sparse, 1-D (aligned with truth.data) or 2-D (users x "
+            f"items); got {values.ndim} dimensions")
+    return _finite(out, "predictions")
+
+
+def _factors(user_factors, item_factors, rated):
+    from .factors import check_factors
+
+    users, items = check_factors(user_factors, item_factors)
+    for name, factors, n, what in (("user_factors", users, rated.n_users, "rows (users)"),
+                                   ("item_factors", items, rated.n_items, "columns (items)")):
+        if factors.shape[0] != n:
+            raise ValueError(
+                f"{name} has {factors.shape[0]} rows but truth has {n} {what}; row r of "
+                f"{name} is row r of the matrix")
+    return users, items
+
+
+def _finite(values, name):
+    values = np.asarray(values, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise ValueError(
+            f"{name} has {bad.size} NaN or infinite values (the first at stored entry "
+            f"{bad[0]}); replace or drop them")
+    return values
+
+
+def _coordinates(coo):
+    """The checks `_csr_parts` makes for CSR, on a COO matrix's row and col arrays."""
+    if coo.dtype == np.bool_ or coo.dtype.kind not in "iuf":
+        raise TypeError(f"truth values must be numeric ratings; got dtype {coo.dtype}")
+    n_users, n_items = coo.shape
+    for name, values, n in (("row", coo.row, n_users), ("col", coo.col, n_items)):
+        if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
+            raise ValueError(f"truth is a malformed COO matrix: {name} indices must lie in "
+                             f"[0, {n}); rebuild it with scipy.sparse.coo_array")
+
+
+def _unique_pairs(rows, cols, name):
+    """rows and cols sorted together: a pair stored twice is an error."""
+    same = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1]))
+    if same.size:
+        j = same[0]
+        raise ValueError(
+            f"{name} stores (user {rows[j]}, item {cols[j]}) more than once ({same.size} "
+            f"repeated entries); a rating is one stored entry: drop the repeats, or call "
+            f"sum_duplicates() if the values should add up")
