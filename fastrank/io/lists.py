@@ -15,16 +15,23 @@ def lookup(vocab, values):
     return index, vocab[np.minimum(index, vocab.size - 1)] == values
 
 
-def by_score(rows, items, scores):
+def by_score(rows, items, scores, n_rows):
     """The order of the records that ranks each row by score descending, ties by item id
     descending (trec_eval's rule: its qsort compares the document ids, larger first)."""
-    return np.lexsort((-items, -scores, rows))
+    from .._kernels.lists import group_rows, sort_rows
+
+    order, starts = group_rows(rows, n_rows)
+    sort_rows(order, starts, scores, items)
+    return order
 
 
-def by_rank(rows, ranks):
+def by_rank(rows, ranks, n_rows):
     """The order of the records that ranks each row by its rank column, ascending, and the
     position of the first record whose (row, rank) repeats an earlier one (-1 if none)."""
-    order = np.lexsort((ranks, rows))
+    from .._kernels.lists import group_rows, sort_rows
+
+    order, starts = group_rows(rows, n_rows)
+    sort_rows(order, starts, -ranks, np.zeros(ranks.shape[0], np.int64))
     rows_s, ranks_s = rows[order], ranks[order]
     repeated = np.flatnonzero((rows_s[1:] == rows_s[:-1]) & (ranks_s[1:] == ranks_s[:-1]))
     return order, (int(order[repeated[0] + 1]) if repeated.size else -1)

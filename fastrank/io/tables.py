@@ -123,11 +123,12 @@ def lists(rows, items, n_rows, k=None, *, score=None, rank=None, row_ids=None, c
     rows = np.asarray(rows, np.int64)
     items = np.asarray(items, np.int64)
     if score is not None:
-        order = by_score(rows, items, score)
+        order = by_score(rows, items, score, n_rows)
     else:
-        order, repeated = by_rank(rows, rank)
+        order, repeated = by_rank(rows, rank, n_rows)
         if repeated >= 0:
             who = rows[repeated] if row_ids is None else row_ids[rows[repeated]]
+            who = who.item() if isinstance(who, np.generic) else who
             raise ValueError(
                 f"recs gives {column} {rank[repeated]:g} twice for user {who!r}, so that "
                 f"user's order is ambiguous; give each of a user's items its own rank")
@@ -238,12 +239,28 @@ def _vocabulary(column, *arrays):
         raise TypeError(
             f"the {column!r} ids are numbers in one table and not in the other; give them "
             f"one type in both tables")
-    joined = np.concatenate(arrays)
+    joined = np.concatenate([_text(a) for a in arrays])
+    bounds = np.cumsum([a.shape[0] for a in arrays])[:-1]
+    if joined.dtype.kind in "iu" and joined.size:
+        lo, hi = int(joined.min()), int(joined.max())
+        if hi - lo <= 4 * joined.size + 1024:  # dense ids: no sort, memory ~ the input's
+            offset = joined - joined.dtype.type(lo)
+            present = np.zeros(hi - lo + 1, bool)
+            present[offset] = True
+            vocab = (np.flatnonzero(present) + lo).astype(joined.dtype)
+            codes = (np.cumsum(present, dtype=np.int64) - 1)[offset]
+            return vocab, np.split(codes, bounds)
     try:
         vocab, codes = np.unique(joined, return_inverse=True)
     except TypeError as err:
         raise TypeError(
             f"the {column!r} ids cannot be sorted ({err}); give them one type, e.g. all "
             f"strings or all integers") from None
-    bounds = np.cumsum([a.shape[0] for a in arrays])[:-1]
     return vocab, np.split(codes.reshape(-1).astype(np.int64), bounds)
+
+
+def _text(values):
+    """An object array of strings as a fixed-width str array (sorts ~5x faster)."""
+    if values.dtype == object and all(isinstance(v, str) for v in values):
+        return values.astype(str)
+    return values

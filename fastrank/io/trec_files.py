@@ -102,7 +102,7 @@ def trec_arrays(qrels, run, *, depth=None, complete=False):
     rows_r, ranked = lookup(queries, run.queries)
     rows_r, scores = rows_r[ranked], run.scores[ranked]
     docs_r = np.searchsorted(documents, run.documents[ranked])
-    order = by_score(rows_r, docs_r, scores)
+    order = by_score(rows_r, docs_r, scores, queries.shape[0])
     rows_r, docs_r = rows_r[order], docs_r[order]
     topk, kept = pack(rows_r, docs_r, queries.shape[0], depth)
     _no_duplicates(rows_r[kept], docs_r[kept], queries, documents, run.path)

@@ -1,0 +1,201 @@
+"""`fastrank evaluate`: recommender files in (npz/npy, parquet, CSV), means out as a table,
+JSON or CSV, per-user values to a file; exit codes and one-line messages."""
+
+import gzip
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import scipy.sparse as sp
+
+import fastrank as fr
+from fastrank import cli, io
+
+TRUTH = "user,item,relevance\nu1,a,1\nu1,b,2\nu2,c,1\nu3,a,0\nu10,\"x,y\",3\n"
+RECS = "user,item,score\nu1,b,0.9\nu1,c,0.5\nu2,c,0.3\nu4,a,1.0\nu10,a,2\nu10,\"x,y\",1\n"
+
+
+def run(argv, capsys):
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def csv_files(tmp_path):
+    (tmp_path / "t.csv").write_text(TRUTH)
+    (tmp_path / "r.csv").write_text(RECS)
+    return tmp_path / "t.csv", tmp_path / "r.csv"
+
+
+def expected_result(metrics):
+    """The same data through fastrank.io.from_tables, ids as text."""
+    def table(text):
+        import csv
+
+        rows = list(csv.reader(text.splitlines()))
+        cols = dict(zip(rows[0], map(list, zip(*rows[1:]))))
+        for name in ("relevance", "score"):
+            if name in cols:
+                cols[name] = [float(v) for v in cols[name]]
+        return cols
+
+    data = io.from_tables(table(TRUTH), table(RECS))
+    return data, data.evaluate(metrics)
+
+
+def test_json_has_the_means_and_counts(csv_files, capsys):
+    code, out, err = run(["evaluate", "--truth", str(csv_files[0]), "--topk",
+                          str(csv_files[1]), "-m", "ndcg@2", "recall@2,mrr", "--json"], capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    _, res = expected_result(["ndcg@2", "recall@2", "mrr"])
+    assert {k: doc[k] for k in res} == res.to_dict()
+    assert doc["counts"] == {"users": 5, "counted": 3, "without_recommendations": 1,
+                             "without_truth": 1}
+    assert doc["convention"] == "recsys" and doc["k"] == 2
+
+
+def test_table_csv_and_per_user_file(csv_files, capsys, tmp_path):
+    truth, recs = map(str, csv_files)
+    code, out, _ = run(["evaluate", "--truth", truth, "--topk", recs, "-m", "ndcg@2",
+                        "--per-user", str(tmp_path / "users.csv")], capsys)
+    data, res = expected_result(["ndcg@2"])
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("5 users, 3 counted (convention recsys, K = 2)")
+    assert lines[2].split() == ["ndcg@2", f"{res['ndcg@2']:.6f}"]
+    written = (tmp_path / "users.csv").read_text().splitlines()
+    assert written[0] == "user,ndcg@2"
+    users = dict(line.rsplit(",", 1) for line in written[1:])
+    assert list(users) == data.users.tolist()
+    for user, value in zip(data.users, res.per_user("ndcg@2")):
+        assert (users[user] == "") if math.isnan(value) else float(users[user]) == value
+
+    code, out, _ = run(["evaluate", "--truth", truth, "--topk", recs, "-m", "map@2", "--csv",
+                        "--convention", "trec"], capsys)
+    header, row = out.splitlines()
+    trec = io.from_tables(*_tables()).evaluate(["map@2"], convention="trec")
+    assert header == "metric,mean,users" and row == f"map@2,{trec['map@2']!r},{trec.n_users}"
+
+
+def _tables():
+    data, _ = expected_result(["mrr"])
+    rows = data.truth.tocoo()
+    truth = {"user": data.users[rows.row], "item": data.items[rows.col],
+             "relevance": rows.data}
+    r, c = np.nonzero(data.topk >= 0)
+    k = data.topk.shape[1]
+    recs = {"user": data.users[r], "item": data.items[data.topk[r, c]],
+            "score": (k - c).astype(float)}
+    return truth, recs
+
+
+def test_parquet_gzip_tsv_and_default_metrics(csv_files, tmp_path, capsys):
+    truth, recs = _tables()
+    pq.write_table(pa.table(truth), tmp_path / "t.parquet")
+    pq.write_table(pa.table(recs), tmp_path / "r.parquet")
+    with gzip.open(tmp_path / "r.tsv.gz", "wt") as handle:
+        handle.write("user\titem\tscore\n" + "".join(
+            f"{u}\t{i}\t{s}\n" for u, i, s in zip(*recs.values())))
+    outs = []
+    for t, r in [(csv_files[0], csv_files[1]), (tmp_path / "t.parquet", tmp_path / "r.parquet"),
+                 (csv_files[0], tmp_path / "r.tsv.gz")]:
+        code, out, err = run(["evaluate", "--truth", str(t), "--topk", str(r), "--json"],
+                             capsys)
+        assert code == 0, err
+        outs.append(json.loads(out))
+    assert outs[0] == outs[1] == outs[2]
+    assert [k for k in outs[0] if "@" not in k][:6] == list(cli.DEFAULT_METRICS)
+    code, _, _ = run(["evaluate", "--truth", str(tmp_path / "t.parquet"), "--topk",
+                      str(tmp_path / "r.parquet"), "--per-user", str(tmp_path / "u.parquet")],
+                     capsys)
+    back = pq.read_table(tmp_path / "u.parquet").to_pydict()
+    assert code == 0 and back["user"] == sorted(set(truth["user"]) | set(recs["user"]))
+
+
+def test_integer_csv_ids_sort_as_numbers(tmp_path, capsys):
+    (tmp_path / "t.csv").write_text("user,item,relevance\n10,1,1\n9,2,1\n")
+    (tmp_path / "r.csv").write_text("user,item,score\n10,2,1\n10,1,1\n9,2,1\n")
+    code, _, _ = run(["evaluate", "--truth", str(tmp_path / "t.csv"), "--topk",
+                      str(tmp_path / "r.csv"), "-m", "mrr@1", "--per-user",
+                      str(tmp_path / "u.csv")], capsys)
+    # numeric ids: user 9 before 10, and the tie at user 10 goes to item 2 (larger id)
+    assert code == 0
+    assert (tmp_path / "u.csv").read_text().splitlines() == ["user,mrr@1", "9,1.0", "10,0.0"]
+
+
+def test_npz_truth_with_npy_or_table_topk(tmp_path, capsys):
+    truth = sp.csr_array(np.array([[1, 2, 0], [0, 0, 1], [0, 0, 0]], float))
+    sp.save_npz(tmp_path / "t.npz", truth)
+    topk = np.array([[1, 2], [2, -1], [0, -1]])
+    np.save(tmp_path / "k.npy", topk)
+    (tmp_path / "s.csv").write_text("user,item,score\n0,1,0.9\n0,2,0.5\n1,2,0.3\n2,0,1\n")
+    (tmp_path / "r.csv").write_text("user,rank,item\n0,2,2\n0,1,1\n1,1,2\n2,1,0\n")
+    want = fr.evaluate(truth, topk, ["ndcg@2", "precision@1"]).to_dict()
+    for recs in ("k.npy", "s.csv", "r.csv"):
+        code, out, err = run(["evaluate", "--truth", str(tmp_path / "t.npz"), "--topk",
+                              str(tmp_path / recs), "-m", "ndcg@2,precision@1", "--json"],
+                             capsys)
+        assert code == 0, err
+        doc = json.loads(out)
+        assert {k: doc[k] for k in want} == want
+        assert doc["counts"]["without_truth"] == 1
+    code, out, _ = run(["evaluate", "--truth", str(tmp_path / "t.npz"), "--topk",
+                        str(tmp_path / "k.npy"), "-k", "1", "-m", "precision", "--json"],
+                       capsys)
+    assert json.loads(out)["k"] == 1
+
+
+@pytest.mark.parametrize("files, message", [
+    (("missing.csv", "r.csv"), "missing.csv: no such file"),
+    (("t.csv", "r.txt"), "--topk {d}/r.txt: cannot tell the format from the name; use one of "
+                         ".npy, .parquet, .csv/.tsv"),
+    (("t.csv", "k.npy"), "--topk {d}/k.npy: a .npy top-K array is matched to truth by row"),
+    (("bad_fields.csv", "r.csv"), "bad_fields.csv:3: 2 fields where the header has 3 "
+                                  "(user,item,relevance) in line 'u2,c'"),
+    (("bad_number.csv", "r.csv"), "bad_number.csv:2: relevance 'high' is not a number in "
+                                  "line 'u1,a,high'"),
+    (("no_rel.csv", "r.csv"), "truth has no column 'relevance'; its columns are "
+                              "['user', 'item', 'grade']"),
+    (("empty.csv", "r.csv"), "empty.csv: the file is empty; it needs a header line"),
+    (("fake.npz", "k.npy"), "fake.npz: not a scipy.sparse .npz file"),
+    (("t.npz", "r.csv"), "r.csv: column 'user' must hold integers, the rows of the --truth "
+                         "matrix"),
+    (("t.npz", "far.csv"), "far.csv: column 'item' has values outside [0, 3)"),
+])
+def test_errors_exit_2_with_one_line(tmp_path, capsys, files, message):
+    (tmp_path / "t.csv").write_text(TRUTH)
+    (tmp_path / "r.csv").write_text(RECS)
+    (tmp_path / "r.txt").write_text(RECS)
+    np.save(tmp_path / "k.npy", np.zeros((3, 2), np.int64))
+    (tmp_path / "bad_fields.csv").write_text("user,item,relevance\nu1,a,1\nu2,c\n")
+    (tmp_path / "bad_number.csv").write_text("user,item,relevance\nu1,a,high\n")
+    (tmp_path / "no_rel.csv").write_text("user,item,grade\nu1,a,1\n")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "fake.npz").write_bytes(b"not a zip")
+    sp.save_npz(tmp_path / "t.npz", sp.csr_array(np.eye(3)))
+    (tmp_path / "far.csv").write_text("user,item,score\n0,7,1\n")
+    t, r = (str(tmp_path / f) for f in files)
+    code, out, err = run(["evaluate", "--truth", t, "--topk", r], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("fastrank evaluate: error: ")
+    assert message.format(d=tmp_path) in err
+
+
+def test_unknown_metric_lists_the_known_ones(csv_files, capsys):
+    code, _, err = run(["evaluate", "--truth", str(csv_files[0]), "--topk", str(csv_files[1]),
+                        "-m", "nDCG10"], capsys)
+    assert code == 2 and "unknown metric 'nDCG10'; known names are precision, recall" in err
+
+
+def test_no_traceback_from_the_installed_command(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "fastrank", "evaluate", "--truth",
+                           str(tmp_path / "nope.csv"), "--topk", str(tmp_path / "r.csv")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"fastrank evaluate: error: {tmp_path / 'nope.csv'}: no such file"

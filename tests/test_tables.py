@@ -1,0 +1,281 @@
+"""Data frames in and out: fastrank.io.from_tables and per-user tables keyed by the
+original ids, through pandas, pyarrow, polars and plain dicts, checked against a
+plain-Python conversion and the formula reference."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import fastrank as fr
+from fastrank import io
+
+from .reference import user_metric
+
+LIBRARIES = ["pandas", "pyarrow", "polars", "dict"]
+METRICS = ["precision@3", "recall@3", "ndcg@3", "map", "mrr"]
+
+
+def make(library, columns):
+    if library == "pandas":
+        return pd.DataFrame(columns)
+    if library == "pyarrow":
+        return pa.table(columns)
+    if library == "polars":
+        return pl.DataFrame(columns)
+    return {name: np.asarray(values) for name, values in columns.items()}
+
+
+def columns_of(table, library):
+    """{column: list} of a per-user table, the user ids included."""
+    if library == "pandas":
+        return {"user": table.index.tolist(), **{c: table[c].tolist() for c in table.columns}}
+    if library == "pyarrow":
+        return table.to_pydict()
+    if library == "polars":
+        return table.to_dict(as_series=False)
+    return {name: list(values) for name, values in table.items()}
+
+
+def records(seed, ids, longest=8):
+    """Judgments and scored recommendations with ties, users on one side only, and
+    ids of the given kind ("int", "str": strings whose text order differs from numbers)."""
+    rng = np.random.default_rng(seed)
+    name = (lambda x: int(x) * 7 + 3) if ids == "int" else (lambda x: f"id{int(x)}")
+    truth, recs = [], []
+    for u in range(25):
+        if u % 6 != 5:  # users 5, 11, 17, 23 have no judgments
+            for i in rng.choice(40, size=rng.integers(1, 6), replace=False):
+                truth.append((name(u), name(i), float(rng.integers(0, 4))))
+        if u % 7 != 3:  # users 3, 10, 17, 24 have no recommendations
+            for i in rng.choice(max(40, longest), size=rng.integers(1, longest),
+                                replace=False):
+                recs.append((name(u), name(i), float(rng.integers(0, 4)) / 2))  # ties
+    rng.shuffle(truth)
+    rng.shuffle(recs)
+    return truth, recs
+
+
+def expected(truth, recs, metrics, k=None):
+    """{user id: {metric: value or None}}, by plain Python: rows and ranking from the
+    records, metric values from the formula reference."""
+    users = sorted({u for u, _, _ in truth} | {u for u, _, _ in recs})
+    items = sorted({i for _, i, _ in truth} | {i for _, i, _ in recs})
+    position = {item: j for j, item in enumerate(items)}
+    rows = {u: {} for u in users}
+    for u, i, r in truth:
+        rows[u][position[i]] = rows[u].get(position[i], 0.0) + r
+    lists = {u: [] for u in users}
+    for u, i, s in recs:
+        lists[u].append((s, position[i]))
+    longest = max(len(v) for v in lists.values())
+    width = longest if k is None else min(longest, k)
+    out = {}
+    for u in users:
+        ranked = [j for _, j in sorted(lists[u], key=lambda p: (-p[0], -p[1]))][:width]
+        ids = ranked + [-1] * (width - len(ranked))
+        counted = any(v > 0 for v in rows[u].values())
+        out[u] = {}
+        for label in metrics:
+            name, _, cut = label.partition("@")
+            value = user_metric(name, int(cut) if cut else width, rows[u], ids, len(items),
+                                "recsys") if counted else None
+            out[u][label] = value
+    return out
+
+
+def check_per_user(table, library, want):
+    got = columns_of(table, library)
+    assert got["user"] == list(want)
+    for label in METRICS:
+        for u, value in zip(got["user"], got[label]):
+            if want[u][label] is None:
+                assert math.isnan(value)
+            else:
+                assert value == pytest.approx(want[u][label], rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("ids", ["int", "str"])
+@pytest.mark.parametrize("order", ["score", "rank"])
+def test_round_trip_through_every_table_type(library, ids, order):
+    truth, recs = records(1, ids)
+    want = expected(truth, recs, METRICS)
+    t_cols = dict(zip(("user", "item", "relevance"), map(list, zip(*truth))))
+    if order == "score":
+        r_cols = dict(zip(("user", "item", "score"), map(list, zip(*recs))))
+    else:  # (user, rank, item): the rank of each record in the expected order
+        ranked = sorted(recs, key=lambda r: (r[0], -r[2], -sorted(
+            {x[1] for x in truth} | {x[1] for x in recs}).index(r[1])))
+        rank, previous, rows = 0, None, []
+        for u, i, _ in ranked:
+            rank = rank + 1 if u == previous else 1
+            previous = u
+            rows.append((u, rank * 10, i))  # ranks need not be 1..n
+        rows = rows[::-1]
+        r_cols = dict(zip(("user", "rank", "item"), map(list, zip(*rows))))
+    data = io.from_tables(make(library, t_cols), make(library, r_cols))
+    assert data.users.tolist() == list(want)
+    assert data.without_recommendations == 3 and data.without_truth == 3
+    res = data.evaluate(METRICS)
+    table = data.per_user(res)
+    check_per_user(table, library, want)
+    for label in METRICS:
+        values = [w[label] for w in want.values() if w[label] is not None]
+        assert res[label] == pytest.approx(sum(values) / len(values), rel=1e-12)
+
+
+def test_long_lists_with_ties():
+    """Rows longer than the kernel's insertion-sort limit take its merge-sort path."""
+    truth, recs = records(5, "int", longest=120)
+    want = expected(truth, recs, METRICS)
+    data = io.from_tables(dict(zip(("user", "item", "relevance"), map(list, zip(*truth)))),
+                          dict(zip(("user", "item", "score"), map(list, zip(*recs)))))
+    assert data.topk.shape[1] > 32
+    check_per_user(data.per_user(data.evaluate(METRICS), library="dict"), "dict", want)
+
+
+@pytest.mark.parametrize("library", ["pandas", "pyarrow", "polars"])
+def test_per_user_table_in_another_library_and_for_a_subset_of_rows(library):
+    truth, recs = records(2, "str")
+    data = io.from_tables(make("pandas", dict(zip(("user", "item", "relevance"),
+                                                   map(list, zip(*truth))))),
+                          make("polars", dict(zip(("user", "item", "score"),
+                                                  map(list, zip(*recs))))))
+    assert data.library == "pandas"
+    rows = np.array([4, 0, 2])
+    res = fr.evaluate(data.truth, data.topk[rows], METRICS, users=rows)
+    table = data.per_user(res, library=library)
+    got = columns_of(table, library)
+    assert got["user"] == data.users[rows].tolist()
+    np.testing.assert_array_equal(np.array(got["ndcg@3"], float), res.per_user("ndcg@3"))
+
+
+def test_categorical_and_dictionary_ids_are_their_values():
+    truth, recs = records(3, "str")
+    t_cols = dict(zip(("user", "item", "relevance"), map(list, zip(*truth))))
+    r_cols = dict(zip(("user", "item", "score"), map(list, zip(*recs))))
+    plain = io.from_tables(t_cols, r_cols)
+    frames = [
+        (pd.DataFrame({**t_cols, "user": pd.Categorical(t_cols["user"])}),
+         pd.DataFrame({**r_cols, "item": pd.Categorical(r_cols["item"])})),
+        (pa.table({**t_cols, "user": pa.array(t_cols["user"]).dictionary_encode()}),
+         pa.table(r_cols)),
+        (pl.DataFrame(t_cols).with_columns(pl.col("user").cast(pl.Categorical)),
+         pl.DataFrame(r_cols).with_columns(pl.col("item").cast(pl.Categorical))),
+    ]
+    for t, r in frames:
+        data = io.from_tables(t, r)
+        assert data.users.tolist() == plain.users.tolist()
+        assert data.items.tolist() == plain.items.tolist()
+        np.testing.assert_array_equal(data.topk, plain.topk)
+        assert (data.truth != plain.truth).nnz == 0
+
+
+def test_same_arrays_as_the_trec_reader(tmp_path):
+    """A table and a TREC run of the same records rank ties alike (document id descending)."""
+    truth, recs = records(4, "str")
+    (tmp_path / "q").write_text("".join(f"{u} 0 {i} {int(r)}\n" for u, i, r in truth))
+    (tmp_path / "r").write_text("".join(f"{u} Q0 {i} 0 {s} run\n" for u, i, s in recs))
+    q_truth, q_topk, queries, documents = io.trec_arrays(io.read_qrels(tmp_path / "q"),
+                                                         io.read_run(tmp_path / "r"))
+    data = io.from_tables(dict(zip(("user", "item", "relevance"), map(list, zip(*truth)))),
+                          dict(zip(("user", "item", "score"), map(list, zip(*recs)))))
+    rows = np.searchsorted(data.users, queries)  # trec keeps judged and retrieved queries
+    assert data.users[rows].tolist() == queries.tolist()
+    assert documents.tolist() == data.items.tolist()
+    width = q_topk.shape[1]
+    np.testing.assert_array_equal(data.topk[rows, :width], q_topk)
+    assert (data.truth[rows] != q_truth).nnz == 0
+
+
+def test_cut_binary_relevance_and_other_column_names():
+    t = pd.DataFrame({"uid": [1, 1, 2], "iid": ["a", "b", "a"]})
+    r = pd.DataFrame({"uid": [1, 1, 1, 2], "iid": ["b", "c", "a", "a"],
+                      "p": [0.1, 0.9, 0.5, 1.0]})
+    data = io.from_tables(t, r, k=2, user="uid", item="iid", relevance=None, score="p")
+    assert data.topk.tolist() == [[2, 0], [0, -1]]
+    assert data.truth.toarray().tolist() == [[1, 1, 0], [1, 0, 0]]
+    assert data.per_user(data.evaluate(["recall@2"])).index.name == "uid"
+
+
+def test_repeated_pairs_sum_in_truth_and_stay_in_lists():
+    t = {"user": np.array([0, 0]), "item": np.array([5, 5]), "relevance": np.array([1.0, 2.0])}
+    r = {"user": np.array([0, 0]), "item": np.array([5, 5]), "score": np.array([2.0, 1.0])}
+    data = io.from_tables(t, r)
+    assert data.truth.toarray().tolist() == [[3.0]]
+    assert data.topk.tolist() == [[0, 0]]
+    assert data.evaluate(["precision@2"])["precision@2"] == 0.5  # the copy is a miss
+
+
+def test_dates_as_user_ids():
+    days = pd.to_datetime(["2024-01-02", "2024-01-01", "2024-01-02"])
+    t = pd.DataFrame({"user": days, "item": [1, 2, 3], "relevance": [1, 1, 1]})
+    r = pd.DataFrame({"user": days[:2], "item": [1, 3], "score": [1.0, 1.0]})
+    data = io.from_tables(t, r)
+    table = data.per_user(data.evaluate(["hit_rate@1"]))
+    assert table.index.tolist() == sorted(set(days))
+    assert table["hit_rate@1"].tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_bad_tables_name_the_column(library):
+    good_t = {"user": [1, 2], "item": [1, 2], "relevance": [1.0, 1.0]}
+    good_r = {"user": [1, 2], "item": [1, 2], "score": [1.0, 0.5]}
+    with pytest.raises(ValueError, match="truth has no column 'relevance'"):
+        io.from_tables(make(library, {"user": [1], "item": [1]}), make(library, good_r))
+    with pytest.raises(ValueError, match="neither a 'score' nor a 'rank' column"):
+        io.from_tables(make(library, good_t), make(library, {"user": [1], "item": [1]}))
+    with pytest.raises(ValueError, match="recs column 'score' has 1 (NaN or infinite|missing) values"):
+        io.from_tables(make(library, good_t), make(library, {**good_r, "score": [1.0, np.nan]}))
+    with pytest.raises(TypeError, match="recs column 'score' must hold numbers"):
+        io.from_tables(make(library, good_t), make(library, {**good_r, "score": ["a", "b"]}))
+    with pytest.raises(TypeError, match="'user' ids are numbers in one table"):
+        io.from_tables(make(library, good_t), make(library, {**good_r, "user": ["1", "2"]}))
+    with pytest.raises(ValueError, match="gives rank 1 twice for user 1"):
+        io.from_tables(make(library, good_t),
+                       make(library, {"user": [1, 1], "item": [1, 2], "rank": [1, 1]}))
+    if library != "dict":
+        with pytest.raises(ValueError, match="truth column 'user' has 1 missing values"):
+            io.from_tables(make(library, {**good_t, "user": [1, None]}), make(library, good_r))
+
+
+def test_not_a_table():
+    with pytest.raises(TypeError, match="truth must be a pandas, pyarrow or polars table"):
+        io.from_tables([[1, 2, 1.0]], {"user": [1], "item": [1], "score": [1.0]})
+    with pytest.raises(ValueError, match="library must be one of"):
+        io.per_user_table(fr.evaluate(*_tiny(), ["mrr"]), np.array([7]), library="excel")
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        io.from_tables({"user": [1], "item": [1], "relevance": [1.0]},
+                       {"user": [1], "item": [1], "score": [1.0]}, k=0)
+
+
+def _tiny():
+    import scipy.sparse as sp
+
+    return sp.csr_array(np.array([[1.0, 0.0]])), np.array([[0, 1]])
+
+
+def test_caller_tables_are_not_modified():
+    t = pd.DataFrame({"user": [2, 1, 2], "item": [1, 1, 2], "relevance": [1.0, 2.0, 1.0]})
+    r = pd.DataFrame({"user": [1, 2], "item": [2, 1], "score": [0.5, 0.25]})
+    before = (t.copy(), r.copy())
+    io.from_tables(t, r).evaluate(["ndcg@1"])
+    pd.testing.assert_frame_equal(t, before[0])
+    pd.testing.assert_frame_equal(r, before[1])
+
+
+@pytest.mark.parametrize("scale", [1, 10**12])
+def test_negative_and_far_apart_integer_ids(scale):
+    """Dense ids are mapped without a sort, far-apart ones through np.unique: same result."""
+    truth, recs = records(6, "int")
+    truth = [(u * scale - 50, i * scale - 7, r) for u, i, r in truth]
+    recs = [(u * scale - 50, i * scale - 7, s) for u, i, s in recs]
+    want = expected(truth, recs, METRICS)
+    data = io.from_tables(dict(zip(("user", "item", "relevance"), map(list, zip(*truth)))),
+                          dict(zip(("user", "item", "score"), map(list, zip(*recs)))))
+    assert data.users.tolist() == list(want) and data.users.dtype == np.int64
+    check_per_user(data.per_user(data.evaluate(METRICS), library="dict"), "dict", want)
