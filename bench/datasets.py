@@ -132,3 +132,37 @@ def dense_preferences(n_users, n_aspects, seed=0):
     """A dense users x aspects γ: every aspect has some weight for every user."""
     rng = np.random.default_rng(seed)
     return rng.random((n_users, n_aspects)) + 0.01
+
+
+def record_columns(n_users, k, ids="int", seed=0):
+    """The workload as columns: ({user, item, relevance}, {user, item, score}); with
+    ids="str" the user ids are strings such as "u123"."""
+    truth, topk = workload(n_users, k, seed)
+    coo = truth.tocoo()
+    rows, cols = np.nonzero(topk >= 0)
+    users_t, users_r = coo.row.astype(np.int64), rows.astype(np.int64)
+    if ids == "str":
+        users_t = np.char.add("u", users_t.astype(str)).astype(object)
+        users_r = np.char.add("u", users_r.astype(str)).astype(object)
+    return ({"user": users_t, "item": coo.col.astype(np.int64), "relevance": coo.data},
+            {"user": users_r, "item": topk[rows, cols].astype(np.int64),
+             "score": (k - cols).astype(np.float64)})
+
+
+def trec_files(n_queries, depth, seed=0):
+    """(qrels path, run path): n_queries queries with `depth` retrieved documents each, 5%
+    of them judged relevant, scores with ties, written once to the cache directory."""
+    stem = _cache_dir() / f"trec_{n_queries}_{depth}_{seed}"
+    qrels, run = stem.with_suffix(".qrels"), stem.with_suffix(".run")
+    if qrels.exists() and run.exists():
+        return qrels, run
+    rng = np.random.default_rng(seed)
+    docs = rng.integers(0, 500_000, size=(n_queries, depth * 2))
+    with open(run, "w") as out_run, open(qrels, "w") as out_qrels:
+        for q in range(n_queries):
+            ranked = np.unique(docs[q])[:depth]
+            scores = np.round(rng.random(ranked.shape[0]), 2)
+            out_run.write("".join(f"{q} Q0 D{d} 0 {s} run\n" for d, s in zip(ranked, scores)))
+            judged = ranked[rng.random(ranked.shape[0]) < 0.1]
+            out_qrels.write("".join(f"{q} 0 D{d} {int(rng.random() < 0.5)}\n" for d in judged))
+    return qrels, run

@@ -2,9 +2,8 @@
 errors that name the file, the line number and the text."""
 
 import gzip
+import math
 from pathlib import Path
-
-import numpy as np
 
 
 def lines(path):
@@ -32,7 +31,7 @@ def parse_number(text, path, number, line, what):
         raise ValueError(
             f"{path}:{number}: {what} {text!r} is not a number in line {line.rstrip()!r}") \
             from None
-    if not np.isfinite(value):
+    if not math.isfinite(value):
         raise ValueError(f"{path}:{number}: {what} {text!r} is not finite in line "
                          f"{line.rstrip()!r}")
     return value

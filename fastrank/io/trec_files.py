@@ -54,15 +54,19 @@ def _records(path, kind, layout, exact):
         yield number, line, parts
 
 
+_QRELS = ("qrels", "qid iter docno rel", True)
+_RUN = ("run", "qid Q0 docno rank score runid", False)
+
+
 def read_qrels(path):
     """Read a TREC qrels file: `qid iter docno rel` per line (whitespace separated)."""
     queries, documents, relevance = [], [], []
-    for number, line, parts in _records(path, "qrels", "qid iter docno rel", exact=True):
+    for _, _, parts in _records(path, *_QRELS):
         queries.append(parts[0])
         documents.append(parts[2])
-        relevance.append(parse_number(parts[3], path, number, line, "relevance"))
+        relevance.append(parts[3])
     return Qrels(np.array(queries, dtype=str), np.array(documents, dtype=str),
-                 np.array(relevance, dtype=np.float64), str(path))
+                 _numbers(relevance, path, _QRELS, 3, "relevance"), str(path))
 
 
 def read_run(path):
@@ -70,14 +74,27 @@ def read_run(path):
     further columns are ignored, as trec_eval ignores them)."""
     queries, documents, scores = [], [], []
     runid = ""
-    for number, line, parts in _records(path, "run", "qid Q0 docno rank score runid",
-                                        exact=False):
+    for _, _, parts in _records(path, *_RUN):
         queries.append(parts[0])
         documents.append(parts[2])
-        scores.append(parse_number(parts[4], path, number, line, "score"))
+        scores.append(parts[4])
         runid = parts[5]
     return Run(np.array(queries, dtype=str), np.array(documents, dtype=str),
-               np.array(scores, dtype=np.float64), runid, str(path))
+               _numbers(scores, path, _RUN, 4, "score"), runid, str(path))
+
+
+def _numbers(texts, path, layout, column, what):
+    """The texts as finite float64 numbers; on failure the file is read again to find the
+    first bad line, so that the error names its number and text."""
+    try:
+        values = np.array(texts, dtype=np.float64)
+        if np.isfinite(values).all():
+            return values
+    except ValueError:
+        pass
+    for number, line, parts in _records(path, *layout):
+        parse_number(parts[column], path, number, line, what)
+    raise AssertionError("unreachable: the first pass found a bad number")  # pragma: no cover
 
 
 def trec_arrays(qrels, run, *, depth=None, complete=False):
