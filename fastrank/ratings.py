@@ -75,6 +75,7 @@ def _errors(name, truth, predictions, user_factors, item_factors, n_threads):
     from ._kernels.ratings import factor_errors, value_errors
 
     rated = rated_entries(truth)
+    _finite(rated.data, "truth", rated)
     factors = user_factors is not None or item_factors is not None
     if factors and predictions is not None:
         raise TypeError(f"{name}: pass either predictions or factors, not both")
@@ -108,32 +109,40 @@ def _errors(name, truth, predictions, user_factors, item_factors, n_threads):
                   n_relevant=count, report=report)
 
 
-def rated_entries(truth):
-    """The stored entries of a CSR, CSC or COO truth as `Rated` (other sparse formats are
-    converted first); a (user, item) stored twice is an error."""
-    if sp.issparse(truth) and truth.format == "csc":
-        indptr, rows, data, (n_items, n_users) = _csr_parts(truth.T, "truth", "ratings")
+def rated_entries(matrix, name="truth"):
+    """The stored entries of a CSR, CSC or COO matrix as `Rated` (other sparse formats are
+    converted first), values as float64 and not yet checked for NaN; a (user, item) stored
+    twice and non-numeric (also boolean) values are errors."""
+    if not sp.issparse(matrix):
+        _csr_parts(matrix, name, "ratings")  # raises the TypeError that says what to pass
+    if matrix.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (users x items); got {matrix.ndim} dimensions")
+    if matrix.dtype == np.bool_ or matrix.dtype.kind not in "iuf":
+        raise TypeError(f"{name} values must be numeric ratings; got dtype {matrix.dtype}. "
+                        f"Cast with {name}.astype(np.float64)")
+    if matrix.format == "csc":
+        indptr, rows, data, (n_items, n_users) = _csr_parts(matrix.T, name, "ratings")
         cols = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(indptr))
+    elif matrix.format == "coo":
+        n_users, n_items = matrix.shape
+        rows, cols, data = matrix.row, matrix.col, matrix.data
+        for axis, values, n in (("row", rows, n_users), ("col", cols, n_items)):
+            if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
+                raise ValueError(f"{name} is a malformed COO matrix: {axis} indices must lie "
+                                 f"in [0, {n}); rebuild it with scipy.sparse.coo_array")
     else:
-        if sp.issparse(truth) and truth.format not in ("csr", "coo"):
-            truth = truth.tocsr()
-        if sp.issparse(truth) and truth.format == "coo":
-            _coordinates(truth)
-            rows, cols, data = truth.row, truth.col, truth.data
-            n_users, n_items = truth.shape
-        else:
-            indptr, cols, data, (n_users, n_items) = _csr_parts(truth, "truth", "ratings")
-            if _is_canonical(indptr, cols):
-                return Rated(indptr.astype(np.int64, copy=False), cols, _finite(data, "truth"),
-                             None, n_users, n_items)
-            rows = np.repeat(np.arange(n_users, dtype=np.int64), np.diff(indptr))
-    data = _finite(data, "truth")
+        indptr, cols, data, (n_users, n_items) = _csr_parts(matrix, name, "ratings")
+        if _is_canonical(indptr, cols):
+            return Rated(indptr.astype(np.int64, copy=False), cols,
+                         np.asarray(data, dtype=np.float64), None, n_users, n_items)
+        rows = np.repeat(np.arange(n_users, dtype=np.int64), np.diff(indptr))
     order = np.lexsort((cols, rows))
     rows, cols = rows[order], cols[order]
-    _unique_pairs(rows, cols, "truth")
+    _unique_pairs(rows, cols, name)
     indptr = np.zeros(n_users + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=n_users), out=indptr[1:])
-    return Rated(indptr, cols, data[order], order, n_users, n_items)
+    return Rated(indptr, cols, np.asarray(data, dtype=np.float64)[order], order, n_users,
+                 n_items)
 
 
 def predicted_values(predictions, rated, n_threads=None):
@@ -146,26 +155,20 @@ def predicted_values(predictions, rated, n_threads=None):
             raise ValueError(
                 f"predictions has shape {predictions.shape} but truth has {shape}; both are "
                 f"users x items")
-        indptr, indices, data, _ = _csr_parts(predictions, "predictions", "predicted ratings")
-        data = _finite(data, "predictions")
-        if not _is_canonical(indptr, indices):
-            canon = sp.csr_array((data.copy(), indices.copy(), indptr.copy()), shape=shape)
-            canon.sort_indices()  # on the copy: the caller's matrix is untouched
-            indptr, indices, data = canon.indptr, canon.indices, canon.data
-            if not _is_canonical(indptr, indices):
-                rows = np.repeat(np.arange(shape[0]), np.diff(indptr))
-                _unique_pairs(rows, indices, "predictions")
+        stored = rated_entries(predictions, "predictions")
         out = np.empty(rated.data.shape[0])
+        found = np.empty(rated.data.shape[0], np.uint8)
         with numba_threads(n_threads):
-            pattern_values(rated.indptr, rated.indices, indptr.astype(np.int64, copy=False),
-                           indices, data, out)
-        missing = np.flatnonzero(np.isnan(out))
+            pattern_values(rated.indptr, rated.indices, stored.indptr, stored.indices,
+                           stored.data, out, found)
+        missing = np.flatnonzero(found == 0)
         if missing.size:
             j = missing[0]
             raise ValueError(
                 f"predictions stores no value for {missing.size} rated pairs, the first "
                 f"(user {rated.rows[j]}, item {rated.indices[j]}); predict every stored entry "
                 f"of truth")
+        return _finite(out, "predictions", rated)
         return out
     values = np.asarray(predictions)
     if values.dtype == np.bool_ or values.dtype.kind not in "iuf":
@@ -187,7 +190,7 @@ def predicted_values(predictions, rated, n_threads=None):
         raise ValueError(
             f"predictions must be sparse, 1-D (aligned with truth.data) or 2-D (users x "
             f"items); got {values.ndim} dimensions")
-    return _finite(out, "predictions")
+    return _finite(out, "predictions", rated)
 
 
 def _factors(user_factors, item_factors, rated):
@@ -203,25 +206,17 @@ def _factors(user_factors, item_factors, rated):
     return users, items
 
 
-def _finite(values, name):
+def _finite(values, name, rated):
+    """values (one per rating of `rated`) as float64; NaN or infinity is an error naming the
+    first (user, item)."""
     values = np.asarray(values, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
+        j = bad[0]
         raise ValueError(
-            f"{name} has {bad.size} NaN or infinite values (the first at stored entry "
-            f"{bad[0]}); replace or drop them")
+            f"{name} has {bad.size} NaN or infinite values at rated pairs, the first at "
+            f"(user {rated.rows[j]}, item {rated.indices[j]}); replace or drop them")
     return values
-
-
-def _coordinates(coo):
-    """The checks `_csr_parts` makes for CSR, on a COO matrix's row and col arrays."""
-    if coo.dtype == np.bool_ or coo.dtype.kind not in "iuf":
-        raise TypeError(f"truth values must be numeric ratings; got dtype {coo.dtype}")
-    n_users, n_items = coo.shape
-    for name, values, n in (("row", coo.row, n_users), ("col", coo.col, n_items)):
-        if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
-            raise ValueError(f"truth is a malformed COO matrix: {name} indices must lie in "
-                             f"[0, {n}); rebuild it with scipy.sparse.coo_array")
 
 
 def _unique_pairs(rows, cols, name):

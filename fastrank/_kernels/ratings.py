@@ -43,9 +43,9 @@ def factor_errors(indptr, indices, data, user_factors, item_factors, squared, ab
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def pattern_values(t_indptr, t_indices, p_indptr, p_indices, p_data, out):
-    """out[j] = the prediction stored at truth entry j's (user, item), NaN if none is.
-    Both patterns have sorted, duplicate-free columns in every row."""
+def pattern_values(t_indptr, t_indices, p_indptr, p_indices, p_data, out, found):
+    """out[j] = the prediction stored at truth entry j's (user, item) and found[j] = 1, or
+    found[j] = 0 if none is. Both patterns have sorted, duplicate-free columns per row."""
     for u in prange(t_indptr.shape[0] - 1):
         q = p_indptr[u]
         end = p_indptr[u + 1]
@@ -55,5 +55,7 @@ def pattern_values(t_indptr, t_indices, p_indptr, p_indices, p_data, out):
                 q += 1
             if q < end and p_indices[q] == c:
                 out[j] = p_data[q]
+                found[j] = 1
             else:
-                out[j] = np.nan
+                out[j] = 0.0
+                found[j] = 0
