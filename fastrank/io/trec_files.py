@@ -108,17 +108,19 @@ def trec_arrays(qrels, run, *, depth=None, complete=False):
     cut at `depth` (trec_eval's -M) and padded with -1.
     A document retrieved twice for one query within the cut is an error, as in trec_eval.
     """
-    documents = np.unique(np.concatenate([qrels.documents, run.documents]))
+    documents, codes = np.unique(np.concatenate([qrels.documents, run.documents]),
+                                 return_inverse=True)
+    docs_q, docs_r = codes[:qrels.documents.shape[0]], codes[qrels.documents.shape[0]:]
     queries = np.unique(qrels.queries)
     if not complete:
         queries = np.intersect1d(queries, np.unique(run.queries))
     rows_q, judged = lookup(queries, qrels.queries)
-    truth = sp.csr_array((qrels.relevance[judged], (rows_q[judged], np.searchsorted(
-        documents, qrels.documents[judged]))), shape=(queries.shape[0], documents.shape[0]))
+    truth = sp.csr_array((qrels.relevance[judged], (rows_q[judged], docs_q[judged])),
+                         shape=(queries.shape[0], documents.shape[0]))
     truth.sum_duplicates()
     rows_r, ranked = lookup(queries, run.queries)
     rows_r, scores = rows_r[ranked], run.scores[ranked]
-    docs_r = np.searchsorted(documents, run.documents[ranked])
+    docs_r = docs_r[ranked].astype(np.int64)
     order = by_score(rows_r, docs_r, scores, queries.shape[0])
     rows_r, docs_r = rows_r[order], docs_r[order]
     topk, kept = pack(rows_r, docs_r, queries.shape[0], depth)
