@@ -12,6 +12,7 @@
     fr.alpha_ndcg(test, ids, item_aspects)                      # α-nDCG, as TREC's ndeval
     fr.evaluate(test, ids, ["coverage@10", "novelty@10"], train=train)
 
+    ev = fr.Evaluator(test, ["ndcg@10"]); ev.update(rows, lists); ev.result()  # streaming
     fr.rmse(test, predictions), fr.mae(test, user_factors=U, item_factors=V)
     data = fastrank.io.from_tables(truth_df, recs_df)           # pandas / pyarrow / polars
 
@@ -25,8 +26,9 @@ from .metrics import CONVENTIONS, METRIC_NAMES
 from .model import evaluate_model
 from .ratings import mae, rmse
 from .result import Result
+from .streaming import Evaluator
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg", "alpha_ndcg",
+__all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg", "alpha_ndcg",
            "AlphaBetaNDCG", "rmse", "mae", "Result", "METRIC_NAMES", "CONVENTIONS", "__version__"]

@@ -104,59 +104,75 @@ def _baseline(baseline, n_rows, n_items, pop, k_max):
     return np.ascontiguousarray(ids, dtype=np.int64)
 
 
-def beyond_values(specs, data, topk, rows, counted, threads, *, train, item_aspects,
-                  item_vectors, baseline):
-    """(per-user rows of out, {label: mean}) for the beyond-accuracy specs."""
-    from ._kernels.beyond import ILD_COSINE, ILD_JACCARD, beyond_metrics
-    from .evaluate import counted_mean, n_ranges
+class BeyondPlan:
+    """The beyond-accuracy specs with their side inputs checked and prepared once, ready to
+    run on any block of lists (`run`) and to turn accumulated values into means (`means`)."""
 
-    names = {s.name for s in specs}
-    given = {"train": train is not None, "baseline": baseline is not None,
-             "item_aspects= or item_vectors": item_aspects is not None
-             or item_vectors is not None}
-    for spec in specs:
-        need = _NEEDS.get(spec.name)
-        if need and not given[need]:
-            raise ValueError(f"{spec.label} needs {need}= ({_WHY[need]})")
-    if item_aspects is not None and item_vectors is not None and "ild" in names:
-        raise ValueError("ild takes one notion of distance: pass item_aspects= (Jaccard) or "
-                         "item_vectors= (cosine), not both")
-    n_items, n_rows = data.n_items, topk.shape[0]
-    pop = popularity(train, n_items) if train is not None else None
-    counts = pop[0] if pop else np.zeros(n_items)
-    n_train = max(pop[1], 1) if pop else 1
-    novelty = -np.log2(np.maximum(counts, 1.0) / n_train)  # never seen: as if seen once
-    base = (_baseline(baseline, n_rows, n_items, pop, topk.shape[1]) if baseline is not None
-            else np.full((1, 1), -1, np.int64))
-    ild_mode, a_indptr, a_indices = -1, np.zeros(1, np.int64), np.zeros(0, np.int64)
-    vectors = np.zeros((1, 1))
-    if "ild" in names:
-        if item_vectors is not None:
-            ild_mode, vectors = ILD_COSINE, _vectors(item_vectors, n_items)
-        else:
-            aspects = check_aspects(item_aspects, n_items)
-            ild_mode, a_indptr, a_indices = ILD_JACCARD, aspects.indptr, aspects.indices
-    per_user = [s for s in specs if s.name in PER_USER]
-    cutoffs = np.array(sorted({s.k for s in specs}), dtype=np.int64)
-    position = {int(k): c for c, k in enumerate(cutoffs)}
-    slot_code = np.array([PER_USER[s.name] for s in per_user], dtype=np.int64)
-    slot_cut = np.array([position[s.k] for s in per_user], dtype=np.int64)
-    n_chunks = max(n_ranges(n_rows, threads, n_rows * topk.shape[1], n_items), 1)
-    catalogue = [s for s in specs if s.name in CATALOGUE]
-    exposure = np.zeros((n_chunks if catalogue else 0, cutoffs.shape[0], n_items), np.int32)
-    out = np.empty((len(per_user), n_rows), np.float64)
-    beyond_metrics(topk, rows, counted.view(np.uint8), cutoffs, slot_code, slot_cut, novelty,
-                   counts, data.indptr, data.indices, data.data, base, ild_mode, a_indptr,
-                   a_indices, vectors, n_items, n_chunks, out, exposure)
-    values = dict(zip([s.label for s in per_user], out))
-    means = {label: counted_mean(v, counted) for label, v in values.items()}
-    if catalogue:
-        shown = np.cumsum(exposure.sum(axis=0, dtype=np.int64), axis=0)  # per cutoff
-        for spec in catalogue:
-            counts_k = shown[position[spec.k]]
-            means[spec.label] = (_coverage(counts_k) if spec.name == "coverage"
-                                 else _gini(counts_k))
-    return values, means
+    def __init__(self, specs, n_items, k_max, *, train, item_aspects, item_vectors,
+                 baseline):
+        from ._kernels.beyond import ILD_COSINE, ILD_JACCARD
+
+        names = {s.name for s in specs}
+        given = {"train": train is not None, "baseline": baseline is not None,
+                 "item_aspects= or item_vectors": item_aspects is not None
+                 or item_vectors is not None}
+        for spec in specs:
+            need = _NEEDS.get(spec.name)
+            if need and not given[need]:
+                raise ValueError(f"{spec.label} needs {need}= ({_WHY[need]})")
+        if item_aspects is not None and item_vectors is not None and "ild" in names:
+            raise ValueError("ild takes one notion of distance: pass item_aspects= (Jaccard) "
+                             "or item_vectors= (cosine), not both")
+        self.n_items, self.k_max = n_items, k_max
+        self.pop = popularity(train, n_items) if train is not None else None
+        self.counts = self.pop[0] if self.pop else np.zeros(n_items)
+        n_train = max(self.pop[1], 1) if self.pop else 1
+        self.novelty = -np.log2(np.maximum(self.counts, 1.0) / n_train)  # unseen: seen once
+        self.baseline = baseline
+        self.ild_mode, self.a_indptr, self.a_indices = -1, np.zeros(1, np.int64), \
+            np.zeros(0, np.int64)
+        self.vectors = np.zeros((1, 1))
+        if "ild" in names:
+            if item_vectors is not None:
+                self.ild_mode, self.vectors = ILD_COSINE, _vectors(item_vectors, n_items)
+            else:
+                aspects = check_aspects(item_aspects, n_items)
+                self.ild_mode = ILD_JACCARD
+                self.a_indptr, self.a_indices = aspects.indptr, aspects.indices
+        self.per_user = [s for s in specs if s.name in PER_USER]
+        self.catalogue = [s for s in specs if s.name in CATALOGUE]
+        self.cutoffs = np.array(sorted({s.k for s in specs}), dtype=np.int64)
+        self.position = {int(k): c for c, k in enumerate(self.cutoffs)}
+        self.slot_code = np.array([PER_USER[s.name] for s in self.per_user], dtype=np.int64)
+        self.slot_cut = np.array([self.position[s.k] for s in self.per_user], dtype=np.int64)
+
+    def run(self, data, topk, rows, counted, threads, baseline=None):
+        """(per-user values, one row per per-user spec; exposure of the counted users'
+        lists, int64 (cutoffs x n_items), or None without catalogue specs)."""
+        from ._kernels.beyond import beyond_metrics
+        from .evaluate import n_ranges
+
+        n_rows = topk.shape[0]
+        baseline = self.baseline if baseline is None else baseline
+        base = (_baseline(baseline, n_rows, self.n_items, self.pop, self.k_max)
+                if baseline is not None else np.full((1, 1), -1, np.int64))
+        n_chunks = max(n_ranges(n_rows, threads, n_rows * topk.shape[1], self.n_items), 1)
+        exposure = np.zeros((n_chunks if self.catalogue else 0, self.cutoffs.shape[0],
+                             self.n_items), np.int32)
+        out = np.empty((len(self.per_user), n_rows), np.float64)
+        beyond_metrics(topk, rows, counted.view(np.uint8), self.cutoffs, self.slot_code,
+                       self.slot_cut, self.novelty, self.counts, data.indptr, data.indices,
+                       data.data, base, self.ild_mode, self.a_indptr, self.a_indices,
+                       self.vectors, self.n_items, n_chunks, out, exposure)
+        shown = exposure.sum(axis=0, dtype=np.int64) if self.catalogue else None
+        return out, shown
+
+    def catalogue_means(self, shown):
+        """{label: value} of coverage and gini from the exposure of `run` (summed over
+        blocks)."""
+        cumulative = np.cumsum(shown, axis=0) if shown is not None else None
+        return {spec.label: (_coverage if spec.name == "coverage" else _gini)(
+            cumulative[self.position[spec.k]]) for spec in self.catalogue}
 
 
 def _coverage(exposure):

@@ -5,6 +5,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .metrics import _check_convention, metric_labels, parse_metrics, slot_table
+from .progress import progress_bar
 from .result import Result
 from .validation import check_n_threads, check_topk, check_truth, check_users
 
@@ -44,15 +45,17 @@ def discounts(length):
 
 
 def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads=None,
-             train=None, item_aspects=None, item_vectors=None, baseline=None):
+             train=None, item_aspects=None, item_vectors=None, baseline=None,
+             show_progress=False):
     """Evaluate ranked lists against graded truth; every metric at every cutoff in one pass.
 
     Parameters
     ----------
     truth : scipy.sparse matrix or array, shape (n_users, n_items)
-        Graded relevance; a stored value > 0 is relevant. Never modified.
+        Graded relevance; a stored value > 0 is relevant. Never modified; memory-mapped
+        int64/float64 arrays are read in place.
     topk : int array, shape (n_rows, K)
-        Item ids, best first; -1 pads lists shorter than K.
+        Item ids, best first; -1 pads lists shorter than K. May be memory-mapped.
     metrics : str or sequence of str
         Names such as "ndcg@10" or "map" (meaning @K); see `fastrank.METRIC_NAMES`.
     convention : {"recsys", "trec", "implicit"}
@@ -71,6 +74,8 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
         For `ild` (cosine distance), instead of item_aspects.
     baseline : "popular", or int array (K_b,) or (n_rows, K_b), optional
         For `serendipity`: the lists a relevant item must be absent from.
+    show_progress : bool
+        A progress bar (tqdm) with users/s; the users then run in spans (same values).
 
     Returns
     -------
@@ -78,43 +83,143 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
         A read-only mapping metric -> mean, with `.per_user(name)` arrays.
         `coverage` and `gini` are catalogue-level: they have a value, not per-user ones.
     """
-    from .beyond import beyond_values, parse_beyond
-
     data = check_truth(truth)
     topk = check_topk(topk, data.n_items)
     rows = check_users(users, topk.shape[0], data.n_users)
-    labels = metric_labels(metrics)
-    beyond = {}
-    for label in labels:
-        spec = parse_beyond(label, topk.shape[1])
-        if spec is not None:
-            beyond.setdefault(spec.label, spec)
-    ranking = [label for label in labels if label not in beyond]
-    specs = parse_metrics(ranking, topk.shape[1], convention) if ranking else ()
-    _check_convention(convention)
-    table = slot_table(specs)
-
+    plan = Plan(metrics, topk.shape[1], convention, data.n_items, train=train,
+                item_aspects=item_aspects, item_vectors=item_vectors, baseline=baseline)
     n_rows = topk.shape[0]
-    out = np.empty((len(specs), n_rows), dtype=np.float64)
-    n_relevant = np.empty(n_rows, dtype=np.int64)
-    counted = np.empty(n_rows, dtype=np.uint8)
     with numba_threads(n_threads) as threads:
-        rank_into(data, topk, rows, table, convention, threads, out, n_relevant, counted)
-        counted = counted.view(np.bool_)
-        if not beyond:
-            return summarize(specs, out, convention, rows, counted, n_relevant)
-        values, means = beyond_values(list(beyond.values()), data, topk, rows, counted,
-                                      threads, train=train, item_aspects=item_aspects,
-                                      item_vectors=item_vectors, baseline=baseline)
-    result = summarize(specs, out, convention, rows, counted, n_relevant)
-    per_user = {label: result.per_user(label) for label in result.metrics}
-    per_user.update(values)
-    means.update(result.to_dict())
-    order = list(dict.fromkeys(labels))  # as asked, repeats kept once
-    catalogue = [label for label in order if label not in per_user]
-    return Result(order, [per_user.get(label) for label in order], means,
-                  convention=convention, users=rows, counted=counted, n_relevant=n_relevant,
-                  catalogue=catalogue)
+        if not show_progress:
+            block = plan.run(data, topk, rows, threads)
+            return plan.result(block, rows)
+        out = plan.empty(n_rows)
+        span = max(1024, _SPAN_IDS // topk.shape[1])
+        with progress_bar(n_rows, True, "users") as bar:
+            for lo in range(0, n_rows, span):
+                hi = min(lo + span, n_rows)
+                part_baseline = _rows_of(plan.beyond_baseline, lo, hi)
+                out.fill(lo, plan.run(data, topk[lo:hi], rows[lo:hi], threads,
+                                      baseline=part_baseline))
+                bar.update(hi - lo)
+    return plan.result(out, rows)
+
+
+# Users per span when evaluate shows progress: ~2**20 ids per span.
+_SPAN_IDS = 1 << 20
+
+
+def _rows_of(baseline, lo, hi):
+    """The rows lo:hi of a per-row baseline array; None or a shared baseline as is."""
+    if baseline is None or isinstance(baseline, str):
+        return None
+    ids = np.asarray(baseline)
+    return ids[lo:hi] if ids.ndim == 2 and ids.shape[0] > 1 else None
+
+
+class Block:
+    """Per-user outputs of some top-K rows: one row of `values` per per-user metric,
+    n_relevant, counted, and the item exposure of catalogue metrics (or None)."""
+
+    def __init__(self, values, n_relevant, counted, shown):
+        self.values, self.n_relevant, self.counted, self.shown = \
+            values, n_relevant, counted, shown
+
+    def fill(self, lo, part):
+        """Copy a Block of rows lo.. into this one and add its exposure."""
+        hi = lo + part.n_relevant.shape[0]
+        self.values[:, lo:hi] = part.values
+        self.n_relevant[lo:hi] = part.n_relevant
+        self.counted[lo:hi] = part.counted
+        if part.shown is not None:
+            self.shown = part.shown if self.shown is None else self.shown + part.shown
+
+
+class Plan:
+    """Metric names parsed for lists of length k: the ranking kernel's slots, the
+    beyond-accuracy plan, and how per-user values become means."""
+
+    def __init__(self, metrics, k, convention, n_items, *, train=None, item_aspects=None,
+                 item_vectors=None, baseline=None):
+        from .beyond import BeyondPlan, parse_beyond
+
+        labels = metric_labels(metrics)
+        beyond = {}
+        for label in labels:
+            spec = parse_beyond(label, k)
+            if spec is not None:
+                beyond.setdefault(spec.label, spec)
+        ranking = [label for label in labels if label not in beyond]
+        self.specs = parse_metrics(ranking, k, convention) if ranking else ()
+        _check_convention(convention)
+        self.convention, self.k = convention, k
+        self.table = slot_table(self.specs)
+        self.beyond = (BeyondPlan(list(beyond.values()), n_items, k, train=train,
+                                  item_aspects=item_aspects, item_vectors=item_vectors,
+                                  baseline=baseline) if beyond else None)
+        self.beyond_baseline = baseline
+        self.labels = list(dict.fromkeys(labels))  # as asked, repeats kept once
+        per_user = [s.label for s in self.specs]
+        if self.beyond:
+            per_user += [s.label for s in self.beyond.per_user]
+        self.per_user = per_user
+        self.catalogue = [label for label in self.labels if label not in per_user]
+        self._pooled = {s.label: s for s in self.specs if s.pooled}
+
+    def empty(self, n_rows):
+        return Block(np.empty((len(self.per_user), n_rows)), np.empty(n_rows, np.int64),
+                     np.empty(n_rows, np.bool_), None)
+
+    def run(self, data, topk, rows, threads, baseline=None):
+        """The Block of checked top-K rows."""
+        n_rows = topk.shape[0]
+        n_slots = len(self.specs)
+        block = self.empty(n_rows)
+        counted = np.empty(n_rows, dtype=np.uint8)
+        out = block.values[:n_slots]  # the first rows: C-contiguous, as the kernel wants
+        rank_into(data, topk, rows, self.table, self.convention, threads, out,
+                  block.n_relevant, counted)
+        block.counted = counted.view(np.bool_)
+        if self.beyond:
+            values, block.shown = self.beyond.run(data, topk, rows, block.counted, threads,
+                                                  baseline=baseline)
+            block.values[n_slots:] = values
+        return block
+
+    def sums(self, block):
+        """{label: (numerator, denominator)} of every per-user mean over a Block: sums
+        over the counted rows (implicit's pooled precision: hits and min(k, m))."""
+        counted = block.counted
+        n = float(np.count_nonzero(counted))
+        all_counted = counted.all()
+        out = {}
+        for label, values in zip(self.per_user, block.values):
+            picked = values if all_counted else values[counted]
+            spec = self._pooled.get(label)
+            if spec is not None:
+                m = block.n_relevant if all_counted else block.n_relevant[counted]
+                denom = np.minimum(m, spec.k)
+                out[label] = (float(np.rint(picked * denom).sum()), float(denom.sum()))
+            else:
+                out[label] = (float(picked.sum()), n)
+        return out
+
+    def means(self, sums, shown):
+        """{label: mean} from accumulated `sums` and catalogue exposure."""
+        means = {label: (num / den if den else float("nan"))
+                 for label, (num, den) in sums.items()}
+        if self.beyond:
+            means.update(self.beyond.catalogue_means(shown))
+        return means
+
+    def result(self, block, rows, means=None):
+        """The Result of a Block (means from it unless given)."""
+        if means is None:
+            means = self.means(self.sums(block), block.shown)
+        values = dict(zip(self.per_user, block.values))
+        return Result(self.labels, [values.get(label) for label in self.labels], means,
+                      convention=self.convention, users=rows, counted=block.counted,
+                      n_relevant=block.n_relevant, catalogue=self.catalogue)
 
 
 def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, counted):
@@ -130,40 +235,6 @@ def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, cou
                  disc, max_row_nnz, n_chunks, out, n_relevant, counted)
 
 
-def rank_part(data, lists, rows, table, convention, threads):
-    """Per-user values (n_slots x n_rows) of lists whose rows' m and counting the caller
-    already knows: the kernel's own n_relevant / counted outputs are discarded."""
-    n = rows.shape[0]
-    part = np.empty((table.slot_code.shape[0], n), dtype=np.float64)
-    rank_into(data, lists, rows, table, convention, threads, part, np.empty(n, np.int64),
-              np.empty(n, np.uint8))
-    return part
-
-
-def summarize(specs, out, convention, rows, counted, n_relevant):
-    """The Result of per-user values out[s] for specs[s]: means over the counted rows."""
-    all_counted = rows.shape[0] > 0 and bool(counted.all())
-    means = {spec.label: _mean(spec, values, counted, n_relevant, all_counted)
-             for spec, values in zip(specs, out)}
-    return Result([s.label for s in specs], out, means, convention=convention, users=rows,
-                  counted=counted, n_relevant=n_relevant)
-
-
 def counted_mean(values, counted):
     """Plain float64 mean of values over the counted rows; NaN when no row counts."""
     return float(values[counted].mean()) if counted.any() else float("nan")
-
-
-def _mean(spec, values, counted, n_relevant, all_counted):
-    """Plain float64 mean over the counted users; implicit's precision is pooled."""
-    if not all_counted:
-        if not counted.any():
-            return float("nan")
-        values = values[counted]
-        n_relevant = n_relevant[counted]
-    if spec.pooled:
-        # per-user value is hits / min(k, m); the pooled mean is sum(hits) / sum(min(k, m))
-        denom = np.minimum(n_relevant, spec.k)
-        hits = np.rint(values * denom)
-        return float(hits.sum() / denom.sum())
-    return float(values.mean())

@@ -10,9 +10,10 @@ results plus one span of ids, never a users x items score matrix.
 import numpy as np
 
 from ._blas import single_threaded_blas
-from .evaluate import numba_threads, rank_part, summarize
-from .metrics import MetricSpec, _check_convention, metric_labels, parse_metric, slot_table
+from .evaluate import counted_mean, numba_threads
+from .metrics import MetricSpec, _check_convention, metric_labels, parse_metric
 from .progress import progress_bar
+from .result import Result
 from .validation import check_int, check_pattern, check_truth
 
 # Users per BLAS call and bytes of one score tile: the tile (block x items) stays in a
@@ -238,37 +239,45 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
 
 
 def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progress):
-    """Rank users `rows` with the scorer, span by span, and evaluate them against data."""
+    """Rank users `rows` with the scorer, span by span, and evaluate them against data: the
+    ranked metrics through an Evaluator, the full-ranking auc from the scorer."""
+    from .streaming import Evaluator
+
     ranked = [s for s in specs if s.code >= 0]
     want_auc = len(ranked) < len(specs)
     k = max((s.k for s in ranked), default=1)
-    table = slot_table(ranked) if ranked else None
+    evaluator = (Evaluator(data, [s.label for s in ranked], convention=convention, k=k,
+                           repeats=True) if ranked else None)
     n = rows.shape[0]
-    out = np.empty((len(specs), n), dtype=np.float64)
-    slot_of = {s.label: i for i, s in enumerate(specs)}
-    ranked_slots = [slot_of[s.label] for s in ranked]
-    auc_slot = next((slot_of[s.label] for s in specs if s.code < 0), None)
     n_relevant = positive_counts(data, rows)
     counted = counted_rows(data, rows, n_relevant, convention)
+    auc = np.where(counted, 0.0, np.nan) if want_auc else None
     span = max(1024, _SPAN_IDS // k)
     with progress_bar(n, show_progress, "users") as bar:
         for lo in range(0, n, span):
             hi = min(lo + span, n)
             span_rows = rows[lo:hi]
             scored = np.flatnonzero(n_relevant[lo:hi] > 0)
-            ids, _, auc = scorer.rank(span_rows[scored], k, threads,
-                                      truth=data if want_auc else None)
+            ids, _, values = scorer.rank(span_rows[scored], k, threads,
+                                         truth=data if want_auc else None)
             if ranked:
                 lists = np.full((hi - lo, k), -1, dtype=scorer.id_dtype)
                 lists[scored] = ids
-                out[ranked_slots, lo:hi] = rank_part(data, lists, span_rows, table,
-                                                     convention, threads)
+                evaluator.update(span_rows, lists)
             if want_auc:
-                values = np.where(counted[lo:hi], 0.0, np.nan)
-                values[scored] = auc
-                out[auc_slot, lo:hi] = values
+                auc[lo + scored] = values
             bar.update(hi - lo)
-    return summarize(specs, out, convention, rows, counted, n_relevant)
+    if not want_auc:
+        return evaluator.result()
+    means = {s.label: counted_mean(auc, counted) for s in specs if s.code < 0}
+    per_user = {s.label: auc for s in specs if s.code < 0}
+    if ranked:
+        res = evaluator.result()
+        means.update(res.to_dict())
+        per_user.update({label: res.per_user(label) for label in res.metrics})
+    labels = [s.label for s in specs]
+    return Result(labels, [per_user[label] for label in labels], means,
+                  convention=convention, users=rows, counted=counted, n_relevant=n_relevant)
 
 
 def positive_counts(data, rows):

@@ -14,11 +14,11 @@ Users without a relevant test item are never asked for.
 import numpy as np
 import scipy.sparse as sp
 
-from .evaluate import numba_threads, rank_part, summarize
-from .factors import (_check_ties, _Scorer, counted_rows, evaluate_scorer,
+from .evaluate import numba_threads
+from .factors import (_check_ties, _Scorer, evaluate_scorer,
                       parse_factor_metrics, positive_counts)
-from .metrics import slot_table
 from .progress import progress_bar
+from .streaming import Evaluator
 from .validation import check_int, check_pattern, check_truth
 
 
@@ -122,18 +122,11 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, threa
                               shape=(n_users, n_items))
         train = sp.csr_matrix(train)
     k = max(s.k for s in specs)
-    table = slot_table(specs)
-    rows = np.arange(n_users, dtype=np.int64)
-    n_relevant = positive_counts(data, rows)
-    counted = counted_rows(data, rows, n_relevant, convention)
-    out = np.full((len(specs), n_users), np.nan)
-    # Users never asked for (m = 0) still get their convention's value (NaN or 0).
-    idle = np.flatnonzero(counted & (n_relevant == 0))
-    if idle.size:
-        out[:, idle] = rank_part(data, np.full((idle.size, k), -1, np.int64), idle, table,
-                                 convention, threads)
+    evaluator = Evaluator(data, [s.label for s in specs], convention=convention, k=k)
+    n_relevant = positive_counts(data, np.arange(n_users, dtype=np.int64))
     ask = np.flatnonzero(n_relevant > 0)
     empty = sp.csr_matrix((min(batch_size, max(ask.size, 1)), n_items), dtype=np.float32)
+    done = 0  # truth rows before `done` are evaluated; users never asked get empty lists
     with progress_bar(ask.size, show_progress, "users") as bar:
         for lo in range(0, ask.size, batch_size):
             batch = ask[lo:lo + batch_size].astype(np.int32)
@@ -143,11 +136,15 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, threa
             else:
                 ids, _ = model.recommend(batch, empty[:batch.size], N=k,
                                          filter_already_liked_items=False)
-            lists = _clean_lists(ids, batch, k, n_items, liked)
-            out[:, batch] = rank_part(data, lists, batch.astype(np.int64), table, convention,
-                                      threads)
+            end = int(batch[-1]) + 1
+            lists = np.full((end - done, k), -1, dtype=np.int64)
+            lists[batch - done] = _clean_lists(ids, batch, k, n_items, liked)
+            evaluator.update(np.arange(done, end), lists)
+            done = end
             bar.update(batch.size)
-    return summarize(specs, out, convention, rows, counted, n_relevant)
+    if done < n_users or n_users == 0:
+        evaluator.update(np.arange(done, n_users), np.full((n_users - done, k), -1))
+    return evaluator.result()
 
 
 def _clean_lists(ids, batch, k, n_items, liked):

@@ -1,0 +1,207 @@
+"""`fr.Evaluator`: evaluate lists block by block, merge partial evaluations, get one Result.
+
+    ev = fr.Evaluator(truth, ["ndcg@10", "recall@10"])
+    for lo in range(0, n_users, 100_000):
+        ev.update(np.arange(lo, hi), topk[lo:hi])    # any blocks of users, in any order
+    res = ev.result()                                # = fr.evaluate on the concatenated blocks
+
+The per-user values go into arrays sized for every truth row, whose memory the operating
+system commits only as blocks are written: streaming all users of a memory-mapped top-K
+array holds the per-user outputs and one block, never a second copy of either.
+"""
+
+import numpy as np
+
+from .evaluate import Block, Plan, numba_threads
+from .metrics import _check_convention, metric_labels
+from .validation import Truth, check_int, check_topk, check_truth, check_users
+
+
+class Evaluator:
+    """A mergeable accumulator of per-user metric values over blocks of users.
+
+    Parameters
+    ----------
+    truth : scipy.sparse matrix, users x items
+        As for `fr.evaluate`; checked once here.
+    metrics : str or list of str
+        As for `fr.evaluate`, the beyond-accuracy measures included.
+    convention : {"recsys", "trec", "implicit"}
+    k : int, optional
+        The list length K (what "ndcg" without @k means). Default: the width of the first
+        block. Narrower blocks are padded with -1; wider ones are an error.
+    repeats : bool
+        Whether a truth row may appear in more than one block (or twice in one). Off by
+        default: counting a user twice is a mistake more often than it is intended.
+    train, item_aspects, item_vectors, baseline :
+        Side inputs of the beyond-accuracy measures, as for `fr.evaluate`; a per-row
+        baseline goes with each block instead (`update(..., baseline=)`).
+    n_threads : int, optional
+    show_progress : bool
+        A progress bar (tqdm) over the truth's users, with users/s.
+
+    `update(users, topk)` adds a block; `merge(other)` adds another Evaluator's blocks;
+    `result()` gives the `Result` of everything so far, rows in the order they were added:
+    the same per-user values as `fr.evaluate` on the concatenated blocks, and the same
+    means. More blocks may follow a `result()`.
+    """
+
+    def __init__(self, truth, metrics, *, convention="recsys", k=None, repeats=False,
+                 train=None, item_aspects=None, item_vectors=None, baseline=None,
+                 n_threads=None, show_progress=False):
+        self._data = truth if isinstance(truth, Truth) else check_truth(truth)
+        self._metrics = list(metric_labels(metrics))
+        _check_convention(convention)
+        self.convention = convention
+        self.repeats = bool(repeats)
+        self._side = dict(train=train, item_aspects=item_aspects, item_vectors=item_vectors,
+                          baseline=baseline)
+        self._n_threads = n_threads
+        self._show_progress = show_progress
+        self._bar = None
+        self._plan = None if k is None else self._make_plan(check_int(k, "k"))
+        self._rows = self._store = None
+        self._size = 0
+        self._shown = None
+        self._seen = None
+
+    @property
+    def n_rows(self):
+        """How many top-K rows have been added."""
+        return self._size
+
+    @property
+    def metrics(self):
+        return tuple(self._metrics)
+
+    @property
+    def k(self):
+        """The list length, once known (k= or the first block), else None."""
+        return None if self._plan is None else self._plan.k
+
+    def _make_plan(self, k):
+        return Plan(self._metrics, k, self.convention, self._data.n_items, **self._side)
+
+    def update(self, users, topk, *, baseline=None):
+        """Evaluate one block: `topk` rows are the lists of truth rows `users` (None: every
+        truth row, in order). Returns self."""
+        data = self._data
+        topk = check_topk(topk, data.n_items)
+        rows = check_users(users, topk.shape[0], data.n_users)
+        if self._plan is None:
+            self._plan = self._make_plan(topk.shape[1])
+        topk = self._fit(topk)
+        if not self.repeats:
+            self._check_new(rows)
+        with numba_threads(self._n_threads) as threads:
+            block = self._plan.run(data, topk, rows, threads, baseline=baseline)
+        self._append(rows, block)
+        if self._show_progress:
+            self._progress(rows.shape[0])
+        return self
+
+    def merge(self, other):
+        """Add the blocks of another Evaluator of the same truth, metrics and convention
+        (after this one's). Returns self."""
+        if not isinstance(other, Evaluator):
+            raise TypeError(f"merge takes another fr.Evaluator; got {type(other).__name__}")
+        mine, theirs = self._data, other._data
+        if mine is not theirs and ((mine.n_users, mine.n_items, mine.indptr[-1]) != (
+                theirs.n_users, theirs.n_items, theirs.indptr[-1])
+                or not np.array_equal(mine.indptr, theirs.indptr)):
+            raise ValueError("merge: the two Evaluators have different truth matrices; "
+                             "partial evaluations merge only over the same truth")
+        if other._metrics != self._metrics or other.convention != self.convention:
+            raise ValueError(
+                f"merge: metrics or convention differ ({self._metrics}, {self.convention!r} "
+                f"here; {other._metrics}, {other.convention!r} there); merge only "
+                f"Evaluators built with the same metrics and convention")
+        if other.repeats != self.repeats:
+            raise ValueError("merge: one Evaluator allows repeated users and the other does "
+                             "not; build both with the same repeats=")
+        if other._size == 0:
+            return self
+        if self._plan is None:
+            self._plan = other._plan
+        elif other._plan.k != self._plan.k:
+            raise ValueError(f"merge: list lengths differ (K = {self._plan.k} here, "
+                             f"{other._plan.k} there)")
+        if not self.repeats:
+            self._check_new(other._rows[:other._size])
+        self._append(other._rows[:other._size], other._block())
+        return self
+
+    def result(self):
+        """The Result of every block added so far (rows in the order they came)."""
+        if self._plan is None:
+            raise ValueError("result: no block has been added yet; call update(users, "
+                             "topk) first")
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        return self._plan.result(self._block(), self._rows[:self._size])
+
+    # -- internals --------------------------------------------------------------------
+
+    def _fit(self, topk):
+        k = self._plan.k
+        width = topk.shape[1]
+        if width > k:
+            raise ValueError(
+                f"topk has {width} columns but this Evaluator's lists have K = {k} (set by "
+                f"k= or by the first block); cut the lists to {k} or build the Evaluator "
+                f"with k={width}")
+        if width < k:
+            padded = np.full((topk.shape[0], k), -1, dtype=topk.dtype)
+            padded[:, :width] = topk
+            return padded
+        return topk
+
+    def _check_new(self, rows):
+        """No truth row twice: not in an earlier block, not twice in this one."""
+        if self._seen is None:
+            self._seen = np.zeros(self._data.n_users, np.bool_)
+        again = rows[self._seen[rows]]
+        if again.size == 0 and rows.shape[0] > 1 and not (rows[1:] > rows[:-1]).all():
+            unique, counts = np.unique(rows, return_counts=True)
+            again = unique[counts > 1]
+        if again.size:
+            raise ValueError(
+                f"users: truth row {int(again[0])} is evaluated more than once ({again.size} "
+                f"such rows); each user would count twice in the means. Pass each user in "
+                f"one block, or build the Evaluator with repeats=True if that is intended")
+        self._seen[rows] = True
+
+    def _append(self, rows, block):
+        n = rows.shape[0]
+        if self._store is None:
+            capacity = max(self._data.n_users, n)
+            self._store = self._plan.empty(capacity)  # committed by the OS as written
+            self._rows = np.empty(capacity, np.int64)
+        elif self._size + n > self._rows.shape[0]:
+            self._grow(self._size + n)
+        lo, hi = self._size, self._size + n
+        self._rows[lo:hi] = rows
+        self._store.fill(lo, block)
+        self._size = hi
+
+    def _grow(self, needed):
+        capacity = max(needed, 2 * self._rows.shape[0])
+        old, old_rows = self._store, self._rows
+        self._store = self._plan.empty(capacity)
+        self._store.shown = old.shown
+        self._rows = np.empty(capacity, np.int64)
+        self._rows[:self._size] = old_rows[:self._size]
+        self._store.fill(0, Block(old.values[:, :self._size], old.n_relevant[:self._size],
+                                  old.counted[:self._size], None))
+
+    def _block(self):
+        s, n = self._store, self._size
+        return Block(s.values[:, :n], s.n_relevant[:n], s.counted[:n], s.shown)
+
+    def _progress(self, n):
+        if self._bar is None:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=self._data.n_users, unit="users", unit_scale=True)
+        self._bar.update(n)
