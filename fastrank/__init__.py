@@ -30,5 +30,6 @@ from .streaming import Evaluator
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg", "alpha_ndcg",
+__all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg",
+           "alpha_ndcg",
            "AlphaBetaNDCG", "rmse", "mae", "Result", "METRIC_NAMES", "CONVENTIONS", "__version__"]

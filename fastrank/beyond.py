@@ -109,11 +109,12 @@ class BeyondPlan:
     run on any block of lists (`run`) and to turn accumulated values into means (`means`)."""
 
     def __init__(self, specs, n_items, k_max, *, train, item_aspects, item_vectors,
-                 baseline):
+                 baseline, baseline_later=False):
         from ._kernels.beyond import ILD_COSINE, ILD_JACCARD
 
         names = {s.name for s in specs}
-        given = {"train": train is not None, "baseline": baseline is not None,
+        given = {"train": train is not None,
+                 "baseline": baseline is not None or baseline_later,
                  "item_aspects= or item_vectors": item_aspects is not None
                  or item_vectors is not None}
         for spec in specs:
@@ -154,6 +155,9 @@ class BeyondPlan:
 
         n_rows = topk.shape[0]
         baseline = self.baseline if baseline is None else baseline
+        if baseline is None and "serendipity" in {s.name for s in self.per_user}:
+            raise ValueError("serendipity needs baseline= (with this block, or when the "
+                             "Evaluator is built)")
         base = (_baseline(baseline, n_rows, self.n_items, self.pop, self.k_max)
                 if baseline is not None else np.full((1, 1), -1, np.int64))
         n_chunks = max(n_ranges(n_rows, threads, n_rows * topk.shape[1], self.n_items), 1)

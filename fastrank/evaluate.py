@@ -140,7 +140,7 @@ class Plan:
     beyond-accuracy plan, and how per-user values become means."""
 
     def __init__(self, metrics, k, convention, n_items, *, train=None, item_aspects=None,
-                 item_vectors=None, baseline=None):
+                 item_vectors=None, baseline=None, baseline_later=False):
         from .beyond import BeyondPlan, parse_beyond
 
         labels = metric_labels(metrics)
@@ -156,7 +156,8 @@ class Plan:
         self.table = slot_table(self.specs)
         self.beyond = (BeyondPlan(list(beyond.values()), n_items, k, train=train,
                                   item_aspects=item_aspects, item_vectors=item_vectors,
-                                  baseline=baseline) if beyond else None)
+                                  baseline=baseline, baseline_later=baseline_later)
+                       if beyond else None)
         self.beyond_baseline = baseline
         self.labels = list(dict.fromkeys(labels))  # as asked, repeats kept once
         per_user = [s.label for s in self.specs]

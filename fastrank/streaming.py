@@ -80,7 +80,8 @@ class Evaluator:
         return None if self._plan is None else self._plan.k
 
     def _make_plan(self, k):
-        return Plan(self._metrics, k, self.convention, self._data.n_items, **self._side)
+        return Plan(self._metrics, k, self.convention, self._data.n_items, **self._side,
+                    baseline_later=True)
 
     def update(self, users, topk, *, baseline=None):
         """Evaluate one block: `topk` rows are the lists of truth rows `users` (None: every

@@ -229,7 +229,8 @@ def test_bad_tables_name_the_column(library):
         io.from_tables(make(library, {"user": [1], "item": [1]}), make(library, good_r))
     with pytest.raises(ValueError, match="neither a 'score' nor a 'rank' column"):
         io.from_tables(make(library, good_t), make(library, {"user": [1], "item": [1]}))
-    with pytest.raises(ValueError, match="recs column 'score' has 1 (NaN or infinite|missing) values"):
+    with pytest.raises(ValueError,
+                       match="recs column 'score' has 1 (NaN or infinite|missing) values"):
         io.from_tables(make(library, good_t), make(library, {**good_r, "score": [1.0, np.nan]}))
     with pytest.raises(TypeError, match="recs column 'score' must hold numbers"):
         io.from_tables(make(library, good_t), make(library, {**good_r, "score": ["a", "b"]}))

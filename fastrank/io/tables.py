@@ -2,7 +2,8 @@
 recommendations to fastrank's arrays, and per-user results back as a table keyed by the
 original user ids.
 
-    data = fastrank.io.from_tables(truth_df, recs_df)   # (user, item, relevance), (user, item, score)
+    data = fastrank.io.from_tables(truth_df, recs_df)   # (user, item, relevance), (user, item,
+                                                        # score) or (user, rank, item)
     res = data.evaluate(["ndcg@10", "recall@10"])       # = fr.evaluate(data.truth, data.topk, ...)
     data.per_user(res)                                  # a table of truth_df's library
 
