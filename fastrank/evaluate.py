@@ -171,20 +171,23 @@ class Plan:
         return Block(np.empty((len(self.per_user), n_rows)), np.empty(n_rows, np.int64),
                      np.empty(n_rows, np.bool_), None)
 
-    def run(self, data, topk, rows, threads, baseline=None):
-        """The Block of checked top-K rows."""
+    def run(self, data, topk, rows, threads, baseline=None, into=None, at=0):
+        """The Block of checked top-K rows; written into columns at.. of the Block `into`
+        (its exposure added) when given, with no intermediate copy of the ranking values."""
         n_rows = topk.shape[0]
         n_slots = len(self.specs)
-        block = self.empty(n_rows)
-        counted = np.empty(n_rows, dtype=np.uint8)
-        out = block.values[:n_slots]  # the first rows: C-contiguous, as the kernel wants
-        rank_into(data, topk, rows, self.table, self.convention, threads, out,
-                  block.n_relevant, counted)
-        block.counted = counted.view(np.bool_)
+        block = self.empty(n_rows) if into is None else Block(
+            into.values[:, at:at + n_rows], into.n_relevant[at:at + n_rows],
+            into.counted[at:at + n_rows], None)
+        # first rows of a C array (a fresh block) or a column range of the store (strided)
+        rank_into(data, topk, rows, self.table, self.convention, threads,
+                  block.values[:n_slots], block.n_relevant, block.counted.view(np.uint8))
         if self.beyond:
             values, block.shown = self.beyond.run(data, topk, rows, block.counted, threads,
                                                   baseline=baseline)
             block.values[n_slots:] = values
+        if into is not None and block.shown is not None:
+            into.shown = block.shown if into.shown is None else into.shown + block.shown
         return block
 
     def sums(self, block):

@@ -94,9 +94,12 @@ class Evaluator:
         topk = self._fit(topk)
         if not self.repeats:
             self._check_new(rows)
+        self._reserve(rows.shape[0])
         with numba_threads(self._n_threads) as threads:
-            block = self._plan.run(data, topk, rows, threads, baseline=baseline)
-        self._append(rows, block)
+            self._plan.run(data, topk, rows, threads, baseline=baseline, into=self._store,
+                           at=self._size)
+        self._rows[self._size:self._size + rows.shape[0]] = rows
+        self._size += rows.shape[0]
         if self._show_progress:
             self._progress(rows.shape[0])
         return self
@@ -173,15 +176,19 @@ class Evaluator:
                 f"one block, or build the Evaluator with repeats=True if that is intended")
         self._seen[rows] = True
 
-    def _append(self, rows, block):
-        n = rows.shape[0]
+    def _reserve(self, n):
+        """Room for n more rows in the store."""
         if self._store is None:
             capacity = max(self._data.n_users, n)
             self._store = self._plan.empty(capacity)  # committed by the OS as written
+            self._store.shown = None
             self._rows = np.empty(capacity, np.int64)
         elif self._size + n > self._rows.shape[0]:
             self._grow(self._size + n)
-        lo, hi = self._size, self._size + n
+
+    def _append(self, rows, block):
+        self._reserve(rows.shape[0])
+        lo, hi = self._size, self._size + rows.shape[0]
         self._rows[lo:hi] = rows
         self._store.fill(lo, block)
         self._size = hi
