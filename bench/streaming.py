@@ -5,7 +5,7 @@
 
 The workload (power-law truth and top-K, as `fastrank demo` builds it) is written once as
 .npy files (indptr, indices, data, topk) to the bench cache directory. Then, each in a
-fresh process and alternating, twice:
+fresh process and alternating:
 - in memory: the four files loaded into RAM, one `fr.evaluate` call (timed alone);
 - streaming: the files memory-mapped, `fr.Evaluator.update` block by block, `result()`;
 three times each, the best time kept.
