@@ -1,0 +1,238 @@
+"""fastrank on Dask: evaluate tables that live in partitions, where they live.
+
+    import fastrank.dask
+    res = fastrank.dask.evaluate(truth_ddf, recs_ddf, ["ndcg@10", "recall@10"])
+    res["ndcg@10"], res.n_users, res.per_user     # means, counts, a Dask DataFrame
+
+How the work splits (see also the README's design note):
+1. Both tables are hash-shuffled on the user column into the same number of partitions,
+   so partition i of each holds every row of the same users. This is the only time the
+   data moves: each row crosses the network at most once.
+2. In every partition pair, `fastrank.io.from_tables` builds that partition's CSR truth
+   and top-K lists (item ids local to the partition, which is all the metrics need), and
+   the one kernel evaluates them (`n_threads` numba threads in each Dask task).
+3. Each partition yields its users' values (kept, as a Dask DataFrame, when `per_user`)
+   and one row of partial sums; the sums are added in a tree (`split_every`) into the
+   means. Nothing per user ever reaches the client unless asked for.
+Equal to `fastrank.io.from_tables(truth, recs).evaluate(metrics)` on the same data:
+identical per-user values, means to 1e-12 (only the order of the sums differs).
+"""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .metrics import _NO_CUTOFF, METRIC_NAMES, _check_convention, metric_labels, parse_metrics
+from .validation import check_int
+
+_PER_USER = ("n_relevant", "counted")
+
+
+class DaskResult(Mapping):
+    """Means of a Dask evaluation (a read-only mapping metric -> mean) with counts, and
+    the per-user values as a Dask DataFrame (`per_user`: columns user, the metrics,
+    n_relevant, counted; NaN where a user is not counted) when they were kept."""
+
+    def __init__(self, means, n_users, n_rows, convention, per_user):
+        self._means = dict(means)
+        self.n_users = int(n_users)
+        self.n_rows = int(n_rows)
+        self.convention = convention
+        self.per_user = per_user
+
+    @property
+    def metrics(self):
+        return tuple(self._means)
+
+    def __getitem__(self, name):
+        return self._means[name]
+
+    def __iter__(self):
+        return iter(self._means)
+
+    def __len__(self):
+        return len(self._means)
+
+    def to_dict(self):
+        return dict(self._means)
+
+    def __repr__(self):
+        lines = [f"DaskResult({self.convention}, {self.n_users} of {self.n_rows} users counted)"]
+        lines += [f"  {name}  {value:.6f}" for name, value in self._means.items()]
+        return "\n".join(lines)
+
+
+def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
+             user="user", item="item", relevance="relevance", score="score", rank="rank",
+             npartitions=None, per_user=True, n_threads=1, split_every=None):
+    """Evaluate Dask DataFrames of judgments and recommendations.
+
+    Parameters
+    ----------
+    truth : dask DataFrame
+        (user, item, relevance) rows, ids of any type, as for `fastrank.io.from_tables`.
+    recs : dask DataFrame
+        (user, item, score) rows, or (user, rank, item) without a score column.
+    metrics : str or list of str
+        Ranking metrics (`fastrank.METRIC_NAMES`, with or without @k).
+    convention : {"recsys", "trec", "implicit"}
+    k : int, optional
+        The list length K: lists are cut at K, and a metric without @k means @K. By default
+        K is the largest cutoff asked for, or, if a metric has none, the longest list (one
+        more pass over recs: pass k to save it).
+    n_items : int, optional
+        The catalogue size that `auc` needs: by default the number of distinct items in
+        both tables (one more pass), as in the local evaluation.
+    user, item, relevance, score, rank : str
+        Column names.
+    npartitions : int, optional
+        Partitions after the shuffle (default: the larger of the two inputs').
+    per_user : bool
+        Keep the per-user values as a persisted Dask DataFrame (`result.per_user`).
+    n_threads : int
+        Numba threads per Dask task (default 1: Dask's workers are the parallelism).
+    split_every : int, optional
+        Fan-in of the tree that adds the partial sums.
+
+    Returns
+    -------
+    DaskResult
+    """
+    import dask
+    import pandas as pd
+
+    labels = list(dict.fromkeys(metric_labels(metrics)))
+    _check_convention(convention)
+    for label in labels:
+        name = label.partition("@")[0].strip().lower()
+        if name not in METRIC_NAMES:
+            raise ValueError(
+                f"metrics: {label!r} is not available on Dask; fastrank.dask evaluates the "
+                f"ranking metrics {', '.join(METRIC_NAMES)} (with or without @k)")
+    columns = {"truth": (truth, [user, item] + ([relevance] if relevance else [])),
+               "recs": (recs, [user, item])}
+    for name, (frame, needed) in columns.items():
+        _check_frame(frame, name, needed)
+    recs_order = score if score in recs.columns else rank
+    if recs_order not in recs.columns:
+        raise ValueError(f"recs has neither a {score!r} nor a {rank!r} column, so its order "
+                         f"is unknown; its columns are {list(recs.columns)}")
+    if recs[user].dtype != truth[user].dtype:
+        recs = recs.assign(**{user: recs[user].astype(truth[user].dtype)})
+    npartitions = npartitions or max(truth.npartitions, recs.npartitions)
+    truth = truth.shuffle(on=user, npartitions=npartitions)
+    recs = recs.shuffle(on=user, npartitions=npartitions)
+
+    if k is None:
+        if any(_bare(label) for label in labels):  # K is the longest list: one more pass
+            k = int(dask.compute(recs.map_partitions(_longest, user, meta=(None, "int64"))
+                                 .max())[0])
+        else:
+            k = max(s.k for s in parse_metrics(labels, 2**62, convention))
+    k = max(check_int(k, "k"), 1)
+    specs = parse_metrics(labels, k, convention)  # unknown names and cutoffs > k fail here
+    if n_items is None and any(s.name == "auc" for s in specs):
+        n_items = int(dask.compute(_distinct_items(truth, recs, item))[0])
+
+    names = dict(user=user, item=item, relevance=relevance, score=score, rank=rank)
+    meta = pd.DataFrame({user: truth[user]._meta.iloc[:0],
+                         **{label: pd.Series(dtype="float64") for label in labels},
+                         "n_relevant": pd.Series(dtype="int64"),
+                         "counted": pd.Series(dtype="bool")})
+    import dask.dataframe as dd
+
+    values = dd.map_partitions(_evaluate_partition, truth, recs, labels=labels,
+                               convention=convention, k=k, n_items=n_items, names=names,
+                               n_threads=n_threads, user_dtype=meta[user].dtype, meta=meta,
+                               align_dataframes=False)
+    if per_user:
+        values = values.persist()
+    pooled = {s.label: s.k for s in specs if s.pooled}
+    sums_meta = pd.DataFrame({c: pd.Series(dtype="float64")
+                              for c in _sum_columns(labels)})
+    sums = values.map_partitions(_partial_sums, labels, pooled, meta=sums_meta)
+    totals = dask.compute(sums.sum(split_every=split_every))[0]
+    counted = totals["counted"]
+    means = {}
+    for label in labels:
+        num, den = totals[f"{label}:num"], totals[f"{label}:den"]
+        means[label] = num / den if den else float("nan")
+    return DaskResult(means, counted, totals["rows"], convention,
+                      values if per_user else None)
+
+
+def _bare(label):
+    """Does the label depend on the list length K (no @k, or r_precision)?"""
+    name, sep, _ = label.partition("@")
+    return not sep or name.strip().lower() in _NO_CUTOFF
+
+
+def _check_frame(frame, name, needed):
+    if not hasattr(frame, "npartitions") or not hasattr(frame, "shuffle"):
+        raise TypeError(f"{name} must be a dask DataFrame; got {type(frame).__name__}. For "
+                        f"in-memory tables use fastrank.io.from_tables")
+    for column in needed:
+        if column not in frame.columns:
+            raise ValueError(
+                f"{name} has no column {column!r}; its columns are {list(frame.columns)}. "
+                f"Rename the column, or pass its name (user=, item=, relevance=, score=, "
+                f"rank=)")
+
+
+def _longest(frame, user):
+    return int(frame.groupby(user).size().max()) if len(frame) else 0
+
+
+def _distinct_items(truth, recs, item):
+    import dask.dataframe as dd
+
+    both = dd.concat([truth[item].to_frame(), recs[item].to_frame()])
+    return both[item].nunique()
+
+
+def _evaluate_partition(truth, recs, *, labels, convention, k, n_items, names, n_threads,
+                        user_dtype):
+    """One partition pair: from_tables, the kernel, the per-user frame."""
+    import pandas as pd
+    import scipy.sparse as sp
+
+    from .evaluate import evaluate
+    from .io.tables import from_tables
+
+    user = names["user"]
+    data = from_tables(truth, recs, k=k, **names)
+    topk = data.topk
+    if topk.shape[1] < k:
+        topk = np.pad(topk, ((0, 0), (0, k - topk.shape[1])), constant_values=-1)
+    width = max(n_items or 0, data.truth.shape[1])
+    matrix = sp.csr_array((data.truth.data, data.truth.indices, data.truth.indptr),
+                          shape=(data.truth.shape[0], width))
+    res = evaluate(matrix, topk, labels, convention=convention, n_threads=n_threads)
+    return pd.DataFrame({user: pd.Series(data.users).astype(user_dtype),
+                         **{label: res.per_user(label) for label in labels},
+                         "n_relevant": res.n_relevant, "counted": res.counted})
+
+
+def _sum_columns(labels):
+    return ["rows", "counted"] + [f"{label}:{part}" for label in labels
+                                  for part in ("num", "den")]
+
+
+def _partial_sums(values, labels, pooled):
+    """One row of sums over a partition's counted users (implicit's pooled precision: hits
+    and min(k, m)), as fastrank.evaluate takes its means."""
+    import pandas as pd
+
+    counted = values["counted"].to_numpy(bool)
+    n = float(np.count_nonzero(counted))
+    row = {"rows": float(len(values)), "counted": n}
+    for label in labels:
+        picked = values[label].to_numpy()[counted]
+        if label in pooled:
+            denom = np.minimum(values["n_relevant"].to_numpy()[counted], pooled[label])
+            row[f"{label}:num"] = float(np.rint(picked * denom).sum())
+            row[f"{label}:den"] = float(denom.sum())
+        else:
+            row[f"{label}:num"] = float(picked.sum())
+            row[f"{label}:den"] = n
+    return pd.DataFrame({c: [row[c]] for c in _sum_columns(labels)})

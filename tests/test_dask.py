@@ -1,0 +1,101 @@
+"""fastrank.dask on a real distributed.LocalCluster with two worker processes: equal to the
+local evaluation of the same tables, per user and in the means; bad input named."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fastrank.dask
+from fastrank import io
+from fastrank.synthetic import power_law
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()
+
+
+def tables(n_users=4000, ids="int", seed=0):
+    """(truth, recs) pandas frames: power-law data, some users on one side only, ties."""
+    truth, topk = power_law(n_users, 300, 12, seed=seed)
+    coo = truth.tocoo()
+    rows, cols = np.nonzero(topk >= 0)
+    name = (lambda x: x.astype(np.int64)) if ids == "int" else \
+        (lambda x: np.char.add("u", x.astype(str)))
+    t = pd.DataFrame({"user": name(coo.row), "item": coo.col.astype(np.int64),
+                      "relevance": coo.data})
+    keep = rows % 13 != 0  # some users without recommendations
+    r = pd.DataFrame({"user": name(rows[keep] + 5), "item": topk[rows, cols][keep],
+                      "score": np.floor((12 - cols[keep]) / 3)})  # ties, and users not judged
+    return t, r
+
+
+def check_equal(res, local, metrics, user_ids):
+    for name in metrics:
+        assert res[name] == pytest.approx(local[name], rel=1e-12, nan_ok=True)
+    assert res.n_users == local.n_users and res.n_rows == local.users.shape[0]
+    frame = res.per_user.compute().set_index("user").loc[list(user_ids)]
+    for name in metrics:
+        np.testing.assert_array_equal(frame[name].to_numpy(), local.per_user(name))
+    np.testing.assert_array_equal(frame["counted"].to_numpy(), local.counted)
+
+
+@pytest.mark.parametrize("convention", ["recsys", "trec", "implicit"])
+def test_equal_to_the_local_evaluation(client, convention):
+    t, r = tables()
+    metrics = ["ndcg@10", "precision@5", "recall", "map", "mrr@3", "auc@10", "r_precision",
+               "hit_rate@1", "ndcg_exp@12"]
+    data = io.from_tables(t, r)
+    local = data.evaluate(metrics, convention=convention)
+    res = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=3), dd.from_pandas(r, npartitions=5),
+                                 metrics, convention=convention)
+    check_equal(res, local, metrics, data.users)
+
+
+def test_string_ids_ranks_and_given_k(client):
+    t, r = tables(ids="str", seed=1)
+    r = r.sort_values(["user", "score", "item"], ascending=[True, False, False])
+    r["rank"] = r.groupby("user").cumcount() + 1
+    r = r.drop(columns="score").sample(frac=1.0, random_state=0)
+    metrics = ["ndcg", "precision@3", "auc@5"]
+    data = io.from_tables(t, r, k=8)
+    local = data.evaluate(metrics)
+    res = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=2), dd.from_pandas(r, npartitions=4),
+                                 metrics, k=8, npartitions=3, split_every=2)
+    check_equal(res, local, metrics, data.users)
+
+
+def test_means_only_and_user_dtypes_that_differ(client):
+    t, r = tables(seed=2)
+    r["user"] = r["user"].astype(np.int32)
+    local = io.from_tables(t, r.astype({"user": np.int64})).evaluate(["ndcg@10"])
+    res = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=2), dd.from_pandas(r, npartitions=2),
+                                 "ndcg@10", per_user=False)
+    assert res.per_user is None and res["ndcg@10"] == pytest.approx(local["ndcg@10"], rel=1e-12)
+    assert res.to_dict() == {"ndcg@10": res["ndcg@10"]} and "ndcg@10" in repr(res)
+
+
+def test_bad_input_is_named(client):
+    t, r = tables(n_users=200)
+    T, R = dd.from_pandas(t, npartitions=1), dd.from_pandas(r, npartitions=1)
+    with pytest.raises(ValueError, match="truth has no column 'relevance'"):
+        fastrank.dask.evaluate(T.drop(columns="relevance"), R, ["ndcg@10"])
+    with pytest.raises(ValueError, match="recs has no column 'item'"):
+        fastrank.dask.evaluate(T, R.rename(columns={"item": "doc"}), ["ndcg@10"])
+    with pytest.raises(ValueError, match="neither a 'score' nor a 'rank' column"):
+        fastrank.dask.evaluate(T, R.drop(columns="score"), ["ndcg@10"])
+    with pytest.raises(ValueError, match="'coverage@10' is not available on Dask"):
+        fastrank.dask.evaluate(T, R, ["coverage@10"])
+    with pytest.raises(ValueError, match="unknown metric|not available"):
+        fastrank.dask.evaluate(T, R, ["ndgc@10"])
+    with pytest.raises(TypeError, match="truth must be a dask DataFrame"):
+        fastrank.dask.evaluate(t, R, ["ndcg@10"])
+    with pytest.raises(ValueError, match="convention must be one of"):
+        fastrank.dask.evaluate(T, R, ["ndcg@10"], convention="x")
