@@ -79,7 +79,7 @@ def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
     k : int, optional
         The list length K: lists are cut at K, and a metric without @k means @K. By default
         K is the largest cutoff asked for, or, if a metric has none, the longest list (one
-        more pass over recs: pass k to save it).
+        more pass, which shuffles the recs' user column: pass k to save it).
     n_items : int, optional
         The catalogue size that `auc` needs: by default the number of distinct items in
         both tables (one more pass), as in the local evaluation.
@@ -120,16 +120,17 @@ def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
     if recs[user].dtype != truth[user].dtype:
         recs = recs.assign(**{user: recs[user].astype(truth[user].dtype)})
     npartitions = npartitions or max(truth.npartitions, recs.npartitions)
-    truth = truth.shuffle(on=user, npartitions=npartitions)
-    recs = recs.shuffle(on=user, npartitions=npartitions)
-
     if k is None:
-        if any(_bare(label) for label in labels):  # K is the longest list: one more pass
-            k = int(dask.compute(recs.map_partitions(_longest, user, meta=(None, "int64"))
+        if any(_bare(label) for label in labels):
+            # K is the longest list: one more pass, shuffling the user column only
+            users = recs[[user]].shuffle(on=user, npartitions=npartitions)
+            k = int(dask.compute(users.map_partitions(_longest, user, meta=(None, "int64"))
                                  .max())[0])
         else:
             k = max(s.k for s in parse_metrics(labels, 2**62, convention))
     k = max(check_int(k, "k"), 1)
+    truth = truth.shuffle(on=user, npartitions=npartitions)
+    recs = recs.shuffle(on=user, npartitions=npartitions)
     specs = parse_metrics(labels, k, convention)  # unknown names and cutoffs > k fail here
     if n_items is None and any(s.name == "auc" for s in specs):
         n_items = int(dask.compute(_distinct_items(truth, recs, item))[0])
