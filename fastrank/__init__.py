@@ -13,6 +13,8 @@
     fr.evaluate(test, ids, ["coverage@10", "novelty@10"], train=train)
 
     ev = fr.Evaluator(test, ["ndcg@10"]); ev.update(rows, lists); ev.result()  # streaming
+    res.ci("ndcg@10"); res.by(segment_labels); fr.compare({"a": res_a, "b": res_b})
+    fr.evaluate(test, ids, ["ndcg"], curves=True).plot("ndcg", path="ndcg.png")
     fr.rmse(test, predictions), fr.mae(test, user_factors=U, item_factors=V)
     data = fastrank.io.from_tables(truth_df, recs_df)           # pandas / pyarrow / polars
 
@@ -25,11 +27,13 @@ from .factors import evaluate_factors, topk
 from .metrics import CONVENTIONS, METRIC_NAMES
 from .model import evaluate_model
 from .ratings import mae, rmse
+from .plots import plot_compare
 from .result import Result
+from .stats import compare
 from .streaming import Evaluator
 
 __version__ = "0.1.0"
 
 __all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg",
-           "alpha_ndcg",
-           "AlphaBetaNDCG", "rmse", "mae", "Result", "METRIC_NAMES", "CONVENTIONS", "__version__"]
+           "alpha_ndcg", "AlphaBetaNDCG", "rmse", "mae", "compare", "plot_compare", "Result",
+           "METRIC_NAMES", "CONVENTIONS", "__version__"]

@@ -55,7 +55,31 @@ def run_demo(args, out=None):
     print(f"\n{len(labels)} metrics in one pass: {elapsed:.3f} s, "
           f"{args.users / elapsed:,.0f} users/s on {threads} thread(s) "
           f"(first call, compile or cache load: {first_call:.2f} s)", file=out)
+    if args.compare:
+        compare_demo(truth, topk, args, out)
     return 0
+
+
+def compare_demo(truth, topk, args, out):
+    """Two systems on the demo's users, compared: the demo's lists ("model") and the same
+    lists with the top 3 items of one user in five moved to the end ("shuffled")."""
+    import numpy as np
+
+    import fastrank as fr
+
+    rng = np.random.default_rng(args.seed + 1)
+    shuffled = topk.copy()
+    moved = rng.random(topk.shape[0]) < 0.2
+    shuffled[moved] = np.roll(topk[moved], -3, axis=1)
+    metrics = [f"ndcg@{args.k}", f"recall@{args.k}", f"mrr@{args.k}", "precision@1"]
+    results = {name: fr.evaluate(truth, lists, metrics, convention=args.convention,
+                                 curves=["ndcg", "recall"])
+               for name, lists in (("model", topk), ("shuffled", shuffled))}
+    table = fr.compare(results, metrics, test=args.test, seed=args.seed)
+    print("\n" + table.to_markdown(), file=out)
+    fr.plot_compare(results, ["ndcg", "recall"], path=args.compare,
+                    title=f"{args.users:,} users: model vs shuffled")
+    print(f"\nmetric@k curves with 95% intervals written to {args.compare}", file=out)
 
 
 def run_trec(args, out=None):
@@ -125,6 +149,12 @@ def build_parser():
     demo.add_argument("--threads", type=_positive_int, default=None,
                       help="numba threads (default: all)")
     demo.add_argument("--convention", choices=CONVENTIONS, default="recsys")
+    demo.add_argument("--compare", metavar="PLOT", default=None,
+                      help="also compare the demo's lists with a shuffled copy: print the "
+                           "paired-test table and draw ndcg@k / recall@k curves to PLOT "
+                           "(.png or .svg; needs matplotlib)")
+    demo.add_argument("--test", choices=("t", "wilcoxon", "randomization"), default="t",
+                      help="the paired test of --compare (default t)")
     demo.set_defaults(func=run_demo)
 
     trec = sub.add_parser(

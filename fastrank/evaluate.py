@@ -4,7 +4,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .metrics import _check_convention, metric_labels, parse_metrics, slot_table
+from .metrics import _check_convention, metric_labels, parse_metrics, slot_table, with_curves
 from .progress import progress_bar
 from .result import Result
 from .validation import check_n_threads, check_topk, check_truth, check_users
@@ -46,7 +46,7 @@ def discounts(length):
 
 def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads=None,
              train=None, item_aspects=None, item_vectors=None, baseline=None,
-             show_progress=False):
+             show_progress=False, curves=None):
     """Evaluate ranked lists against graded truth; every metric at every cutoff in one pass.
 
     Parameters
@@ -76,6 +76,9 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
         For `serendipity`: the lists a relevant item must be absent from.
     show_progress : bool
         A progress bar (tqdm) with users/s; the users then run in spans (same values).
+    curves : str, list of str or True, optional
+        Also evaluate these ranking metrics (True: every one named in `metrics`) at every
+        cutoff 1..K, in the same pass, for `Result.curve` and `Result.plot`.
 
     Returns
     -------
@@ -86,6 +89,7 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
     data = check_truth(truth)
     topk = check_topk(topk, data.n_items)
     rows = check_users(users, topk.shape[0], data.n_users)
+    metrics = with_curves(metric_labels(metrics), curves, topk.shape[1])
     plan = Plan(metrics, topk.shape[1], convention, data.n_items, train=train,
                 item_aspects=item_aspects, item_vectors=item_vectors, baseline=baseline)
     n_rows = topk.shape[0]
@@ -223,7 +227,8 @@ class Plan:
         values = dict(zip(self.per_user, block.values))
         return Result(self.labels, [values.get(label) for label in self.labels], means,
                       convention=self.convention, users=rows, counted=block.counted,
-                      n_relevant=block.n_relevant, catalogue=self.catalogue)
+                      n_relevant=block.n_relevant, catalogue=self.catalogue,
+                      pooled={label: spec.k for label, spec in self._pooled.items()})
 
 
 def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, counted):

@@ -271,13 +271,16 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
         return evaluator.result()
     means = {s.label: counted_mean(auc, counted) for s in specs if s.code < 0}
     per_user = {s.label: auc for s in specs if s.code < 0}
+    pooled = {}
     if ranked:
         res = evaluator.result()
         means.update(res.to_dict())
         per_user.update({label: res.per_user(label) for label in res.metrics})
+        pooled = res.pooled
     labels = [s.label for s in specs]
     return Result(labels, [per_user[label] for label in labels], means,
-                  convention=convention, users=rows, counted=counted, n_relevant=n_relevant)
+                  convention=convention, users=rows, counted=counted, n_relevant=n_relevant,
+                  pooled=pooled)
 
 
 def positive_counts(data, rows):

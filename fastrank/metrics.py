@@ -115,6 +115,28 @@ def metric_labels(metrics):
     return labels
 
 
+def with_curves(labels, curves, k_max):
+    """labels plus name@1..name@k_max for every name of `curves` (a name, a list of names,
+    or True: every ranking metric named in labels), in one list without repeats."""
+    if curves is None or curves is False:
+        return labels
+    if curves is True:
+        names = [label.partition("@")[0].strip().lower() for label in labels
+                 if isinstance(label, str)]
+        names = [n for n in names if n in _RECSYS and n not in _NO_CUTOFF]
+    else:
+        names = [curves] if isinstance(curves, str) else list(curves)
+    out = list(labels)
+    for name in dict.fromkeys(names):
+        if not isinstance(name, str) or name.strip().lower() not in _RECSYS:
+            raise ValueError(f"curves: {name!r} is not a ranking metric; curves are drawn "
+                             f"for {', '.join(n for n in METRIC_NAMES if n not in _NO_CUTOFF)}")
+        if name.strip().lower() in _NO_CUTOFF:
+            raise ValueError(f"curves: {name!r} has no cutoff, so it has no curve over k")
+        out += [f"{name.strip()}@{c}" for c in range(1, k_max + 1)]
+    return list(dict.fromkeys(out))
+
+
 def parse_metrics(metrics, k_max, convention):
     """Parse a metric string or a sequence of them; repeated labels are kept once."""
     _check_convention(convention)

@@ -37,10 +37,13 @@ class Result(Mapping):
     report : dict
         What the metric wants said beside the means: e.g. for `ab_ndcg`, how many users
         had no profile and how many values exceed 1. Empty for most evaluations.
+    pooled : dict
+        Metrics whose mean is pooled (implicit's precision: sum of hits / sum of
+        min(k, m)), with their k.
     """
 
     def __init__(self, metrics, per_user, means, *, convention, users, counted, n_relevant,
-                 report=None, catalogue=()):
+                 report=None, catalogue=(), pooled=None):
         self._metrics = tuple(metrics)
         self.catalogue = tuple(catalogue)
         self._per_user = {name: _frozen(values) for name, values in zip(self._metrics, per_user)
@@ -51,6 +54,7 @@ class Result(Mapping):
         self.counted = _frozen(counted)
         self.n_relevant = _frozen(n_relevant)
         self.report = dict(report or {})
+        self.pooled = dict(pooled or {})
 
     @property
     def metrics(self):
@@ -85,6 +89,38 @@ class Result(Mapping):
             return self._per_user[name]
         except KeyError:
             raise KeyError(self._unknown(name)) from None
+
+    def ci(self, metric, level=0.95, method="bootstrap", n_resamples=1000, seed=None,
+           n_threads=None):
+        """(low, high): a confidence interval of the mean of `metric` over the counted
+        users. method="bootstrap": percentile interval of `n_resamples` resampled means
+        (Numba, the same for a seed whatever the thread count); "normal": mean +- z * s.e.
+        A pooled mean (implicit's precision) is resampled as the ratio it is."""
+        from .stats import result_ci
+
+        return result_ci(self, metric, level, method, n_resamples, seed, n_threads)
+
+    def by(self, labels, metrics=None, level=0.95, method="normal", n_resamples=1000,
+           seed=None):
+        """Means, counted users and intervals per segment: `labels` gives a segment (any
+        sortable value) to every row. No second kernel pass: from the per-user values."""
+        from .stats import segments
+
+        return segments(self, labels, metrics, level, method, n_resamples, seed)
+
+    def curve(self, metric, level=0.95, method="normal", n_resamples=1000, seed=None):
+        """`metric` at every cutoff 1..K, with intervals (level=None: none), from a result
+        evaluated with curves=..."""
+        from .plots import result_curve
+
+        return result_curve(self, metric, level, method, n_resamples, seed)
+
+    def plot(self, metrics, path=None, level=0.95, title=None):
+        """Draw metric@k curves with interval bands (matplotlib); write to `path` (PNG,
+        SVG, PDF) if given; return the Figure."""
+        from .plots import plot_result
+
+        return plot_result(self, metrics, path, level, title)
 
     def to_dict(self):
         """{metric: mean} as a plain dict."""

@@ -55,3 +55,13 @@ def test_python_dash_m_runs_the_demo():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "convention 'trec'" in done.stdout
+
+
+def test_demo_compare_prints_the_table_and_writes_the_plot(capsys, tmp_path):
+    plot = tmp_path / "compare.svg"
+    assert main(["demo", "--users", "2000", "--items", "300", "--compare", str(plot),
+                 "--test", "wilcoxon"]) == 0
+    out = capsys.readouterr().out
+    assert "| model (baseline) | ndcg@10 |" in out and "| shuffled | mrr@10 |" in out
+    assert "Wilcoxon signed-rank test against 'model', holm-corrected" in out
+    assert plot.stat().st_size > 10_000 and f"written to {plot}" in out

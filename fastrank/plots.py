@@ -1,0 +1,112 @@
+"""metric@k curves with interval bands, drawn with matplotlib (an optional extra:
+`pip install 'fastrank[plot]'`) to PNG, SVG or PDF files.
+
+    res = fr.evaluate(truth, topk, ["ndcg", "recall"], curves=True)   # every cutoff 1..K
+    res.curve("ndcg")                                  # Curve(k, mean, low, high)
+    res.plot(["ndcg", "recall"], path="curves.png")
+    fr.plot_compare({"als": a, "bpr": b}, ["ndcg"], path="compare.svg")
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A metric at every cutoff 1..K: the means and (level given) interval bounds."""
+
+    metric: str
+    k: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    level: float
+
+
+def curve_labels(result, metric):
+    """The labels metric@1..metric@K of the result, K the longest run from 1."""
+    name = metric.strip()
+    labels = []
+    c = 1
+    while f"{name}@{c}" in result._means:
+        labels.append(f"{name}@{c}")
+        c += 1
+    if not labels:
+        raise ValueError(
+            f"{metric!r} has no curve in this result: evaluate with curves=[{name!r}] (or "
+            f"curves=True) to get it at every cutoff 1..K in the same pass")
+    return labels
+
+
+def result_curve(result, metric, level=0.95, method="normal", n_resamples=1000, seed=None):
+    from .stats import check_level, result_ci
+
+    labels = curve_labels(result, metric)
+    mean = np.array([result[label] for label in labels])
+    low = np.full(mean.shape, np.nan)
+    high = np.full(mean.shape, np.nan)
+    if level is not None:
+        level = check_level(level)
+        for i, label in enumerate(labels):
+            low[i], high[i] = result_ci(result, label, level, method, n_resamples,
+                                        None if seed is None else seed + i)
+    return Curve(metric, np.arange(1, len(labels) + 1), mean, low, high, level)
+
+
+def _figure(panels, title):
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("plots need matplotlib: pip install 'fastrank[plot]'") from None
+    fig = Figure(figsize=(4.6 * panels, 3.6), layout="constrained")
+    axes = [fig.add_subplot(1, panels, i + 1) for i in range(panels)]
+    if title:
+        fig.suptitle(title)
+    return fig, axes
+
+
+def _draw(ax, curve, label):
+    line, = ax.plot(curve.k, curve.mean, marker="o" if curve.k.size <= 20 else None,
+                    markersize=3, label=label)
+    if curve.level is not None and np.isfinite(curve.low).any():
+        ax.fill_between(curve.k, curve.low, curve.high, alpha=0.2, color=line.get_color(),
+                        linewidth=0)
+
+
+def _finish(ax, ylabel, level):
+    ax.set_xlabel("cutoff k")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    band = f" (bands: {level:.0%} intervals)" if level is not None else ""
+    ax.legend(fontsize="small", title=band.strip(" ()") or None, title_fontsize="x-small")
+
+
+def _save(fig, path):
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def plot_result(result, metrics, path=None, level=0.95, title=None):
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    curves = [result_curve(result, m, level) for m in metrics]
+    fig, (ax,) = _figure(1, title)
+    for c in curves:
+        _draw(ax, c, c.metric)
+    _finish(ax, "mean over users", level)
+    return _save(fig, path)
+
+
+def plot_compare(results, metrics, path=None, level=0.95, title=None):
+    """One panel per metric, one line per system (with its interval band) over k = 1..K;
+    written to `path` (PNG, SVG or PDF by its suffix) if given. Returns the Figure."""
+    if not isinstance(results, dict) or not results:
+        raise TypeError("results must be a non-empty dict {name: Result}")
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    fig, axes = _figure(len(metrics), title)
+    for ax, metric in zip(axes, metrics):
+        for name, res in results.items():
+            _draw(ax, result_curve(res, metric, level), name)
+        _finish(ax, metric, level)
+    return _save(fig, path)

@@ -1,0 +1,446 @@
+"""Decisions from per-user values: confidence intervals, paired tests between systems, and
+means per user segment, all from a Result's per-user arrays (no second kernel pass).
+
+    res.ci("ndcg@10")                                  # (low, high), percentile bootstrap
+    fr.compare({"als": a, "bpr": b}, ["ndcg@10"])      # paired tests, corrected p-values
+    res.by(activity_bucket).to_frame()                 # means per segment
+"""
+
+import math
+
+import numpy as np
+
+METHODS = ("bootstrap", "normal")
+TESTS = ("t", "wilcoxon", "randomization")
+CORRECTIONS = ("holm", "bonferroni", None)
+DEFAULT_RESAMPLES = 1000
+DEFAULT_PERMUTATIONS = 10_000
+
+
+def check_level(level):
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
+            or not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be a number strictly between 0 and 1, such as 0.95; "
+                         f"got {level!r}")
+    return float(level)
+
+
+def _seed(seed):
+    if seed is None:
+        return int(np.random.default_rng().integers(0, 2**63 - 1))
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or None; got {type(seed).__name__}")
+    return int(seed) % 2**63
+
+
+def _count(n, name, minimum=1):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
+        raise ValueError(f"{name} must be an int of at least {minimum}; got {n!r}")
+    return int(n)
+
+
+def mean_parts(result, metric):
+    """(num, den, ratio) over the counted users: the mean is num.sum() / den.sum() when
+    ratio (implicit's pooled precision: hits and min(k, m)), else num.mean()."""
+    values = result.per_user(metric)  # catalogue metrics and unknown names raise here
+    counted = result.counted
+    num = values[counted]
+    k = result.pooled.get(metric)
+    if k is None:
+        return np.ascontiguousarray(num, dtype=np.float64), None, False
+    den = np.minimum(result.n_relevant[counted], k).astype(np.float64)
+    return np.rint(num * den), den, True
+
+
+def interval(num, den, ratio, *, level, method, n_resamples, seed, n_threads=None):
+    """(low, high) of the mean of num (or of the ratio sum(num) / sum(den))."""
+    n = num.shape[0]
+    if n == 0:
+        return (math.nan, math.nan)
+    alpha = 1.0 - level
+    if method == "normal":
+        from scipy.stats import norm
+
+        z = norm.ppf(1.0 - alpha / 2)
+        if ratio:
+            r = num.sum() / den.sum()
+            resid = num - r * den
+            se = math.sqrt(resid.var(ddof=1) / n) / den.mean() if n > 1 else math.nan
+            centre = r
+        else:
+            centre = float(num.mean())
+            se = float(num.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+        return (float(centre - z * se), float(centre + z * se))
+    from ._kernels.resample import bootstrap_means
+    from .evaluate import numba_threads
+
+    means = np.empty(_count(n_resamples, "n_resamples"))
+    with numba_threads(n_threads):
+        bootstrap_means(num, den if ratio else num, ratio, _seed(seed), means)
+    low, high = np.quantile(means, [alpha / 2, 1.0 - alpha / 2])
+    return (float(low), float(high))
+
+
+def result_ci(result, metric, level=0.95, method="bootstrap", n_resamples=DEFAULT_RESAMPLES,
+              seed=None, n_threads=None):
+    level = check_level(level)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; "
+                         f"got {method!r}")
+    num, den, ratio = mean_parts(result, metric)
+    return interval(num, den, ratio, level=level, method=method, n_resamples=n_resamples,
+                    seed=seed, n_threads=n_threads)
+
+
+# -- paired comparison of systems -----------------------------------------------------
+
+
+def compare(results, metrics=None, *, baseline=None, test="t", correction="holm", seed=None,
+            n_permutations=DEFAULT_PERMUTATIONS, level=0.95, n_threads=None):
+    """Paired tests of every system against a baseline on the same users.
+
+    Parameters
+    ----------
+    results : dict[str, Result]
+        The systems, by name; all evaluated on the same truth rows with the same
+        convention (an error otherwise).
+    metrics : str or list of str, optional
+        Default: every per-user metric the baseline has, in its order.
+    baseline : str, optional
+        The system the others are compared with (default: the first).
+    test : {"t", "wilcoxon", "randomization"}
+        Paired t-test and Wilcoxon signed-rank test (the p-values scipy.stats.ttest_rel and
+        scipy.stats.wilcoxon give on the same per-user arrays), or a two-sided sign-flip
+        randomization test of the mean difference with `n_permutations` (Numba; the same
+        p-value for a seed whatever the thread count).
+    correction : {"holm", "bonferroni", None}
+        Adjusts the p-values over all (system, metric) comparisons of the call.
+    level : float
+        Confidence of the interval of each difference (t interval) and the significance
+        threshold 1 - level of the adjusted p-value.
+
+    Returns
+    -------
+    Comparison
+        A table: `.to_frame()` (one row per system and metric: system, metric, mean,
+        delta, ci_low, ci_high, effect, p_value, p_adjusted, significant, users), and
+        `.to_text()`, `.to_markdown()`, `.to_latex()`.
+    """
+    level = check_level(level)
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {', '.join(map(repr, TESTS))}; got {test!r}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be 'holm', 'bonferroni' or None; got "
+                         f"{correction!r}")
+    systems = _check_systems(results, baseline)
+    base = baseline if baseline is not None else systems[0]
+    reference = results[base]
+    if metrics is None:
+        metrics = [m for m in reference.metrics if m not in reference.catalogue]
+    elif isinstance(metrics, str):
+        metrics = [metrics]
+    metrics = list(metrics)
+    for name in systems:
+        for metric in metrics:
+            if metric not in results[name].metrics:
+                raise KeyError(f"metric {metric!r} is not in the result of system {name!r}; it "
+                               f"holds {', '.join(results[name].metrics)}")
+            if metric in results[name].catalogue:
+                raise ValueError(f"{metric!r} describes the catalogue: it has no per-user "
+                                 f"values to compare users on")
+    seed = _seed(seed)
+    rows = []
+    for m_index, metric in enumerate(metrics):
+        base_values = reference.per_user(metric)[reference.counted]
+        for name in systems:
+            res = results[name]
+            row = {"system": name, "metric": metric, "mean": res[metric],
+                   "delta": res[metric] - reference[metric], "users": int(base_values.size)}
+            if name == base:
+                row.update(ci_low=math.nan, ci_high=math.nan, effect=math.nan,
+                           p_value=math.nan)
+            else:
+                values = res.per_user(metric)[res.counted]
+                row.update(_paired(values, base_values, test, level, n_permutations,
+                                   seed + m_index * 7919 + systems.index(name), n_threads))
+            rows.append(row)
+    _adjust(rows, correction, 1.0 - level)
+    return Comparison(rows, base, test, correction, level)
+
+
+def _check_systems(results, baseline):
+    from .result import Result
+
+    if not isinstance(results, dict) or len(results) < 2:
+        raise TypeError("results must be a dict of at least two {name: Result}, e.g. "
+                        "{'als': res_als, 'bpr': res_bpr}")
+    systems = list(results)
+    for name, res in results.items():
+        if not isinstance(res, Result):
+            raise TypeError(f"results[{name!r}] must be a fastrank Result; got "
+                            f"{type(res).__name__}")
+    if baseline is not None and baseline not in results:
+        raise ValueError(f"baseline {baseline!r} is not one of the systems: "
+                         f"{', '.join(map(repr, systems))}")
+    first = results[systems[0]]
+    for name in systems[1:]:
+        res = results[name]
+        if res.convention != first.convention:
+            raise ValueError(
+                f"systems {systems[0]!r} and {name!r} were evaluated under different "
+                f"conventions ({first.convention!r}, {res.convention!r}); compare results "
+                f"of one convention")
+        if res.users.shape != first.users.shape or not np.array_equal(res.users, first.users) \
+                or not np.array_equal(res.counted, first.counted):
+            raise ValueError(
+                f"systems {systems[0]!r} and {name!r} were not evaluated on the same users "
+                f"(their rows or counted users differ); a paired test needs the same users "
+                f"in the same order: evaluate every system on the same truth and users=")
+    return systems
+
+
+def _paired(values, base, test, level, n_permutations, seed, n_threads):
+    """Test values against base (paired): p-value, effect size d_z and the interval of
+    the mean difference."""
+    from scipy import stats
+
+    d = values - base
+    n = d.shape[0]
+    out = {"ci_low": math.nan, "ci_high": math.nan, "effect": math.nan, "p_value": math.nan}
+    if n < 2:
+        return out
+    sd = float(d.std(ddof=1))
+    mean = float(d.mean())
+    if sd > 0:
+        out["effect"] = mean / sd
+        half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
+        out["ci_low"], out["ci_high"] = mean - half, mean + half
+    elif np.all(d == 0):
+        out["ci_low"] = out["ci_high"] = 0.0
+    if test == "t":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["p_value"] = float(stats.ttest_rel(values, base).pvalue)
+    elif test == "wilcoxon":
+        if np.any(d != 0):
+            out["p_value"] = float(stats.wilcoxon(values, base).pvalue)
+    else:
+        out["p_value"] = randomization_p(d, _count(n_permutations, "n_permutations"), seed,
+                                         n_threads)
+    return out
+
+
+def randomization_p(diff, n_permutations, seed, n_threads=None):
+    """Two-sided sign-flip p-value of sum(diff): (1 + #|S_p| >= |S|) / (1 + P)."""
+    from ._kernels.resample import signflip_sums
+    from .evaluate import numba_threads
+
+    diff = np.ascontiguousarray(diff, dtype=np.float64)
+    observed = abs(float(diff.sum()))
+    sums = np.empty(n_permutations)
+    with numba_threads(n_threads):
+        signflip_sums(diff, seed, sums)
+    slack = 1e-12 * float(np.abs(diff).sum())  # sums equal up to rounding count as >=
+    extreme = int(np.count_nonzero(np.abs(sums) >= observed - slack))
+    return (1 + extreme) / (1 + n_permutations)
+
+
+def _adjust(rows, correction, alpha):
+    """p_adjusted and significant over the rows with a p-value (Holm: step-down)."""
+    tested = [r for r in rows if not math.isnan(r["p_value"])]
+    m = len(tested)
+    for r in rows:
+        r["p_adjusted"] = r["p_value"]
+    if correction == "bonferroni":
+        for r in tested:
+            r["p_adjusted"] = min(1.0, r["p_value"] * m)
+    elif correction == "holm":
+        running = 0.0
+        for i, r in enumerate(sorted(tested, key=lambda r: r["p_value"])):
+            running = max(running, min(1.0, (m - i) * r["p_value"]))
+            r["p_adjusted"] = running
+    for r in rows:
+        r["significant"] = bool(r["p_adjusted"] < alpha) if not math.isnan(
+            r["p_adjusted"]) else False
+
+
+class Comparison:
+    """The table of `fr.compare`: one row per system and metric."""
+
+    COLUMNS = ("system", "metric", "mean", "delta", "ci_low", "ci_high", "effect", "p_value",
+               "p_adjusted", "significant", "users")
+
+    def __init__(self, rows, baseline, test, correction, level):
+        self.rows = [{c: row[c] for c in self.COLUMNS} for row in rows]
+        self.baseline, self.test, self.correction, self.level = \
+            baseline, test, correction, level
+
+    def to_frame(self):
+        """A pandas DataFrame with the columns of COLUMNS (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=list(self.COLUMNS))
+
+    def _cells(self):
+        header = ["system", "metric", "mean", "delta", f"{self.level:.0%} CI of delta",
+                  "effect", "p", "p adj." if self.correction else "", "sig."]
+        body = []
+        for r in self.rows:
+            base = r["system"] == self.baseline
+            body.append([
+                r["system"] + (" (baseline)" if base else ""), r["metric"], f"{r['mean']:.4f}",
+                "" if base else f"{r['delta']:+.4f}",
+                "" if base or math.isnan(r["ci_low"]) else
+                f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]",
+                "" if math.isnan(r["effect"]) else f"{r['effect']:+.3f}",
+                _p(r["p_value"]), _p(r["p_adjusted"]) if self.correction else "",
+                "*" if r["significant"] else ""])
+        keep = [i for i, h in enumerate(header) if h or any(row[i] for row in body)]
+        return [header[i] for i in keep], [[row[i] for i in keep] for row in body]
+
+    def _caption(self):
+        what = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+                "randomization": "paired randomization test"}[self.test]
+        corrected = f", {self.correction}-corrected" if self.correction else ""
+        return (f"{what} against {self.baseline!r}{corrected}; * = significant at "
+                f"{1 - self.level:.2g}")
+
+    def to_text(self):
+        header, body = self._cells()
+        widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
+        lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in
+                           enumerate(zip(row, widths))).rstrip() for row in [header] + body]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines + [self._caption()])
+
+    def to_markdown(self):
+        header, body = self._cells()
+        lines = ["| " + " | ".join(header) + " |",
+                 "|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|"]
+        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
+                  for row in body]
+        return "\n".join(lines + ["", self._caption()])
+
+    def to_latex(self):
+        header, body = self._cells()
+
+        def esc(text):
+            for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"),
+                         ("&", r"\&"), ("#", r"\#"), ("$", r"\$")):
+                text = text.replace(a, b)
+            return text
+
+        lines = [r"\begin{tabular}{ll" + "r" * (len(header) - 2) + "}", r"\hline",
+                 " & ".join(esc(h) for h in header) + r" \\", r"\hline"]
+        lines += [" & ".join(esc(c) for c in row) + r" \\" for row in body]
+        lines += [r"\hline", r"\end{tabular}", "% " + self._caption()]
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.to_text()
+
+    __repr__ = __str__
+
+
+def _p(p):
+    if math.isnan(p):
+        return ""
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+# -- segments -------------------------------------------------------------------------
+
+
+class Segments:
+    """Means, counted users and intervals of a Result's metrics per user segment."""
+
+    def __init__(self, labels, metrics, means, counts, low, high, level, method):
+        self.labels, self.metrics = labels, tuple(metrics)
+        self.means, self.counts, self.low, self.high = means, counts, low, high
+        self.level, self.method = level, method
+
+    def to_frame(self, counts=False, intervals=False):
+        """One row per segment label (the index), one column per metric (the means);
+        `counts=True` adds the counted users, `intervals=True` metric:low / metric:high."""
+        import pandas as pd
+
+        columns = {}
+        for metric in self.metrics:
+            columns[metric] = self.means[metric]
+            if intervals:
+                columns[f"{metric}:low"] = self.low[metric]
+                columns[f"{metric}:high"] = self.high[metric]
+        if counts:
+            columns["users"] = self.counts
+        return pd.DataFrame(columns, index=pd.Index(self.labels, name="segment"))
+
+    def __repr__(self):
+        width = max(len(str(label)) for label in self.labels) if len(self.labels) else 7
+        lines = [f"Segments({len(self.labels)}; {self.method} {self.level:.0%} intervals)"]
+        for s, label in enumerate(self.labels):
+            cells = "  ".join(f"{m} {self.means[m][s]:.4f} [{self.low[m][s]:.4f}, "
+                              f"{self.high[m][s]:.4f}]" for m in self.metrics)
+            lines.append(f"  {str(label):<{width}}  users {self.counts[s]:>8}  {cells}")
+        return "\n".join(lines)
+
+
+def segments(result, labels, metrics=None, level=0.95, method="normal",
+             n_resamples=DEFAULT_RESAMPLES, seed=None, n_threads=None):
+    level = check_level(level)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; "
+                         f"got {method!r}")
+    labels = np.asarray(labels)
+    n_rows = result.users.shape[0]
+    if labels.ndim != 1 or labels.shape[0] != n_rows:
+        raise ValueError(f"labels must be 1-D with one segment label per row of the result "
+                         f"({n_rows}); got shape {labels.shape}")
+    if metrics is None:
+        metrics = [m for m in result.metrics if m not in result.catalogue]
+    elif isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        unique, inverse = np.unique(labels, return_inverse=True)
+    except TypeError as err:
+        raise TypeError(f"labels must be of one sortable type ({err})") from None
+    counted = result.counted
+    seg = inverse.reshape(-1)[counted]
+    n_seg = unique.shape[0]
+    counts = np.bincount(seg, minlength=n_seg)
+    means, low, high = {}, {}, {}
+    for metric in metrics:
+        num, den, ratio = mean_parts(result, metric)
+        weights = den if ratio else np.ones_like(num)
+        top = np.bincount(seg, weights=num, minlength=n_seg)
+        bottom = np.bincount(seg, weights=weights, minlength=n_seg)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means[metric] = top / bottom
+        if method == "normal":
+            low[metric], high[metric] = _normal_by_segment(num, weights, seg, n_seg, counts,
+                                                           means[metric], level)
+        else:
+            low[metric], high[metric] = np.full(n_seg, np.nan), np.full(n_seg, np.nan)
+            order = np.argsort(seg, kind="stable")
+            bounds = np.concatenate([[0], np.cumsum(counts)])
+            for s in range(n_seg):
+                pick = order[bounds[s]:bounds[s + 1]]
+                low[metric][s], high[metric][s] = interval(
+                    num[pick], den[pick] if ratio else None, ratio, level=level,
+                    method="bootstrap", n_resamples=n_resamples,
+                    seed=None if seed is None else _seed(seed) + s, n_threads=n_threads)
+    return Segments(unique, metrics, means, counts, low, high, level, method)
+
+
+def _normal_by_segment(num, den, seg, n_seg, counts, means, level):
+    """Normal intervals of each segment's mean (a ratio's by the delta method)."""
+    from scipy.stats import norm
+
+    z = norm.ppf(0.5 + level / 2)
+    r = means[seg]
+    resid = num - r * den
+    ss = np.bincount(seg, weights=resid * resid, minlength=n_seg)
+    d_mean = np.bincount(seg, weights=den, minlength=n_seg)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = ss / (counts - 1)
+        se = np.sqrt(var / counts) / (d_mean / counts)
+        se[counts < 2] = np.nan
+    return means - z * se, means + z * se

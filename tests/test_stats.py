@@ -1,0 +1,267 @@
+"""Intervals, paired tests, segments, curves and plots: coverage on synthetic data with a
+known mean, p-values against scipy and exact enumeration, determinism, and files written."""
+
+import itertools
+import math
+
+import numba
+import numpy as np
+import pytest
+import scipy.stats as st
+
+import fastrank as fr
+from fastrank.result import Result
+from fastrank.stats import randomization_p
+from fastrank.synthetic import power_law
+
+THREADS = sorted({1, numba.config.NUMBA_NUM_THREADS})
+
+
+def synthetic(values, convention="recsys", counted=None, n_relevant=None, pooled=None,
+              name="m"):
+    values = np.asarray(values, dtype=np.float64)
+    n = values.shape[0]
+    counted = np.ones(n, bool) if counted is None else counted
+    n_relevant = np.ones(n, np.int64) if n_relevant is None else n_relevant
+    mean = float(values[counted].mean()) if counted.any() else math.nan
+    return Result([name], [values], {name: mean}, convention=convention,
+                  users=np.arange(n), counted=counted, n_relevant=n_relevant,
+                  pooled=pooled)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    truth, topk = power_law(20000, 400, 10, seed=5)
+    rng = np.random.default_rng(0)
+    worse = topk.copy()
+    swap = rng.random(topk.shape[0]) < 0.1
+    worse[swap] = np.roll(topk[swap], 3, axis=1)  # same items, later ranks
+    metrics = ["ndcg", "recall@5", "precision", "mrr"]
+    a = fr.evaluate(truth, topk, metrics, curves=["ndcg", "recall"])
+    b = fr.evaluate(truth, worse, metrics, curves=["ndcg", "recall"])
+    return truth, topk, worse, a, b
+
+
+@pytest.mark.parametrize("method", ["bootstrap", "normal"])
+def test_intervals_cover_a_known_mean(method):
+    """Bernoulli(0.3) per-user values: about 95% of 95% intervals hold 0.3."""
+    rng = np.random.default_rng(11)
+    hits = 0
+    trials = 200
+    for t in range(trials):
+        res = synthetic(rng.random(1500) < 0.3)
+        low, high = res.ci("m", level=0.95, method=method, n_resamples=400, seed=t)
+        assert low < res["m"] < high
+        hits += low <= 0.3 <= high
+    assert 0.90 <= hits / trials <= 0.99
+
+
+def test_bootstrap_is_deterministic_for_a_seed_whatever_the_threads(pair):
+    a = pair[3]
+    got = {n: a.ci("ndcg@10", seed=7, n_threads=n) for n in THREADS}
+    assert len(set(got.values())) == 1
+    assert a.ci("ndcg@10", seed=7) == a.ci("ndcg@10", seed=7) != a.ci("ndcg@10", seed=8)
+    low, high = a.ci("ndcg@10", level=0.99, seed=7)
+    narrow = a.ci("ndcg@10", level=0.5, seed=7)
+    assert low < narrow[0] < a["ndcg@10"] < narrow[1] < high
+
+
+def test_normal_interval_by_hand_and_pooled_precision():
+    values = np.array([0.0, 1.0, 0.5, 0.25, 1.0])
+    res = synthetic(values)
+    se = values.std(ddof=1) / math.sqrt(5)
+    z = st.norm.ppf(0.975)
+    assert res.ci("m", method="normal") == pytest.approx((values.mean() - z * se,
+                                                          values.mean() + z * se))
+    truth, topk = power_law(5000, 300, 10, seed=2)
+    imp = fr.evaluate(truth, topk, ["precision"], convention="implicit")
+    assert imp.pooled == {"precision": 10}
+    low, high = imp.ci("precision", seed=1)
+    assert low < imp["precision"] < high  # around the pooled mean, not the mean of users
+    users = imp.per_user("precision")[imp.counted]
+    assert not low < users.mean() < high or abs(users.mean() - imp["precision"]) < 1e-3
+    n_low, n_high = imp.ci("precision", method="normal")
+    assert n_low == pytest.approx(low, abs=2e-3) and n_high == pytest.approx(high, abs=2e-3)
+
+
+def test_ci_rejects_bad_input(pair):
+    a = pair[3]
+    for level in (0, 1, 1.5, -0.1, "0.9", True):
+        with pytest.raises(ValueError, match="level must be a number strictly between 0 and 1"):
+            a.ci("ndcg@10", level=level)
+    with pytest.raises(ValueError, match="method must be one of 'bootstrap', 'normal'"):
+        a.ci("ndcg@10", method="jackknife")
+    with pytest.raises(KeyError, match="'map@10' is not in this result"):
+        a.ci("map@10")
+    with pytest.raises(ValueError, match="n_resamples must be an int of at least 1"):
+        a.ci("ndcg@10", n_resamples=0)
+    with pytest.raises(TypeError, match="seed must be an int or None"):
+        a.ci("ndcg@10", seed="x")
+    cov = fr.evaluate(*pair[:2], ["coverage@10"])
+    with pytest.raises(ValueError, match="describes the catalogue"):
+        cov.ci("coverage@10")
+    empty = synthetic(np.array([np.nan]), counted=np.array([False]))
+    assert all(math.isnan(x) for x in empty.ci("m"))
+
+
+@pytest.mark.parametrize("test", ["t", "wilcoxon"])
+def test_p_values_equal_scipys(pair, test):
+    a, b = pair[3], pair[4]
+    c = fr.compare({"a": a, "b": b}, ["ndcg@10", "mrr", "recall@5"], test=test,
+                   correction=None)
+    frame = c.to_frame()
+    for metric in ["ndcg@10", "mrr", "recall@5"]:
+        x, y = b.per_user(metric)[b.counted], a.per_user(metric)[a.counted]
+        want = (st.ttest_rel(x, y) if test == "t" else st.wilcoxon(x, y)).pvalue
+        row = frame[(frame.system == "b") & (frame.metric == metric)].iloc[0]
+        assert row.p_value == want and row.p_adjusted == want
+        assert row.delta == pytest.approx(b[metric] - a[metric], abs=1e-15)
+        d = x - y
+        assert row.effect == pytest.approx(d.mean() / d.std(ddof=1))
+        half = st.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size)
+        assert (row.ci_low, row.ci_high) == pytest.approx((d.mean() - half, d.mean() + half))
+    base = frame[frame.system == "a"]
+    assert base.delta.eq(0).all() and base.p_value.isna().all()
+    assert list(frame.columns[:5]) == ["system", "metric", "mean", "delta", "ci_low"]
+    assert {"p_value", "p_adjusted", "effect", "significant", "users"} <= set(frame.columns)
+
+
+def test_randomization_p_against_exact_enumeration():
+    diff = np.array([0.3, -0.1, 0.25, 0.4, 0.05, -0.2, 0.1, 0.15, 0.35, -0.05])
+    observed = abs(diff.sum())
+    sums = np.array([abs(np.dot(s, diff)) for s in itertools.product([-1, 1], repeat=10)])
+    exact = np.mean(sums >= observed - 1e-12)
+    p = randomization_p(diff, 40000, seed=3)
+    assert p == pytest.approx(exact, abs=0.006)
+    assert {randomization_p(diff, 5000, 9, n_threads=n) for n in THREADS} == \
+        {randomization_p(diff, 5000, 9)}
+    assert randomization_p(np.zeros(20), 999, 1) == 1.0
+
+
+def test_randomization_compare_is_deterministic(pair):
+    a, b = pair[3], pair[4]
+    runs = [fr.compare({"a": a, "b": b}, "ndcg@10", test="randomization", seed=5,
+                       n_permutations=2000, n_threads=n).to_frame() for n in THREADS]
+    assert runs[0].equals(runs[-1])
+    assert runs[0].p_value.iloc[1] == pytest.approx(1 / 2001)  # a real difference
+
+
+def test_corrections():
+    rng = np.random.default_rng(4)
+    base = rng.random(300)
+    results = {"base": synthetic(base, name="m")}
+    for i, shift in enumerate([0.0, 0.01, 0.03, 0.2]):
+        results[f"s{i}"] = synthetic(base + shift + rng.normal(0, 0.1, 300), name="m")
+    raw = fr.compare(results, "m", correction=None).to_frame().p_value.to_numpy()[1:]
+    holm = fr.compare(results, "m", correction="holm").to_frame().p_adjusted.to_numpy()[1:]
+    bonf = fr.compare(results, "m", correction="bonferroni").to_frame()
+    assert bonf.p_adjusted.to_numpy()[1:] == pytest.approx(np.minimum(raw * 4, 1.0))
+    order = np.argsort(raw)
+    want = np.maximum.accumulate(np.minimum(raw[order] * (4 - np.arange(4)), 1.0))
+    assert holm[order] == pytest.approx(want)
+    assert list(bonf.significant) == [False] + list(bonf.p_adjusted.to_numpy()[1:] < 0.05)
+
+
+def test_tables_in_every_form(pair):
+    a, b = pair[3], pair[4]
+    c = fr.compare({"als_model": a, "noisy": b}, ["ndcg@10", "recall@5"], baseline="noisy")
+    text, md, tex = c.to_text(), c.to_markdown(), c.to_latex()
+    assert "als_model" in text and "noisy (baseline)" in text and "holm-corrected" in text
+    assert md.splitlines()[0].startswith("| system | metric | mean | delta |")
+    assert r"als\_model" in tex and r"\begin{tabular}" in tex and r"95\%" in tex
+    assert str(c) == text
+    assert c.to_frame().system.tolist() == ["als_model", "noisy"] * 2
+
+
+def test_compare_rejects_what_cannot_be_paired(pair):
+    truth, topk, worse, a, b = pair
+    other_users = fr.evaluate(truth[:100], topk[:100], ["ndcg@10"])
+    with pytest.raises(ValueError, match="not evaluated on the same users"):
+        fr.compare({"a": a, "b": other_users}, "ndcg@10")
+    trec = fr.evaluate(truth, worse, ["ndcg@10"], convention="trec")
+    with pytest.raises(ValueError, match="different conventions"):
+        fr.compare({"a": a, "b": trec}, "ndcg@10")
+    with pytest.raises(KeyError, match="metric 'map@10' is not in the result of system 'a'"):
+        fr.compare({"a": a, "b": b}, "map@10")
+    with pytest.raises(TypeError, match="at least two"):
+        fr.compare({"a": a}, "ndcg@10")
+    with pytest.raises(TypeError, match="must be a fastrank Result"):
+        fr.compare({"a": a, "b": 0.3}, "ndcg@10")
+    with pytest.raises(ValueError, match="baseline 'c' is not one of the systems"):
+        fr.compare({"a": a, "b": b}, "ndcg@10", baseline="c")
+    with pytest.raises(ValueError, match="test must be one of"):
+        fr.compare({"a": a, "b": b}, "ndcg@10", test="z")
+    with pytest.raises(ValueError, match="correction must be"):
+        fr.compare({"a": a, "b": b}, "ndcg@10", correction="fdr")
+    with pytest.raises(ValueError, match="level must be a number"):
+        fr.compare({"a": a, "b": b}, "ndcg@10", level=95)
+    same = fr.compare({"a": a, "a2": a}, "ndcg@10", test="wilcoxon").to_frame()
+    assert math.isnan(same.p_value.iloc[1]) and not same.significant.any()
+
+
+def test_segments_by_hand_and_against_a_second_evaluation(pair):
+    truth, topk, _, a, _ = pair
+    labels = np.where(a.n_relevant >= 4, "heavy", np.where(a.n_relevant >= 2, "mid", "light"))
+    seg = a.by(labels, ["ndcg@10", "mrr"])
+    frame = seg.to_frame()
+    assert list(frame.index) == ["heavy", "light", "mid"] and frame.index.name == "segment"
+    assert list(frame.columns) == ["ndcg@10", "mrr"]
+    for name in frame.index:
+        rows = np.flatnonzero(labels == name)
+        alone = fr.evaluate(truth, topk[rows], ["ndcg@10", "mrr"], users=rows)
+        assert frame.loc[name, "ndcg@10"] == pytest.approx(alone["ndcg@10"], rel=1e-12)
+        assert seg.counts[list(frame.index).index(name)] == alone.n_users
+        low, high = alone.ci("mrr", method="normal")
+        s = list(frame.index).index(name)
+        assert (seg.low["mrr"][s], seg.high["mrr"][s]) == pytest.approx((low, high))
+    full = seg.to_frame(counts=True, intervals=True)
+    assert {"users", "ndcg@10:low", "ndcg@10:high"} <= set(full.columns)
+    boot = a.by(labels, "mrr", method="bootstrap", n_resamples=200, seed=1)
+    assert np.all(boot.low["mrr"] < boot.means["mrr"]) and "heavy" in repr(boot)
+    with pytest.raises(ValueError, match="labels must be 1-D with one segment label per row"):
+        a.by(labels[:-1])
+
+
+def test_segments_of_pooled_precision_are_pooled():
+    truth, topk = power_law(4000, 300, 10, seed=8)
+    res = fr.evaluate(truth, topk, ["precision@5"], convention="implicit")
+    labels = np.arange(4000) % 3
+    seg = res.by(labels)
+    for s in range(3):
+        rows = np.flatnonzero(labels == s)
+        alone = fr.evaluate(truth, topk[rows], ["precision@5"], convention="implicit",
+                            users=rows)
+        assert seg.means["precision@5"][s] == pytest.approx(alone["precision@5"], rel=1e-12)
+
+
+def test_curves_are_every_cutoff_of_one_pass(pair):
+    truth, topk, _, a, _ = pair
+    curve = a.curve("ndcg")
+    assert curve.k.tolist() == list(range(1, 11))
+    for k in (1, 4, 10):
+        assert curve.mean[k - 1] == fr.evaluate(truth, topk, [f"ndcg@{k}"])[f"ndcg@{k}"]
+    assert np.all(curve.low < curve.mean) and np.all(curve.mean < curve.high)
+    assert np.isnan(a.curve("recall", level=None).low).all()
+    all_of = fr.evaluate(truth, topk, ["mrr", "map@3", "coverage@5"], curves=True)
+    assert "mrr@10" in all_of.metrics and "map@1" in all_of.metrics
+    with pytest.raises(ValueError, match="'precision' has no curve in this result"):
+        a.curve("precision")
+    with pytest.raises(ValueError, match="'r_precision' has no cutoff"):
+        fr.evaluate(truth, topk, ["ndcg"], curves=["r_precision"])
+    with pytest.raises(ValueError, match="'coverage' is not a ranking metric"):
+        fr.evaluate(truth, topk, ["ndcg"], curves="coverage")
+
+
+def test_plots_are_written(pair, tmp_path):
+    a, b = pair[3], pair[4]
+    fig = a.plot(["ndcg", "recall"], path=tmp_path / "curves.png", title="one system")
+    assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "curves.png").stat().st_size > 10_000 and fig.axes
+    fr.plot_compare({"a": a, "b": b}, ["ndcg", "recall"], path=tmp_path / "compare.svg")
+    svg = (tmp_path / "compare.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg and len(svg) > 10_000
+    assert fr.plot_compare({"a": a}, "ndcg", level=None).axes
+    with pytest.raises(ValueError, match="has no curve"):
+        a.plot("mrr")
+    with pytest.raises(TypeError, match="non-empty dict"):
+        fr.plot_compare([a], "ndcg")
