@@ -228,7 +228,8 @@ class Plan:
         return Result(self.labels, [values.get(label) for label in self.labels], means,
                       convention=self.convention, users=rows, counted=block.counted,
                       n_relevant=block.n_relevant, catalogue=self.catalogue,
-                      pooled={label: spec.k for label, spec in self._pooled.items()})
+                      pooled={label: spec.k for label, spec in self._pooled.items()},
+                      k=self.k)
 
 
 def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, counted):

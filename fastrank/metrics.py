@@ -126,14 +126,17 @@ def with_curves(labels, curves, k_max):
         names = [n for n in names if n in _RECSYS and n not in _NO_CUTOFF]
     else:
         names = [curves] if isinstance(curves, str) else list(curves)
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError(f"curves must be a metric name, a list of them, or True; got "
+                        f"{curves!r}")
     out = list(labels)
-    for name in dict.fromkeys(names):
-        if not isinstance(name, str) or name.strip().lower() not in _RECSYS:
+    for name in dict.fromkeys(name.strip().lower() for name in names):
+        if name not in _RECSYS:
             raise ValueError(f"curves: {name!r} is not a ranking metric; curves are drawn "
                              f"for {', '.join(n for n in METRIC_NAMES if n not in _NO_CUTOFF)}")
-        if name.strip().lower() in _NO_CUTOFF:
+        if name in _NO_CUTOFF:
             raise ValueError(f"curves: {name!r} has no cutoff, so it has no curve over k")
-        out += [f"{name.strip()}@{c}" for c in range(1, k_max + 1)]
+        out += [f"{name}@{c}" for c in range(1, k_max + 1)]
     return list(dict.fromkeys(out))
 
 

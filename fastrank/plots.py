@@ -26,22 +26,26 @@ class Curve:
 
 def curve_labels(result, metric):
     """The labels metric@1..metric@K of the result, K the longest run from 1."""
-    name = metric.strip()
+    name = metric.strip().lower()
     labels = []
     c = 1
-    while f"{name}@{c}" in result._means:
+    while f"{name}@{c}" in result.metrics:
         labels.append(f"{name}@{c}")
         c += 1
     if not labels:
         raise ValueError(
-            f"{metric!r} has no curve in this result: evaluate with curves=[{name!r}] (or "
-            f"curves=True) to get it at every cutoff 1..K in the same pass")
+            f"{metric!r} has no curve in this result: evaluate with "
+            f"curves=[{name.partition('@')[0]!r}] (or curves=True) to get it at every cutoff "
+            f"1..K in the same pass")
     return labels
 
 
 def result_curve(result, metric, level=0.95, method="normal", n_resamples=1000, seed=None):
-    from .stats import check_level, result_ci
+    from .stats import METHODS, _seed, check_level, result_ci
 
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; "
+                         f"got {method!r}")
     labels = curve_labels(result, metric)
     mean = np.array([result[label] for label in labels])
     low = np.full(mean.shape, np.nan)
@@ -50,8 +54,9 @@ def result_curve(result, metric, level=0.95, method="normal", n_resamples=1000, 
         level = check_level(level)
         for i, label in enumerate(labels):
             low[i], high[i] = result_ci(result, label, level, method, n_resamples,
-                                        None if seed is None else seed + i)
-    return Curve(metric, np.arange(1, len(labels) + 1), mean, low, high, level)
+                                        None if seed is None else (_seed(seed) + i) % 2**63)
+    return Curve(metric.strip().lower(), np.arange(1, len(labels) + 1), mean, low, high,
+                 level)
 
 
 def _figure(panels, title):

@@ -106,7 +106,8 @@ def _errors(name, truth, predictions, user_factors, item_factors, n_threads):
     report = {"entries": entries, "user_mean": counted_mean(per_user, counted)}
     return Result([name], [per_user], {name: pooled}, convention=CONVENTION,
                   users=np.arange(rated.n_users, dtype=np.int64), counted=counted,
-                  n_relevant=count, report=report)
+                  n_relevant=count, report=report,
+                  pooled={name: ("entries", 2 if name == "rmse" else 1)})
 
 
 def rated_entries(matrix, name="truth"):

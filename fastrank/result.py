@@ -38,12 +38,15 @@ class Result(Mapping):
         What the metric wants said beside the means: e.g. for `ab_ndcg`, how many users
         had no profile and how many values exceed 1. Empty for most evaluations.
     pooled : dict
-        Metrics whose mean is pooled (implicit's precision: sum of hits / sum of
-        min(k, m)), with their k.
+        Metrics whose mean is pooled rather than a mean of the per-user values:
+        implicit's precision (sum of hits / sum of min(k, m)) with its k, and the rating
+        errors ("entries", power) of `fr.rmse` / `fr.mae`.
+    k : int or None
+        The list length K that metrics without @k refer to (None if not a ranking).
     """
 
     def __init__(self, metrics, per_user, means, *, convention, users, counted, n_relevant,
-                 report=None, catalogue=(), pooled=None):
+                 report=None, catalogue=(), pooled=None, k=None):
         self._metrics = tuple(metrics)
         self.catalogue = tuple(catalogue)
         self._per_user = {name: _frozen(values) for name, values in zip(self._metrics, per_user)
@@ -55,6 +58,7 @@ class Result(Mapping):
         self.n_relevant = _frozen(n_relevant)
         self.report = dict(report or {})
         self.pooled = dict(pooled or {})
+        self.k = k
 
     @property
     def metrics(self):

@@ -39,45 +39,81 @@ def _count(n, name, minimum=1):
     return int(n)
 
 
+class Parts:
+    """What a reported mean is made of, over the counted users: mean = (sum(num) /
+    sum(den)) ** (1 / power) when `ratio`, else num.mean(). implicit's pooled precision is
+    hits / min(k, m); a pooled MAE is error sums / entries; a pooled RMSE the same of
+    squared errors, with power 2."""
+
+    def __init__(self, num, den=None, power=1):
+        self.num = np.ascontiguousarray(num, dtype=np.float64)
+        self.den = None if den is None else np.ascontiguousarray(den, dtype=np.float64)
+        self.power = power
+
+    @property
+    def ratio(self):
+        return self.den is not None
+
+    def value(self, num=None, den=None):
+        num = self.num if num is None else num
+        if not self.ratio:
+            return float(num.mean()) if num.size else math.nan
+        den = self.den if den is None else den
+        total = den.sum()
+        return (num.sum() / total) ** (1 / self.power) if total > 0 else math.nan
+
+    def take(self, pick):
+        return Parts(self.num[pick], None if self.den is None else self.den[pick], self.power)
+
+
 def mean_parts(result, metric):
-    """(num, den, ratio) over the counted users: the mean is num.sum() / den.sum() when
-    ratio (implicit's pooled precision: hits and min(k, m)), else num.mean()."""
+    """The Parts of `metric`'s mean in a Result."""
     values = result.per_user(metric)  # catalogue metrics and unknown names raise here
     counted = result.counted
     num = values[counted]
-    k = result.pooled.get(metric)
-    if k is None:
-        return np.ascontiguousarray(num, dtype=np.float64), None, False
-    den = np.minimum(result.n_relevant[counted], k).astype(np.float64)
-    return np.rint(num * den), den, True
+    pooled = result.pooled.get(metric)
+    if pooled is None:
+        return Parts(num)
+    if isinstance(pooled, tuple):  # ("entries", power): rating errors over all entries
+        den = result.n_relevant[counted].astype(np.float64)
+        return Parts(num ** pooled[1] * den, den, pooled[1])
+    den = np.minimum(result.n_relevant[counted], pooled).astype(np.float64)
+    return Parts(np.rint(num * den), den)
 
 
-def interval(num, den, ratio, *, level, method, n_resamples, seed, n_threads=None):
-    """(low, high) of the mean of num (or of the ratio sum(num) / sum(den))."""
+def interval(parts, *, level, method, n_resamples, seed, n_threads=None):
+    """(low, high) of the mean that `parts` make."""
+    num, den = parts.num, parts.den
     n = num.shape[0]
     if n == 0:
         return (math.nan, math.nan)
     alpha = 1.0 - level
+    root = 1 / parts.power
     if method == "normal":
         from scipy.stats import norm
 
         z = norm.ppf(1.0 - alpha / 2)
-        if ratio:
-            r = num.sum() / den.sum()
-            resid = num - r * den
+        if parts.ratio:
+            centre = num.sum() / den.sum()
+            resid = num - centre * den
             se = math.sqrt(resid.var(ddof=1) / n) / den.mean() if n > 1 else math.nan
-            centre = r
         else:
             centre = float(num.mean())
             se = float(num.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-        return (float(centre - z * se), float(centre + z * se))
+        low, high = centre - z * se, centre + z * se
+        return (float(max(low, 0.0) ** root if root != 1 else low), float(high ** root))
     from ._kernels.resample import bootstrap_means
     from .evaluate import numba_threads
 
-    means = np.empty(_count(n_resamples, "n_resamples"))
+    if n >= 2**32:
+        raise ValueError(f"the bootstrap takes at most 2**32 - 1 users; got {n}: use "
+                         f"method='normal'")
+    means = np.empty(_count(n_resamples, "n_resamples", minimum=2))
+    centre = parts.value() ** parts.power if parts.ratio else parts.value()
     with numba_threads(n_threads):
-        bootstrap_means(num, den if ratio else num, ratio, _seed(seed), means)
-    low, high = np.quantile(means, [alpha / 2, 1.0 - alpha / 2])
+        bootstrap_means(num, den if parts.ratio else num, parts.ratio, centre, _seed(seed),
+                        means)
+    low, high = np.quantile(means, [alpha / 2, 1.0 - alpha / 2]) ** root
     return (float(low), float(high))
 
 
@@ -87,9 +123,8 @@ def result_ci(result, metric, level=0.95, method="bootstrap", n_resamples=DEFAUL
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; "
                          f"got {method!r}")
-    num, den, ratio = mean_parts(result, metric)
-    return interval(num, den, ratio, level=level, method=method, n_resamples=n_resamples,
-                    seed=seed, n_threads=n_threads)
+    return interval(mean_parts(result, metric), level=level, method=method,
+                    n_resamples=n_resamples, seed=seed, n_threads=n_threads)
 
 
 # -- paired comparison of systems -----------------------------------------------------
@@ -139,7 +174,10 @@ def compare(results, metrics=None, *, baseline=None, test="t", correction="holm"
         metrics = [m for m in reference.metrics if m not in reference.catalogue]
     elif isinstance(metrics, str):
         metrics = [metrics]
-    metrics = list(metrics)
+    metrics = list(dict.fromkeys(metrics))
+    if not metrics:
+        raise ValueError("metrics is empty: name at least one per-user metric to compare, "
+                         "e.g. ['ndcg@10']")
     for name in systems:
         for metric in metrics:
             if metric not in results[name].metrics:
@@ -150,19 +188,18 @@ def compare(results, metrics=None, *, baseline=None, test="t", correction="holm"
                                  f"values to compare users on")
     seed = _seed(seed)
     rows = []
-    for m_index, metric in enumerate(metrics):
-        base_values = reference.per_user(metric)[reference.counted]
+    for metric in metrics:
+        base_parts = mean_parts(reference, metric)
         for name in systems:
             res = results[name]
             row = {"system": name, "metric": metric, "mean": res[metric],
-                   "delta": res[metric] - reference[metric], "users": int(base_values.size)}
+                   "delta": res[metric] - reference[metric], "users": base_parts.num.size}
             if name == base:
                 row.update(ci_low=math.nan, ci_high=math.nan, effect=math.nan,
                            p_value=math.nan)
             else:
-                values = res.per_user(metric)[res.counted]
-                row.update(_paired(values, base_values, test, level, n_permutations,
-                                   seed + m_index * 7919 + systems.index(name), n_threads))
+                row.update(_paired(mean_parts(res, metric), base_parts, test, level,
+                                   n_permutations, _derive(seed, metric, name), n_threads))
             rows.append(row)
     _adjust(rows, correction, 1.0 - level)
     return Comparison(rows, base, test, correction, level)
@@ -176,6 +213,8 @@ def _check_systems(results, baseline):
                         "{'als': res_als, 'bpr': res_bpr}")
     systems = list(results)
     for name, res in results.items():
+        if not isinstance(name, str):
+            raise TypeError(f"system names must be strings; got {name!r}")
         if not isinstance(res, Result):
             raise TypeError(f"results[{name!r}] must be a fastrank Result; got "
                             f"{type(res).__name__}")
@@ -191,38 +230,60 @@ def _check_systems(results, baseline):
                 f"conventions ({first.convention!r}, {res.convention!r}); compare results "
                 f"of one convention")
         if res.users.shape != first.users.shape or not np.array_equal(res.users, first.users) \
-                or not np.array_equal(res.counted, first.counted):
+                or not np.array_equal(res.counted, first.counted) \
+                or not np.array_equal(res.n_relevant, first.n_relevant):
             raise ValueError(
                 f"systems {systems[0]!r} and {name!r} were not evaluated on the same users "
-                f"(their rows or counted users differ); a paired test needs the same users "
-                f"in the same order: evaluate every system on the same truth and users=")
+                f"(their rows, counted users or relevant counts differ); a paired test needs "
+                f"the same users in the same order: evaluate every system on the same truth "
+                f"and users=")
+        if res.k != first.k:
+            raise ValueError(
+                f"systems {systems[0]!r} and {name!r} ranked lists of different lengths "
+                f"(K = {first.k}, {res.k}), so a metric without @k means different things; "
+                f"compare lists of one length")
     return systems
 
 
-def _paired(values, base, test, level, n_permutations, seed, n_threads):
-    """Test values against base (paired): p-value, effect size d_z and the interval of
-    the mean difference."""
+def _derive(seed, metric, system):
+    """The randomization seed of one (metric, system) pair: from the names, so that adding
+    a metric or reordering systems leaves the other pairs' p-values as they were."""
+    import zlib
+
+    key = zlib.crc32(f"{metric}\0{system}".encode())
+    return (seed + key * 0x9E3779B97F4A7C15) % 2**63
+
+
+def _paired(parts, base, test, level, n_permutations, seed, n_threads):
+    """Test a system's per-user values against the baseline's (paired): p-value, effect
+    size d_z and the interval of the difference of the means. For a pooled mean (implicit's
+    precision, rating errors) the per-user numerators are compared, whose denominators
+    the pairing makes equal, so the test, the interval and the delta agree."""
     from scipy import stats
 
-    d = values - base
+    values, reference = parts.num, base.num
+    d = values - reference
     n = d.shape[0]
     out = {"ci_low": math.nan, "ci_high": math.nan, "effect": math.nan, "p_value": math.nan}
     if n < 2:
         return out
+    scale = n / base.den.sum() if parts.ratio else 1.0  # mean(d) -> difference of means
     sd = float(d.std(ddof=1))
     mean = float(d.mean())
+    linear = parts.power == 1
     if sd > 0:
         out["effect"] = mean / sd
-        half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
-        out["ci_low"], out["ci_high"] = mean - half, mean + half
-    elif np.all(d == 0):
+        if linear:
+            half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
+            out["ci_low"], out["ci_high"] = (mean - half) * scale, (mean + half) * scale
+    elif not np.any(d):
         out["ci_low"] = out["ci_high"] = 0.0
+    if not np.any(d):
+        return out  # no user differs: nothing to test (scipy's t-test gives NaN too)
     if test == "t":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["p_value"] = float(stats.ttest_rel(values, base).pvalue)
+        out["p_value"] = float(stats.ttest_rel(values, reference).pvalue)
     elif test == "wilcoxon":
-        if np.any(d != 0):
-            out["p_value"] = float(stats.wilcoxon(values, base).pvalue)
+        out["p_value"] = float(stats.wilcoxon(values, reference).pvalue)
     else:
         out["p_value"] = randomization_p(d, _count(n_permutations, "n_permutations"), seed,
                                          n_threads)
@@ -408,25 +469,28 @@ def segments(result, labels, metrics=None, level=0.95, method="normal",
     counts = np.bincount(seg, minlength=n_seg)
     means, low, high = {}, {}, {}
     for metric in metrics:
-        num, den, ratio = mean_parts(result, metric)
-        weights = den if ratio else np.ones_like(num)
-        top = np.bincount(seg, weights=num, minlength=n_seg)
+        parts = mean_parts(result, metric)
+        weights = parts.den if parts.ratio else np.ones_like(parts.num)
+        top = np.bincount(seg, weights=parts.num, minlength=n_seg)
         bottom = np.bincount(seg, weights=weights, minlength=n_seg)
         with np.errstate(invalid="ignore", divide="ignore"):
-            means[metric] = top / bottom
+            ratio = top / bottom
+        root = 1 / parts.power
+        means[metric] = ratio ** root
         if method == "normal":
-            low[metric], high[metric] = _normal_by_segment(num, weights, seg, n_seg, counts,
-                                                           means[metric], level)
+            lo, hi = _normal_by_segment(parts.num, weights, seg, n_seg, counts, ratio, level)
+            low[metric] = np.maximum(lo, 0.0) ** root if root != 1 else lo
+            high[metric] = hi ** root
         else:
             low[metric], high[metric] = np.full(n_seg, np.nan), np.full(n_seg, np.nan)
             order = np.argsort(seg, kind="stable")
             bounds = np.concatenate([[0], np.cumsum(counts)])
             for s in range(n_seg):
-                pick = order[bounds[s]:bounds[s + 1]]
                 low[metric][s], high[metric][s] = interval(
-                    num[pick], den[pick] if ratio else None, ratio, level=level,
+                    parts.take(order[bounds[s]:bounds[s + 1]]), level=level,
                     method="bootstrap", n_resamples=n_resamples,
-                    seed=None if seed is None else _seed(seed) + s, n_threads=n_threads)
+                    seed=None if seed is None else (_seed(seed) + s) % 2**63,
+                    n_threads=n_threads)
     return Segments(unique, metrics, means, counts, low, high, level, method)
 
 

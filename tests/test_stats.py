@@ -93,7 +93,7 @@ def test_ci_rejects_bad_input(pair):
         a.ci("ndcg@10", method="jackknife")
     with pytest.raises(KeyError, match="'map@10' is not in this result"):
         a.ci("map@10")
-    with pytest.raises(ValueError, match="n_resamples must be an int of at least 1"):
+    with pytest.raises(ValueError, match="n_resamples must be an int of at least 2"):
         a.ci("ndcg@10", n_resamples=0)
     with pytest.raises(TypeError, match="seed must be an int or None"):
         a.ci("ndcg@10", seed="x")
@@ -265,3 +265,66 @@ def test_plots_are_written(pair, tmp_path):
         a.plot("mrr")
     with pytest.raises(TypeError, match="non-empty dict"):
         fr.plot_compare([a], "ndcg")
+
+
+def test_review_fixes_pooled_means_seeds_and_pairing(pair):
+    truth, topk, worse, a, b = pair
+    # implicit's pooled precision: the tests compare hits, the delta lies in its interval
+    ia = fr.evaluate(truth, topk, ["precision@5"], convention="implicit")
+    ib = fr.evaluate(truth, worse, ["precision@5"], convention="implicit")
+    row = fr.compare({"a": ia, "b": ib}, "precision@5").to_frame().iloc[1]
+    assert row.ci_low <= row.delta <= row.ci_high
+    den = np.minimum(ia.n_relevant[ia.counted], 5)
+    hits = [np.rint(r.per_user("precision@5")[r.counted] * den) for r in (ib, ia)]
+    assert row.p_value == st.ttest_rel(*hits).pvalue
+    # seeds anywhere in int64, derived from the names: other pairs are left as they were
+    for seed in (-1, 2**63 - 1, 0):
+        fr.compare({"a": a, "b": b}, "mrr", test="randomization", seed=seed,
+                   n_permutations=200)
+    one = fr.compare({"a": a, "b": b}, ["mrr"], test="randomization", seed=4,
+                     n_permutations=500).to_frame()
+    two = fr.compare({"a": a, "b": b}, ["ndcg@3", "mrr"], test="randomization", seed=4,
+                     n_permutations=500).to_frame()
+    assert one.p_value.iloc[1] == two.p_value.iloc[3]
+    # lists of another length: "ndcg" would mean another cutoff
+    short = fr.evaluate(truth, topk[:, :5], ["ndcg"])
+    with pytest.raises(ValueError, match="ranked lists of different lengths"):
+        fr.compare({"a": fr.evaluate(truth, topk, ["ndcg"]), "b": short}, "ndcg")
+    with pytest.raises(ValueError, match="metrics is empty"):
+        fr.compare({"a": a, "b": b}, [])
+    with pytest.raises(TypeError, match="system names must be strings"):
+        fr.compare({1: a, 2: b}, "mrr")
+    same = fr.compare({"a": a, "a2": a}, "mrr", test="randomization").to_frame()
+    assert math.isnan(same.p_value.iloc[1])
+    upper = fr.evaluate(truth, topk, ["ndcg"], curves="NDCG")
+    assert upper.curve("Ndcg").mean[2] == upper["ndcg@3"]
+
+
+def test_rating_errors_have_intervals_segments_and_tests_of_the_pooled_value():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    truth = sp.random_array((400, 50), density=0.2, format="csr", rng=rng)
+    truth.data = np.round(truth.data * 4 + 1)
+    noisy = truth.data + rng.normal(0, 0.8, truth.nnz)
+    worse = truth.data + rng.normal(0, 1.0, truth.nnz)
+    for metric in (fr.rmse, fr.mae):
+        res = metric(truth, noisy)
+        name = res.metrics[0]
+        for method in ("bootstrap", "normal"):
+            low, high = res.ci(name, method=method, seed=2)
+            assert low < res[name] < high
+        labels = np.arange(400) % 2
+        seg = res.by(labels)
+        for s in range(2):
+            rows = np.flatnonzero(labels == s)
+            sub = truth[rows]
+            alone = metric(sub, noisy.reshape(-1)[_entry_rows(truth, rows)])
+            assert seg.means[name][s] == pytest.approx(alone[name], rel=1e-12)
+        row = fr.compare({"noisy": res, "worse": metric(truth, worse)}, name).to_frame()
+        assert row.delta.iloc[1] > 0 and row.p_value.iloc[1] < 0.05
+
+
+def _entry_rows(truth, rows):
+    """Positions in truth.data of the entries of the given rows, in order."""
+    return np.concatenate([np.arange(truth.indptr[r], truth.indptr[r + 1]) for r in rows])

@@ -23,14 +23,16 @@ def _mix(z):
 @njit(cache=True, inline="always")
 def _below(r, n):
     """An integer in [0, n) from 64 random bits (Lemire's multiply-shift on the top 32
-    bits: unbiased enough for n < 2**32, which the facade guarantees)."""
+    bits: bias below n / 2**32, and correct for n < 2**32, which the facade checks)."""
     return np.int64(((r >> uint64(32)) * uint64(n)) >> uint64(32))
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def bootstrap_means(num, den, ratio, seed, out):
+def bootstrap_means(num, den, ratio, centre, seed, out):
     """out[r] = the mean of resample r: n draws with replacement from the n users, the
-    mean being sum(num[j]) / n, or sum(num[j]) / sum(den[j]) when ratio (pooled means)."""
+    mean being sum(num[j]) / n, or sum(num[j]) / sum(den[j]) when ratio (pooled means).
+    Sums are taken of the deviations from `centre` (the full sample's mean), so that long
+    sums of nearly equal values do not drift."""
     n = num.shape[0]
     for r in prange(out.shape[0]):
         state = _mix(uint64(seed) + _GOLDEN * uint64(r + 1))
@@ -39,13 +41,15 @@ def bootstrap_means(num, den, ratio, seed, out):
         for _ in range(n):
             state += _GOLDEN
             j = _below(_mix(state), n)
-            top += num[j]
             if ratio:
+                top += num[j] - centre * den[j]
                 bottom += den[j]
+            else:
+                top += num[j] - centre
         if ratio:
-            out[r] = top / bottom if bottom > 0 else np.nan
+            out[r] = centre + top / bottom if bottom > 0 else np.nan
         else:
-            out[r] = top / n
+            out[r] = centre + top / n
 
 
 @njit(parallel=True, cache=True, nogil=True)
