@@ -7,6 +7,7 @@ far longer than loading it, so each workload is written once to a cache director
 
 import os
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,6 +17,16 @@ import scipy.sparse as sp
 from fastrank.synthetic import power_law
 
 N_ITEMS = 50_000
+
+
+def best_of(fn, repeat=3):
+    """The shortest of `repeat` timed calls of fn, in seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def _cache_dir():

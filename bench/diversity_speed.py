@@ -20,17 +20,9 @@ import numba
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fastrank as fr  # noqa: E402
-from bench.datasets import aspect_workload, dense_preferences, random_aspects  # noqa: E402
+from bench.datasets import (aspect_workload, best_of, dense_preferences,  # noqa: E402
+                            random_aspects)
 from fastrank.synthetic import power_law  # noqa: E402
-
-
-def best_of(fn, repeat=3):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def shape_a(n_users, threads):

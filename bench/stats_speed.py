@@ -9,7 +9,6 @@ and the t and Wilcoxon tests are timed beside them.
 """
 
 import sys
-import time
 from pathlib import Path
 
 import numba
@@ -17,17 +16,12 @@ import numba
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fastrank as fr  # noqa: E402
-from bench.datasets import workload  # noqa: E402
+from bench.datasets import best_of, workload  # noqa: E402
 
 
 def best(fn, repeat=3):
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    fn()  # warm-up: compile or load the kernels
+    return best_of(fn, repeat)
 
 
 def main():
