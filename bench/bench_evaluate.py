@@ -6,7 +6,7 @@ from .datasets import metric_labels, workload
 
 
 class Evaluate:
-    params = ([100_000, 1_000_000], [10, 100], ["core4", "all"], ["recsys", "implicit"])
+    params = ([100_000, 1_000_000], [10, 100], ["core4", "all"], ["recsys", "trec", "implicit"])
     param_names = ["users", "K", "metrics", "convention"]
     timeout = 600
 

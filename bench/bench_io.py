@@ -81,3 +81,6 @@ class RatingErrors:
 
     def time_rmse_values(self):
         fr.rmse(self.truth, self.values)
+
+    def peakmem_rmse_factors(self):
+        fr.rmse(self.truth, user_factors=self.users, item_factors=self.items)

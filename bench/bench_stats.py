@@ -24,6 +24,9 @@ class Statistics:
     def time_bootstrap_1000(self):
         self.a.ci("ndcg@10", n_resamples=1000, seed=1)
 
+    def peakmem_bootstrap_1000(self):
+        self.a.ci("ndcg@10", n_resamples=1000, seed=1)
+
     def time_randomization_10000(self):
         fr.compare(self.pair, "ndcg@10", test="randomization", n_permutations=10_000, seed=1)
 
@@ -34,4 +37,7 @@ class Statistics:
         fr.compare(self.pair, "ndcg@10", test="wilcoxon")
 
     def time_segments(self):
+        self.a.by(self.labels)
+
+    def peakmem_segments(self):
         self.a.by(self.labels)

@@ -275,8 +275,9 @@ def peer_sklearn(truth, topk, k, ours, add, args):
     from sklearn.metrics import ndcg_score
 
     n, depth = topk.shape
-    if n * depth > args.dict_limit * 4:
-        add("scikit-learn ndcg_score", None, "skipped: dense arrays too large")
+    if n * depth > 10 * args.dict_limit:
+        add("scikit-learn ndcg_score", None,
+            f"skipped: {n * depth:,} dense cells > 10 x --dict-limit")
         return
     y_true = np.zeros((n, depth))
     for r in range(n):
@@ -345,13 +346,14 @@ def als_end_to_end(args, rows):
 def versions():
     import numba
 
+    from importlib.metadata import PackageNotFoundError, version
+
     found = {"fastrank": fr.__version__, "numba": numba.__version__, "numpy": np.__version__}
-    for module in ("implicit", "ranx", "pytrec_eval", "sklearn"):
+    for dist in ("implicit", "ranx", "pytrec-eval-terrier", "scikit-learn"):
         try:
-            mod = __import__(module)
-            found[module] = getattr(mod, "__version__", "installed")
-        except ImportError:
-            found[module] = "missing"
+            found[dist] = version(dist)
+        except PackageNotFoundError:
+            found[dist] = "missing"
     return found
 
 
@@ -390,7 +392,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="the smallest workloads only")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     parser.add_argument("--repeat", type=int, default=3, help="best of N for fastrank")
-    parser.add_argument("--dict-limit", type=int, default=12_000_000,
+    parser.add_argument("--dict-limit", type=int, default=20_000_000,
                         help="largest number of dict entries built for ranx/pytrec_eval")
     parser.add_argument("--only", default=None, help="run workloads whose name contains this")
     args = parser.parse_args()
