@@ -387,6 +387,41 @@ def table(rows, markdown):
     return "\n".join(out)
 
 
+PEERS = [("fastrank evaluate (trec)", "fastrank trec"), ("ranx (typed Qrels/Run)", "ranx typed"),
+         ("ranx (from dicts)", "ranx dicts"), ("pytrec_eval (dicts)", "pytrec_eval"),
+         ("scikit-learn ndcg_score", "sklearn ndcg"),
+         ("fastrank evaluate (implicit)", "fastrank implicit"),
+         ("fastrank evaluate_model", "fastrank implicit"),
+         ("implicit ranking_metrics_at_k", "implicit")]
+
+
+def summary(rows):
+    """The README's table: one row per workload; fastrank's seconds, and every peer's
+    time as a multiple of fastrank's under the same convention ("-": not run, with why in
+    the full table)."""
+    columns = ["fastrank trec", "ranx typed", "ranx dicts", "pytrec_eval", "sklearn ndcg",
+               "fastrank implicit", "implicit"]
+    short = dict(PEERS)
+    by_workload = {}
+    for r in rows:
+        by_workload.setdefault(r["workload"], {})[short[r["tool"]]] = r["seconds"]
+    out = ["| workload | " + " | ".join(columns) + " |",
+           "|---|" + "---:|" * len(columns)]
+    for workload, times in by_workload.items():
+        cells = []
+        for c in columns:
+            t = times.get(c)
+            base = times.get("fastrank implicit" if c == "implicit" else "fastrank trec")
+            if t is None:
+                cells.append("-")
+            elif c.startswith("fastrank"):
+                cells.append(f"{t:.3f} s")
+            else:
+                cells.append(f"{t / base:.1f}x" if base else f"{t:.3f} s")
+        out.append(f"| {workload} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the smallest workloads only")
@@ -395,13 +430,24 @@ def main():
     parser.add_argument("--dict-limit", type=int, default=20_000_000,
                         help="largest number of dict entries built for ranx/pytrec_eval")
     parser.add_argument("--only", default=None, help="run workloads whose name contains this")
+    parser.add_argument("--save", default=None, help="also write the rows as JSON here")
+    parser.add_argument("--from-json", default=None, help="only print the tables of a saved run")
     args = parser.parse_args()
+    import json
+
     import numba
 
+    if args.from_json:
+        saved = json.load(open(args.from_json))
+        print(saved["header"])
+        print(f"\n{table(saved['rows'], args.markdown)}\n\n{summary(saved['rows'])}")
+        return
+
     found = versions()
-    print(f"{date.today()}; {platform.machine()} {platform.processor() or ''}, "
-          f"{numba.config.NUMBA_NUM_THREADS} threads; python {platform.python_version()}; "
-          + ", ".join(f"{k} {v}" for k, v in found.items()))
+    header = (f"{date.today()}; {platform.machine()} {platform.processor() or ''}, "
+              f"{numba.config.NUMBA_NUM_THREADS} threads; python {platform.python_version()}; "
+              + ", ".join(f"{k} {v}" for k, v in found.items()))
+    print(header)
     rows = []
     started = time.perf_counter()
     for w in (QUICK if args.quick else FULL):
@@ -413,7 +459,9 @@ def main():
         als_end_to_end(args, rows)
     print(f"\n{table(rows, False)}")
     if args.markdown:
-        print(f"\n{table(rows, True)}")
+        print(f"\n{table(rows, True)}\n\n{summary(rows)}")
+    if args.save:
+        json.dump({"header": header, "rows": rows}, open(args.save, "w"), indent=1)
     print(f"\nall tools agree with fastrank where the definitions match (<= 1e-9 relative); "
           f"{time.perf_counter() - started:.0f} s in all")
 
