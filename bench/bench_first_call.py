@@ -47,7 +47,11 @@ def timeraw_first_trec_files():
 import os, tempfile
 from fastrank import trec
 d = tempfile.mkdtemp()
-open(os.path.join(d, "q"), "w").write("1 0 a 1\\n1 0 b 0\\n")
-open(os.path.join(d, "r"), "w").write("1 Q0 a 1 0.5 run\\n1 Q0 b 2 0.4 run\\n")
+with open(os.path.join(d, "q"), "w") as f:
+    print("1 0 a 1", file=f)
+    print("1 0 b 0", file=f)
+with open(os.path.join(d, "r"), "w") as f:
+    print("1 Q0 a 1 0.5 run", file=f)
+    print("1 Q0 b 2 0.4 run", file=f)
 trec.evaluate_files(os.path.join(d, "q"), os.path.join(d, "r"))
 """
