@@ -97,7 +97,7 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
                 "metrics: 'auc' (full ranking) needs the score of every item, which only "
                 "matrix-factorization models expose; use auc@k, or fr.evaluate_factors")
         return _evaluate_recommend(model, data, specs, train, batch_size, convention,
-                                   threads, show_progress)
+                                   show_progress)
 
 
 def _rows_of(train, n_rows):
@@ -110,8 +110,9 @@ def _rows_of(train, n_rows):
     return sp.csr_matrix(train)[:n_rows]
 
 
-def _evaluate_recommend(model, data, specs, train, batch_size, convention, threads,
-                        show_progress):
+def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_progress):
+    """Ask the model for batches of lists and evaluate them through an Evaluator, which
+    runs on the thread count the caller set."""
     n_users, n_items = data.n_users, data.n_items
     liked = None
     if train is not None:
