@@ -148,10 +148,9 @@ def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
                                align_dataframes=False)
     if per_user:
         values = values.persist()
-    pooled = {s.label: s.k for s in specs if s.pooled}
     sums_meta = pd.DataFrame({c: pd.Series(dtype="float64")
                               for c in _sum_columns(labels)})
-    sums = values.map_partitions(_partial_sums, labels, pooled, meta=sums_meta)
+    sums = values.map_partitions(_partial_sums, labels, convention, k, meta=sums_meta)
     totals = dask.compute(sums.sum(split_every=split_every))[0]
     counted = totals["counted"]
     means = {}
@@ -219,21 +218,19 @@ def _sum_columns(labels):
                                   for part in ("num", "den")]
 
 
-def _partial_sums(values, labels, pooled):
-    """One row of sums over a partition's counted users (implicit's pooled precision: hits
-    and min(k, m)), as fastrank.evaluate takes its means."""
+def _partial_sums(values, labels, convention, k):
+    """One row of sums over a partition's counted users, as fastrank.evaluate takes its
+    means (Plan.sums: implicit's pooled precision as hits and min(k, m))."""
     import pandas as pd
 
+    from .evaluate import Block, Plan
+
+    plan = Plan(labels, k, convention, 1)
     counted = values["counted"].to_numpy(bool)
-    n = float(np.count_nonzero(counted))
-    row = {"rows": float(len(values)), "counted": n}
-    for label in labels:
-        picked = values[label].to_numpy()[counted]
-        if label in pooled:
-            denom = np.minimum(values["n_relevant"].to_numpy()[counted], pooled[label])
-            row[f"{label}:num"] = float(np.rint(picked * denom).sum())
-            row[f"{label}:den"] = float(denom.sum())
-        else:
-            row[f"{label}:num"] = float(picked.sum())
-            row[f"{label}:den"] = n
+    block = Block(np.vstack([values[label].to_numpy(np.float64) for label in labels])
+                  if labels else np.empty((0, len(values))),
+                  values["n_relevant"].to_numpy(np.int64), counted, None)
+    row = {"rows": float(len(values)), "counted": float(np.count_nonzero(counted))}
+    for label, (num, den) in plan.sums(block).items():
+        row[f"{label}:num"], row[f"{label}:den"] = num, den
     return pd.DataFrame({c: [row[c]] for c in _sum_columns(labels)})

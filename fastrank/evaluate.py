@@ -206,8 +206,8 @@ class Plan:
             spec = self._pooled.get(label)
             if spec is not None:
                 m = block.n_relevant if all_counted else block.n_relevant[counted]
-                denom = np.minimum(m, spec.k)
-                out[label] = (float(np.rint(picked * denom).sum()), float(denom.sum()))
+                hits, denom = pooled_parts(picked, m, spec.k)
+                out[label] = (float(hits.sum()), float(denom.sum()))
             else:
                 out[label] = (float(picked.sum()), n)
         return out
@@ -243,6 +243,13 @@ def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, cou
     rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
                  table.cutoffs, table.slot_code, table.slot_cut, convention == "trec",
                  disc, max_row_nnz, n_chunks, out, n_relevant, counted)
+
+
+def pooled_parts(values, n_relevant, k):
+    """implicit's pooled precision per user: (hits, min(k, m)), from the per-user values
+    hits / min(k, m); its mean is sum(hits) / sum(min(k, m))."""
+    denom = np.minimum(n_relevant, k)
+    return np.rint(values * denom), denom
 
 
 def counted_mean(values, counted):

@@ -77,8 +77,10 @@ def mean_parts(result, metric):
     if isinstance(pooled, tuple):  # ("entries", power): rating errors over all entries
         den = result.n_relevant[counted].astype(np.float64)
         return Parts(num ** pooled[1] * den, den, pooled[1])
-    den = np.minimum(result.n_relevant[counted], pooled).astype(np.float64)
-    return Parts(np.rint(num * den), den)
+    from .evaluate import pooled_parts
+
+    hits, den = pooled_parts(num, result.n_relevant[counted], pooled)
+    return Parts(hits, den)
 
 
 def interval(parts, *, level, method, n_resamples, seed, n_threads=None):

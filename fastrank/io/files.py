@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .tables import from_tables, lists, number_column
+from .tables import from_tables, lists, number_column, one_sided
 from .text import lines, parse_number
 
 _KINDS = {".npz": "npz", ".npy": "npy", ".parquet": "parquet", ".pq": "parquet",
@@ -69,8 +69,9 @@ def read_inputs(truth_path, topk_path, *, k=None):
         for column in ("user", "item"):
             _integer_ids(column, truth, recs)
         data = from_tables(truth, recs, k=k)
-        return Inputs(data.truth, data.topk, data.users, data.without_recommendations,
-                      data.without_truth)
+        return Inputs(data.truth, data.topk, data.users,
+                      without_recommendations=data.without_recommendations,
+                      without_truth=data.without_truth)
     truth = _load_npz(truth_path)
     n_users, n_items = truth.shape
     if r_kind == "npy":
@@ -91,7 +92,9 @@ def read_inputs(truth_path, topk_path, *, k=None):
             raise ValueError(
                 f"{topk_path}: neither a 'score' nor a 'rank' column, so the order of the "
                 f"recommendations is unknown; its columns are {list(recs)}")
-    return Inputs(truth, topk, np.arange(n_users), *_missing(truth, topk))
+    if topk.shape[0] != n_users:  # evaluate names the mismatch
+        return Inputs(truth, topk, np.arange(n_users), 0, 0)
+    return Inputs(truth, topk, np.arange(n_users), **one_sided(sp.csr_array(truth), topk))
 
 
 def read_table(path):
@@ -221,12 +224,3 @@ def _load_npy(path):
     except (ValueError, OSError) as err:
         raise ValueError(f"{path}: not a .npy array of item ids ({err}); write one with "
                          f"numpy.save") from None
-
-
-def _missing(truth, topk):
-    """(rows with truth entries and no recommendation, rows with recommendations and no
-    truth entries), for the summary line."""
-    judged = np.diff(sp.csr_array(truth).indptr) > 0
-    listed = (np.asarray(topk) >= 0).any(axis=1) if topk.shape[0] == judged.shape[0] \
-        else judged
-    return int(np.count_nonzero(judged & ~listed)), int(np.count_nonzero(listed & ~judged))

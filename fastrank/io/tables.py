@@ -108,14 +108,17 @@ def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="rel
         topk = lists(r_rows, r_cols, n_users, k, score=key)
     else:
         topk = lists(r_rows, r_cols, n_users, k, rank=key, row_ids=users, column=rank)
-    with_truth = np.zeros(n_users, bool)
-    with_truth[t_rows] = True
-    with_recs = np.zeros(n_users, bool)
-    with_recs[r_rows] = True
     return Tables(truth=matrix, topk=topk, users=users, items=items, library=library,
-                  user_column=user,
-                  without_recommendations=int(np.count_nonzero(with_truth & ~with_recs)),
-                  without_truth=int(np.count_nonzero(with_recs & ~with_truth)))
+                  user_column=user, **one_sided(matrix, topk))
+
+
+def one_sided(truth, topk):
+    """{without_recommendations, without_truth}: rows with stored truth entries and an
+    empty list, and rows with a list and no stored truth entry (rows of both align)."""
+    judged = np.diff(truth.indptr) > 0
+    listed = (np.asarray(topk) >= 0).any(axis=1)
+    return {"without_recommendations": int(np.count_nonzero(judged & ~listed)),
+            "without_truth": int(np.count_nonzero(listed & ~judged))}
 
 
 def lists(rows, items, n_rows, k=None, *, score=None, rank=None, row_ids=None, column="rank"):
