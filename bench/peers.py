@@ -38,6 +38,7 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fastrank as fr  # noqa: E402
+from bench.datasets import timed  # noqa: E402
 from bench.datasets import workload as power_law_workload  # noqa: E402
 
 N_ITEMS = 50_000
@@ -158,16 +159,6 @@ def _ir(rng, n_queries, depth, judged):
     return truth, topk
 
 
-def best_of(fn, repeat):
-    times, value = [], None
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), value
-
-
 def trec_labels(k):
     return {f"precision@{k}": ("P_%d" % k, f"precision@{k}"),
             f"recall@{k}": ("recall_%d" % k, f"recall@{k}"),
@@ -222,7 +213,7 @@ def run_workload(w, args, rows):
     # trec convention: fastrank vs ranx, pytrec_eval, sklearn
     labels = trec_labels(k)
     fr.evaluate(truth[:100], lists[:100], list(labels), convention="trec")
-    t_fr, res = best_of(lambda: fr.evaluate(truth, lists, list(labels), convention="trec"),
+    t_fr, res = timed(lambda: fr.evaluate(truth, lists, list(labels), convention="trec"),
                         args.repeat)
     ours = res.to_dict()
     add("fastrank evaluate (trec)", t_fr)
@@ -246,10 +237,10 @@ def peer_ranx(qrels, run, labels, ours, add, args):
 
     metrics = [names[1] for names in labels.values()]
     ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics)  # numba compile, once
-    t_dicts, _ = best_of(lambda: ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics,
+    t_dicts, _ = timed(lambda: ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics,
                                                save_results_in_run=False), 1)
     q, r = ranx.Qrels(qrels), ranx.Run(run)
-    t_typed, values = best_of(lambda: ranx.evaluate(q, r, metrics, save_results_in_run=False),
+    t_typed, values = timed(lambda: ranx.evaluate(q, r, metrics, save_results_in_run=False),
                               args.repeat)
     theirs = {ours_label: values[names[1]] for ours_label, names in labels.items()}
     diff = agree("ranx", ours, theirs)
@@ -262,7 +253,7 @@ def peer_pytrec(qrels, run, labels, ours, add, args):
 
     measures = {names[0] for names in labels.values()}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures)
-    t, per_query = best_of(lambda: evaluator.evaluate(run), 1)
+    t, per_query = timed(lambda: evaluator.evaluate(run), 1)
     theirs = {}
     for label, names in labels.items():
         values = [q[names[0]] for q in per_query.values()]
@@ -286,7 +277,7 @@ def peer_sklearn(truth, topk, k, ours, add, args):
         found = idx[pos] == topk[r] if idx.size else np.zeros(depth, bool)
         y_true[r, found] = truth.data[truth.indptr[r] + pos[found]]
     y_score = np.broadcast_to(np.arange(depth, 0, -1, dtype=np.float64), (n, depth))
-    t, value = best_of(lambda: ndcg_score(y_true, y_score, k=k), 1)
+    t, value = timed(lambda: ndcg_score(y_true, y_score, k=k), 1)
     diff = agree("scikit-learn", ours, {f"ndcg@{k}": value})
     add("scikit-learn ndcg_score", t, f"ndcg@{k} only; max diff {diff:.0e}", diff)
 
@@ -298,13 +289,13 @@ def peer_implicit(truth, topk, k, add, args):
 
     labels = [f"precision@{k}", f"map@{k}", f"ndcg@{k}", f"auc@{k}"]
     fr.evaluate(truth[:100], topk[:100], labels, convention="implicit")
-    t_fr, res = best_of(lambda: fr.evaluate(truth, topk, labels, convention="implicit"),
+    t_fr, res = timed(lambda: fr.evaluate(truth, topk, labels, convention="implicit"),
                         args.repeat)
     add("fastrank evaluate (implicit)", t_fr)
     test = _int32_csr(truth)
     train = _int32_csr(sp.csr_matrix(truth.shape, dtype=np.float32))
     model = FixedModel(topk)
-    t, expected = best_of(lambda: ranking_metrics_at_k(model, train, test, K=k,
+    t, expected = timed(lambda: ranking_metrics_at_k(model, train, test, K=k,
                                                        show_progress=False), 1)
     theirs = {f"{name}@{k}": expected[name] for name in ("precision", "map", "ndcg", "auc")}
     diff = agree("implicit", res.to_dict(), theirs)
@@ -328,10 +319,10 @@ def als_end_to_end(args, rows):
     print(f"\n{name}: {evaluated:,} users with test items", flush=True)
     fr.evaluate_model(model, test[:500], labels, train=train[:500], convention="implicit",
                       ties="implicit", show_progress=False)
-    t_fr, res = best_of(lambda: fr.evaluate_model(model, test, labels, train=train,
+    t_fr, res = timed(lambda: fr.evaluate_model(model, test, labels, train=train,
                                                   convention="implicit", ties="implicit",
                                                   show_progress=False), args.repeat)
-    t_im, expected = best_of(lambda: ranking_metrics_at_k(model, train, test, K=10,
+    t_im, expected = timed(lambda: ranking_metrics_at_k(model, train, test, K=10,
                                                           show_progress=False), 1)
     theirs = {f"{m}@10": expected[m] for m in ("precision", "map", "ndcg", "auc")}
     diff = agree("implicit (ALS)", res.to_dict(), theirs)

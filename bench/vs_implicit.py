@@ -19,12 +19,15 @@ The script prints times, ratios and the largest value difference.
 import argparse
 import platform
 import sys
-import time
 from datetime import date
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.datasets import timed  # noqa: E402
 
 
 class FixedModel:
@@ -46,17 +49,7 @@ def _int32_csr(matrix):
     return matrix
 
 
-def best_of(repeat, fn):
-    times, value = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), value
-
-
 def main(argv=None):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import implicit
     import numba
     from implicit.evaluation import ranking_metrics_at_k
@@ -89,10 +82,10 @@ def main(argv=None):
     labels = [f"precision@{k}", f"map@{k}", f"ndcg@{k}", f"auc@{k}"]
 
     fr.evaluate(truth[:1000], topk[:1000], labels, convention="implicit")  # JIT warm-up
-    t_fast, res = best_of(args.repeat, lambda: fr.evaluate(truth, topk, labels,
-                                                           convention="implicit"))
-    t_impl, expected = best_of(args.repeat, lambda: ranking_metrics_at_k(
-        model, train, test, K=k, show_progress=False))
+    t_fast, res = timed(lambda: fr.evaluate(truth, topk, labels, convention="implicit"),
+                        args.repeat)
+    t_impl, expected = timed(lambda: ranking_metrics_at_k(
+        model, train, test, K=k, show_progress=False), args.repeat)
 
     # the part of implicit's time spent outside its own loop: batching and the stub model
     def batches_only():
@@ -100,7 +93,7 @@ def main(argv=None):
         for start in range(0, users.shape[0], 1000):
             batch = users[start:start + 1000]
             model.recommend(batch, train[batch], N=k)
-    t_stub, _ = best_of(args.repeat, batches_only)
+    t_stub, _ = timed(batches_only, args.repeat)
 
     diff = max(abs(res[f"{name}@{k}"] - expected[name]) / abs(expected[name])
                for name in ("precision", "map", "ndcg", "auc"))
@@ -146,12 +139,11 @@ def blas_floor(user_factors, item_factors, repeat):
                 part = user_factors[start:start + block]
                 np.matmul(part, item_factors.T, out=out[:part.shape[0]])
 
-        best = min(best, best_of(repeat, product)[0])
+        best = min(best, timed(product, repeat)[0])
     return best
 
 
 def end_to_end(args):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from implicit.als import AlternatingLeastSquares
     from implicit.evaluation import ranking_metrics_at_k
 
@@ -170,18 +162,18 @@ def end_to_end(args):
     fi.ranking_metrics_at_k(model, train[:2000], test[:2000], K=k, show_progress=False)
     fr.evaluate_factors(user_factors[:2000], item_factors, test[:2000], labels + ["auc"],
                         exclude=train[:2000])  # JIT warm-up
-    t_drop, ours = best_of(args.repeat, lambda: fi.ranking_metrics_at_k(
-        model, train, test, K=k, show_progress=False))
-    t_fused, res = best_of(args.repeat, lambda: fr.evaluate_factors(
+    t_drop, ours = timed(lambda: fi.ranking_metrics_at_k(
+        model, train, test, K=k, show_progress=False), args.repeat)
+    t_fused, res = timed(lambda: fr.evaluate_factors(
         user_factors, item_factors, test, labels, exclude=train, convention="implicit",
-        ties="implicit"))
-    t_auc, res_auc = best_of(1, lambda: fr.evaluate_factors(
+        ties="implicit"), args.repeat)
+    t_auc, res_auc = timed(lambda: fr.evaluate_factors(
         user_factors, item_factors, test, labels + ["auc"], exclude=train,
-        convention="implicit", ties="implicit"))
+        convention="implicit", ties="implicit"), 1)
     floor = blas_floor(np.ascontiguousarray(user_factors[evaluated]), item_factors,
                        args.repeat)
-    t_impl, expected = best_of(1, lambda: ranking_metrics_at_k(
-        model, train, test, K=k, show_progress=False))
+    t_impl, expected = timed(lambda: ranking_metrics_at_k(
+        model, train, test, K=k, show_progress=False), 1)
 
     diff = max(abs(ours[n] - expected[n]) / abs(expected[n]) for n in names)
     diff_fused = max(abs(res[f"{n}@{k}"] - expected[n]) / abs(expected[n]) for n in names)
@@ -226,7 +218,6 @@ def memory_probe(n_users, n_workload, n_items, factors, k):
     of the cached end-to-end workload, and the bytes of its per-user outputs."""
     import resource
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import fastrank as fr
     from bench.datasets import als_workload
 
