@@ -52,10 +52,10 @@ def ranking_metrics_at_k(model, train_user_items, test_user_items, K=10, show_pr
     """implicit.evaluation.ranking_metrics_at_k, computed by fastrank.
 
     Returns {"precision", "map", "ndcg", "auc"}: the same values as implicit 0.7 wherever
-    implicit counts correctly. It does not where implicit miscounts: with K larger than
-    the items a user can be shown, implicit scores filler slots (item 0, or the user's
-    own training items) as recommendations; here they are empty. int64 sparse indices,
-    which implicit rejects, are fine.
+    implicit counts correctly. It does not where implicit miscounts filler: a slot with
+    -1, an id past the catalogue, a training item or a repeat of a listed id is scored
+    by implicit as an item; here that slot is empty where it stands (the items after it
+    keep their ranks). int64 sparse indices, which implicit rejects, are fine.
 
     Threads: implicit ranks with the model's `num_threads` (0 = all cores) and runs its
     metric loop on `num_threads`; fastrank does both in one pass, on the larger of the

@@ -6,8 +6,8 @@ Two paths, same lists:
   items filtered, are ranked by the fused kernel straight from their factors (with
   `ties="implicit"`, in exactly implicit's order among equal scores);
 - any other object is asked `model.recommend(userids, user_items, N=K, ...)` for batches
-  of users, and its lists are cleaned of what implicit returns as filler (see
-  `_clean_lists`) before they are scored.
+  of users, and the slots of its lists that hold filler (see `_clean_lists`) are
+  emptied where they stand before the lists are scored.
 Users without a relevant test item are never asked for.
 """
 
@@ -132,14 +132,18 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_
         for lo in range(0, ask.size, batch_size):
             batch = ask[lo:lo + batch_size].astype(np.int32)
             if train is not None:
-                ids, _ = model.recommend(batch, train[batch], N=k,
+                answer = model.recommend(batch, train[batch], N=k,
                                          filter_already_liked_items=True)
             else:
-                ids, _ = model.recommend(batch, empty[:batch.size], N=k,
+                answer = model.recommend(batch, empty[:batch.size], N=k,
                                          filter_already_liked_items=False)
+            if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+                raise TypeError(
+                    f"model.recommend must return (ids, scores), as implicit's models do; "
+                    f"got {type(answer).__name__}")
             end = int(batch[-1]) + 1
             lists = np.full((end - done, k), -1, dtype=np.int64)
-            lists[batch - done] = _clean_lists(ids, batch, k, n_items, liked)
+            lists[batch - done] = _clean_lists(answer[0], batch, k, n_items, liked)
             evaluator.update(np.arange(done, end), lists)
             done = end
             bar.update(batch.size)
@@ -149,30 +153,48 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_
 
 
 def _clean_lists(ids, batch, k, n_items, liked):
-    """A model's lists as (len(batch), k) int64 ids with filler replaced by -1.
+    """A model's lists as (len(batch), k) int64 ids, every slot that is not a
+    recommendation set to -1 where it stands (the items after it keep their ranks).
 
-    implicit fills what it cannot rank: slots past the catalogue hold item 0, and when
-    fewer than N items are left after filtering, the filtered (training) items come back
-    at the end with score -FLT_MAX. Neither is a recommendation. So: ids outside the
-    catalogue, ids the user trained on (`liked`: the train pattern, when given), and any
-    slot past the number of items the user could be shown become -1; short lists are padded.
+    A slot is not a recommendation when its id is not an item (negative, or past the
+    catalogue) or is an item the user trained on (`liked`: the train pattern, when the
+    model was asked to filter it). implicit fills what it cannot rank with such ids: the
+    filtered training items come back at the end with score -FLT_MAX, and slots past the
+    catalogue repeat an item already listed (a repeat counts once, see SPEC §2). Lists
+    shorter than k are padded, longer ones cut.
     """
-    ids = np.asarray(ids)
-    if ids.ndim == 1:
-        ids = ids.reshape(1, -1)
-    if ids.shape[0] != batch.size:
-        raise ValueError(
-            f"model.recommend returned {ids.shape[0]} lists for {batch.size} users; it must "
-            f"return one row of ids per user")
+    ids = _model_ids(ids, batch.size)
     lists = np.full((batch.size, k), -1, dtype=np.int64)
     width = min(k, ids.shape[1])
     lists[:, :width] = ids[:, :width]
     lists[(lists < 0) | (lists >= n_items)] = -1
-    admissible = np.full(batch.size, n_items, dtype=np.int64)
     if liked is not None:
+        listed = lists >= 0
+        owner = np.repeat(np.arange(batch.size), k).reshape(batch.size, k)[listed]
         sub = liked[batch]
-        admissible -= np.diff(sub.indptr)
-        trained = sub[np.repeat(np.arange(batch.size), k), np.maximum(lists, 0).ravel()]
-        lists[np.asarray(trained).reshape(batch.size, k) != 0] = -1
-    lists[np.arange(k)[None, :] >= admissible[:, None]] = -1
+        trained = np.asarray(sub[owner, lists[listed]]).ravel() != 0
+        where = np.flatnonzero(listed.ravel())[trained]
+        lists.ravel()[where] = -1
     return lists
+
+
+def _model_ids(ids, n_users):
+    """The ids `model.recommend` returned for n_users users, as a 2-D integer array."""
+    try:
+        ids = np.asarray(ids)
+    except ValueError:  # ragged nested lists
+        raise ValueError(
+            f"model.recommend returned ragged ids; it must return one row of K item ids "
+            f"per user, as a 2-D integer array") from None
+    if ids.dtype == np.bool_ or not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(
+            f"model.recommend returned item ids of dtype {ids.dtype}; ids must be integers "
+            f"(implicit's models return int32). Return ids.astype(np.int64) if they are "
+            f"whole numbers")
+    if ids.ndim == 1 and n_users == 1:
+        ids = ids.reshape(1, -1)
+    if ids.ndim != 2 or ids.shape[0] != n_users:
+        raise ValueError(
+            f"model.recommend returned ids of shape {ids.shape} for {n_users} users; it "
+            f"must return one row of item ids per user, shape ({n_users}, K)")
+    return ids

@@ -184,6 +184,87 @@ def test_generic_path_drops_filler_ids():
     assert res.per_user("hit_rate@6")[1] == 1.0
 
 
+class Fixed:
+    """A model that returns given lists whatever it is asked (it may ignore filtering)."""
+
+    def __init__(self, lists):
+        self.lists = np.asarray(lists, dtype=np.int32)  # as implicit returns them
+
+    def recommend(self, userids, user_items, N=10, filter_already_liked_items=True):
+        ids = self.lists[np.asarray(userids)][:, :N]
+        return ids, np.zeros(ids.shape, np.float32)
+
+
+@pytest.mark.parametrize("lists, train, test, k", [
+    # filler (-1) first: the real items after it keep their ranks
+    ([[-1, 0, 1]], [[0, 0]], [[0, 1]], 3),
+    # the model ignores filter_already_liked_items: training item 0 comes back first
+    ([[0, 1, 2, 3]], [[1, 0, 0, 0]], [[0, 0, 0, 1]], 4),
+    # an id past the catalogue and a repeat before the hit
+    ([[5, 2, 2, 1, 3]], [[0, 0, 0, 0]], [[0, 0, 0, 1]], 5),
+])
+def test_drop_in_keeps_the_items_after_filler(lists, train, test, k):
+    """Only the filler slot itself is empty: precision, map and ndcg equal implicit's."""
+    model = Fixed(lists)
+    train, test = int32_csr(np.array(train)), int32_csr(np.array(test))
+    ours = fi.ranking_metrics_at_k(model, train, test, K=k, show_progress=False)
+    theirs = implicit_metrics(model, train, test, K=k, show_progress=False)
+    for name in ("precision", "map", "ndcg"):
+        assert ours[name] == pytest.approx(theirs[name], rel=1e-12)
+    assert ours["precision"] == 1.0
+
+
+def test_generic_path_equals_implicit_where_no_filler_is_relevant():
+    """Random lists with filler anywhere (-1, ids past the catalogue, repeats, unfiltered
+    training items): precision, map and ndcg equal implicit's whenever implicit does not
+    count a filler slot as a hit, i.e. no relevant item repeats in a list."""
+    rng = np.random.default_rng(11)
+    n_users, n_items, k = 60, 9, 6
+    held = rng.random((n_users, n_items)) < 0.3
+    trained = (rng.random((n_users, n_items)) < 0.3) & ~held
+    held[held.sum(axis=1) == 0, 0] = True
+    trained[:, 0] &= ~held[:, 0]
+    lists = rng.integers(-1, n_items + 2, (n_users, k))
+    repeats = np.array([len(set(row[held[u, np.clip(row, 0, n_items - 1)] & (row >= 0)
+                                    & (row < n_items)])) != np.count_nonzero(
+        held[u, np.clip(row, 0, n_items - 1)] & (row >= 0) & (row < n_items))
+        for u, row in enumerate(lists)])
+    lists[repeats] = -1  # keep only users where implicit counts no hit twice
+    model = Fixed(lists)
+    train, test = int32_csr(trained), int32_csr(held)
+    ours = fi.ranking_metrics_at_k(model, train, test, K=k, show_progress=False)
+    theirs = implicit_metrics(model, train, test, K=k, show_progress=False)
+    for name in ("precision", "map", "ndcg"):
+        assert ours[name] == pytest.approx(theirs[name], rel=1e-12)
+    # and every user as the formula on the lists with only the filler slots emptied
+    clean = np.where((lists < 0) | (lists >= n_items), -1, lists)
+    clean[(clean >= 0) & trained[np.arange(n_users)[:, None], np.clip(clean, 0, None)]] = -1
+    res = fr.evaluate_model(model, test, [f"{n}@{k}" for n in NAMES], train=train,
+                            convention="implicit", show_progress=False)
+    expected = fr.evaluate(sp.csr_array(held.astype(float)), clean,
+                           [f"{n}@{k}" for n in NAMES], convention="implicit")
+    for name in NAMES:
+        assert_array_equal(res.per_user(f"{name}@{k}"), expected.per_user(f"{name}@{k}"))
+
+
+@pytest.mark.parametrize("answer, error, match", [
+    ((np.array([[0.0, 1.0]]), None), TypeError, "model.recommend returned item ids of dtype"),
+    ((np.array([[0, None]], dtype=object), None), TypeError, "model.recommend"),
+    ((np.array([[0, np.nan]]), None), TypeError, "model.recommend"),
+    ((np.array([[0, 1], [1, 0]]), None), ValueError, r"shape \(2, 2\) for 1 users"),
+    (np.array([[0, 1]]), TypeError, r"must return \(ids, scores\)"),
+    (([[0, 1], [1]], None), ValueError, "ragged"),
+])
+def test_model_output_errors_name_recommend(answer, error, match):
+    class Odd:
+        def recommend(self, userids, user_items, N=10, filter_already_liked_items=True):
+            return answer
+
+    truth = sp.csr_array(np.array([[0.0, 1.0]]))
+    with pytest.raises(error, match=match):
+        fr.evaluate_model(Odd(), truth, ["ndcg@2"], show_progress=False)
+
+
 def test_evaluate_model_default_ties_equal_evaluate_factors(als, split):
     train, test = split
     metrics = ["ndcg@10", "recall@20", "auc"]
