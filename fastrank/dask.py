@@ -117,8 +117,9 @@ def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
     if recs_order not in recs.columns:
         raise ValueError(f"recs has neither a {score!r} nor a {rank!r} column, so its order "
                          f"is unknown; its columns are {list(recs.columns)}")
-    if recs[user].dtype != truth[user].dtype:
-        recs = recs.assign(**{user: recs[user].astype(truth[user].dtype)})
+    for column in (item, user):
+        _same_kind(column, truth[column].dtype, recs[column].dtype)
+    truth, recs = _same_user_type(truth, recs, user)
     npartitions = npartitions or max(truth.npartitions, recs.npartitions)
     if k is None:
         if any(_bare(label) for label in labels):
@@ -177,6 +178,70 @@ def _check_frame(frame, name, needed):
                 f"{name} has no column {column!r}; its columns are {list(frame.columns)}. "
                 f"Rename the column, or pass its name (user=, item=, relevance=, score=, "
                 f"rank=)")
+
+
+def _kind(dtype):
+    """The kind of id a column's dtype holds ("integer", "float", "text", ...), or None
+    when the dtype does not tell (object columns)."""
+    import pandas as pd
+
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _kind(dtype.categories.dtype)
+    if isinstance(dtype, pd.StringDtype):
+        return "text"
+    numpy_dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' nullable Int64, Float64
+    try:
+        numpy_dtype = np.dtype(numpy_dtype)
+    except TypeError:
+        return str(dtype)
+    if numpy_dtype == object:
+        return None
+    return {"i": "integer", "u": "integer", "f": "float", "b": "boolean", "U": "text",
+            "M": "datetime", "m": "timedelta"}.get(numpy_dtype.kind, str(numpy_dtype))
+
+
+def _same_kind(column, truth_dtype, recs_dtype):
+    """Ids of different kinds (integer and float, numbers and text) never name the same
+    user or item: refuse them before anything is shuffled."""
+    kinds = (_kind(truth_dtype), _kind(recs_dtype))
+    if None not in kinds and kinds[0] != kinds[1]:
+        raise TypeError(
+            f"the {column!r} ids are {kinds[0]} in truth ({truth_dtype}) and {kinds[1]} in "
+            f"recs ({recs_dtype}); ids of different types never name the same {column}, so "
+            f"give the column one type in both tables, e.g. with astype('int64') or "
+            f"astype(str)")
+
+
+def _same_user_type(truth, recs, user):
+    """Both user columns in one dtype that holds every id exactly, so that equal ids hash
+    to the same partition (int64 with uint64: int64 or uint64 by the values' range)."""
+    import dask
+
+    a, b = truth[user].dtype, recs[user].dtype
+    if a == b:
+        return truth, recs
+    if _kind(a) == "integer" == _kind(b):
+        if np.uint64 in (getattr(a, "numpy_dtype", a), getattr(b, "numpy_dtype", b)):
+            t_lo, r_lo, t_hi, r_hi = dask.compute(truth[user].min(), recs[user].min(),
+                                                  truth[user].max(), recs[user].max())
+            lo, hi = min(int(t_lo), int(r_lo)), max(int(t_hi), int(r_hi))
+            if hi <= np.iinfo(np.int64).max:
+                target = np.int64
+            elif lo >= 0:
+                target = np.uint64
+            else:
+                raise TypeError(
+                    f"the {user!r} ids span [{lo}, {hi}], which no one integer type holds "
+                    f"(int64 in one table, uint64 in the other); convert them with "
+                    f"astype(str)")
+        else:
+            target = np.result_type(getattr(a, "numpy_dtype", a), getattr(b, "numpy_dtype", b))
+        return (truth.assign(**{user: truth[user].astype(target)}),
+                recs.assign(**{user: recs[user].astype(target)}))
+    if _kind(a) == "float" == _kind(b):
+        return (truth.assign(**{user: truth[user].astype(np.float64)}),
+                recs.assign(**{user: recs[user].astype(np.float64)}))
+    return truth, recs.assign(**{user: recs[user].astype(a)})
 
 
 def _longest(frame, user):

@@ -99,3 +99,42 @@ def test_bad_input_is_named(client):
         fastrank.dask.evaluate(t, R, ["ndcg@10"])
     with pytest.raises(ValueError, match="convention must be one of"):
         fastrank.dask.evaluate(T, R, ["ndcg@10"], convention="x")
+
+
+def test_tied_integer_items_rank_by_their_text_as_in_trec_eval(client):
+    """Items 9 and 10 tie: trec_eval compares document ids as strings, "9" first."""
+    t = pd.DataFrame({"user": [1, 1], "item": [9, 3], "relevance": [1.0, 1.0]})
+    r = pd.DataFrame({"user": [1, 1, 1], "item": [9, 10, 3], "score": [0.5, 0.5, 0.1]})
+    res = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=1),
+                                 dd.from_pandas(r, npartitions=2),
+                                 ["precision@1", "mrr", "ndcg@3"], convention="trec")
+    assert res["precision@1"] == 1.0 and res["mrr"] == 1.0
+    assert res["ndcg@3"] == pytest.approx(0.9197207891481876, rel=1e-12)
+
+
+def test_ids_of_different_types_are_never_merged(client):
+    t, r = tables(n_users=300)
+    T = dd.from_pandas(t, npartitions=2)
+    with pytest.raises(TypeError, match=r"'item' ids are integer in truth \(int64\) and "
+                                        r"float in recs \(float64\)"):
+        fastrank.dask.evaluate(T, dd.from_pandas(r.astype({"item": float}), npartitions=2),
+                               ["ndcg@10"])
+    with pytest.raises(TypeError, match="'user' ids are integer in truth .* and float in recs"):
+        fastrank.dask.evaluate(T, dd.from_pandas(r.assign(user=r["user"] + 0.5),
+                                                 npartitions=2), ["ndcg@10"])
+    # uint64 users beyond 2**63 next to int64 ones: exact, not wrapped or rounded
+    big = np.uint64(2**63)
+    t2 = t.assign(user=t["user"].astype(np.uint64) + big)
+    r2 = r.assign(user=r["user"].astype(np.uint64) + big)
+    local = io.from_tables(t2, r2).evaluate(["ndcg@10"])
+    res = fastrank.dask.evaluate(dd.from_pandas(t2, npartitions=2),
+                                 dd.from_pandas(r2.astype({"user": np.uint64}), npartitions=3),
+                                 ["ndcg@10"], per_user=False)
+    assert res.n_users == local.n_users
+    assert res["ndcg@10"] == pytest.approx(local["ndcg@10"], rel=1e-12)
+    small = r.assign(user=r["user"].astype(np.uint64))  # uint64 within int64's range
+    local = io.from_tables(t, small).evaluate(["ndcg@10"])
+    res = fastrank.dask.evaluate(T, dd.from_pandas(small, npartitions=2), ["ndcg@10"],
+                                 per_user=False)
+    assert res.n_users == local.n_users
+    assert res["ndcg@10"] == pytest.approx(local["ndcg@10"], rel=1e-12)

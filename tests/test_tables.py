@@ -75,7 +75,9 @@ def expected(truth, recs, metrics, k=None):
     width = longest if k is None else min(longest, k)
     out = {}
     for u in users:
-        ranked = [j for _, j in sorted(lists[u], key=lambda p: (-p[0], -p[1]))][:width]
+        # score descending, ties by id descending compared as text (trec_eval's strcmp)
+        by_text = sorted(lists[u], key=lambda p: str(items[p[1]]), reverse=True)
+        ranked = [j for _, j in sorted(by_text, key=lambda p: -p[0])][:width]
         ids = ranked + [-1] * (width - len(ranked))
         counted = any(v > 0 for v in rows[u].values())
         out[u] = {}
@@ -108,8 +110,8 @@ def test_round_trip_through_every_table_type(library, ids, order):
     if order == "score":
         r_cols = dict(zip(("user", "item", "score"), map(list, zip(*recs))))
     else:  # (user, rank, item): the rank of each record in the expected order
-        ranked = sorted(recs, key=lambda r: (r[0], -r[2], -sorted(
-            {x[1] for x in truth} | {x[1] for x in recs}).index(r[1])))
+        by_text = sorted(recs, key=lambda r: str(r[1]), reverse=True)  # ties: id as text
+        ranked = sorted(by_text, key=lambda r: (r[0], -r[2]))
         rank, previous, rows = 0, None, []
         for u, i, _ in ranked:
             rank = rank + 1 if u == previous else 1
@@ -175,21 +177,75 @@ def test_categorical_and_dictionary_ids_are_their_values():
         assert (data.truth != plain.truth).nnz == 0
 
 
-def test_same_arrays_as_the_trec_reader(tmp_path):
-    """A table and a TREC run of the same records rank ties alike (document id descending)."""
-    truth, recs = records(4, "str")
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_same_lists_as_the_trec_reader(tmp_path, ids):
+    """A table and a TREC run of the same records rank ties alike: document id descending,
+    compared as text as trec_eval does ("9" before "10"), also for integer ids."""
+    truth, recs = records(4, ids)
     (tmp_path / "q").write_text("".join(f"{u} 0 {i} {int(r)}\n" for u, i, r in truth))
     (tmp_path / "r").write_text("".join(f"{u} Q0 {i} 0 {s} run\n" for u, i, s in recs))
     q_truth, q_topk, queries, documents = io.trec_arrays(io.read_qrels(tmp_path / "q"),
                                                          io.read_run(tmp_path / "r"))
     data = io.from_tables(dict(zip(("user", "item", "relevance"), map(list, zip(*truth)))),
                           dict(zip(("user", "item", "score"), map(list, zip(*recs)))))
-    rows = np.searchsorted(data.users, queries)  # trec keeps judged and retrieved queries
-    assert data.users[rows].tolist() == queries.tolist()
-    assert documents.tolist() == data.items.tolist()
+    text_users = data.users.astype(str)
+    rows = np.array([np.flatnonzero(text_users == q)[0] for q in queries])
     width = q_topk.shape[1]
-    np.testing.assert_array_equal(data.topk[rows, :width], q_topk)
-    assert (data.truth[rows] != q_truth).nnz == 0
+    ours = np.where(data.topk[rows, :width] >= 0,
+                    data.items.astype(str)[data.topk[rows, :width]], "")
+    theirs = np.where(q_topk >= 0, documents[q_topk], "")
+    np.testing.assert_array_equal(ours, theirs)
+    metrics = ["precision@1", "mrr", "ndcg@3", "map@5", "recall@2"]
+    res = fr.evaluate(data.truth, data.topk, metrics, convention="trec")
+    q_res = fr.evaluate(q_truth, q_topk, metrics, convention="trec")
+    for label in metrics:
+        np.testing.assert_array_equal(res.per_user(label)[rows], q_res.per_user(label))
+
+
+def test_tied_integer_ids_rank_as_trec_eval_ranks_their_text():
+    """User 1 judges items 9 and 3; items 9 and 10 tie at 0.5: trec_eval puts "9" first."""
+    truth = {"user": [1, 1], "item": [9, 3], "relevance": [1, 1]}
+    recs = {"user": [1, 1, 1], "item": [9, 10, 3], "score": [0.5, 0.5, 0.1]}
+    for library in LIBRARIES:
+        data = io.from_tables(make(library, truth), make(library, recs))
+        assert data.items[data.topk[0]].tolist() == [9, 10, 3]
+        res = data.evaluate(["precision@1", "mrr", "ndcg@3"], convention="trec")
+        assert res["precision@1"] == 1.0 and res["mrr"] == 1.0
+        assert res["ndcg@3"] == pytest.approx(0.9197207891481876, rel=1e-12)
+
+
+def test_ids_of_different_types_are_never_merged():
+    t = {"user": np.array([1, 1], np.int64), "item": np.array([2**62, 7], np.int64),
+         "relevance": [1.0, 1.0]}
+    # int64 with uint64 beyond 2**63: exact, not float64 (where 2**63 + 1 == 2**63)
+    r = {"user": np.array([1, 1], np.uint64),
+         "item": np.array([2**63 + 1, 2**63], np.uint64), "score": [1.0, 0.5]}
+    data = io.from_tables(t, r)
+    assert data.items.tolist() == [7, 2**62, 2**63, 2**63 + 1]
+    assert data.topk.tolist() == [[3, 2]]
+    # negative int64 with uint64 beyond 2**63: Python ints, still exact
+    t["item"] = np.array([-5, 7], np.int64)
+    assert io.from_tables(t, r).items.tolist() == [-5, 7, 2**63, 2**63 + 1]
+    with pytest.raises(TypeError, match=r"'item' ids are integer in truth \(int64\) and "
+                                        r"float in recs \(float64\)"):
+        io.from_tables(t, {**r, "item": np.array([7.0, 1.5])})
+    with pytest.raises(TypeError, match="'user' ids are integer in truth .* and text in recs"):
+        io.from_tables(t, {**r, "user": np.array(["1", "1"])})
+    with pytest.raises(TypeError, match="recs column 'item' mixes ids of kinds integer, text"):
+        io.from_tables(t, {**r, "item": np.array([7, "7"], dtype=object)})
+    with pytest.raises(TypeError, match="truth column 'item' mixes ids of kinds float, integer"):
+        io.from_tables(make("pandas", {**t, "item": pd.Series([7, 1.5], dtype=object)}),
+                       make("pandas", {**r, "user": np.array([1, 1])}))
+    # dense uint64 ids above 2**63
+    big = {"user": np.array([2**63, 2**63 + 1], np.uint64), "item": [1, 2],
+           "relevance": [1.0, 1.0]}
+    assert io.from_tables(big, {**big, "score": [1.0, 1.0]}).users.tolist() == \
+        [2**63, 2**63 + 1]
+    # one kind written in two numpy types is one id
+    data = io.from_tables({**t, "item": np.array([7, 9], np.int32)},
+                          {**r, "user": np.array([1, 1], np.int64),
+                           "item": np.array([9, 7], np.int64)})
+    assert data.items.tolist() == [7, 9] and data.items.dtype == np.int64
 
 
 def test_cut_binary_relevance_and_other_column_names():
@@ -234,7 +290,7 @@ def test_bad_tables_name_the_column(library):
         io.from_tables(make(library, good_t), make(library, {**good_r, "score": [1.0, np.nan]}))
     with pytest.raises(TypeError, match="recs column 'score' must hold numbers"):
         io.from_tables(make(library, good_t), make(library, {**good_r, "score": ["a", "b"]}))
-    with pytest.raises(TypeError, match="'user' ids are numbers in one table"):
+    with pytest.raises(TypeError, match="'user' ids are integer in truth .* and text in recs"):
         io.from_tables(make(library, good_t), make(library, {**good_r, "user": ["1", "2"]}))
     with pytest.raises(ValueError, match="gives rank 1 twice for user 1"):
         io.from_tables(make(library, good_t),

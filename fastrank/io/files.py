@@ -84,10 +84,10 @@ def read_inputs(truth_path, topk_path, *, k=None):
         items = _positions(recs, "item", n_items, topk_path, "columns of the --truth matrix")
         if "score" in recs:
             score = number_column(recs, "score", str(topk_path), "score")
-            topk = lists(rows, items, n_users, k, score=score)
+            topk = lists(rows, items, n_users, k, item_ids=np.arange(n_items), score=score)
         elif "rank" in recs:
             rank = number_column(recs, "rank", str(topk_path), "rank")
-            topk = lists(rows, items, n_users, k, rank=rank)
+            topk = lists(rows, items, n_users, k, item_ids=np.arange(n_items), rank=rank)
         else:
             raise ValueError(
                 f"{topk_path}: neither a 'score' nor a 'rank' column, so the order of the "

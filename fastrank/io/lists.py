@@ -15,14 +15,43 @@ def lookup(vocab, values):
     return index, vocab[np.minimum(index, vocab.size - 1)] == values
 
 
-def by_score(rows, items, scores, n_rows):
+def by_score(rows, items, scores, n_rows, ids):
     """The order of the records that ranks each row by score descending, ties by item id
-    descending (trec_eval's rule: its qsort compares the document ids, larger first)."""
+    descending as trec_eval breaks them: its qsort compares the document ids as strings
+    (strcmp), the larger first, so "9" ranks above "10".
+
+    `items` are codes into `ids`, the sorted distinct ids. Codes of text ids already
+    follow the strings' order; for ids of other types the text order is computed, and
+    only when a row has a tie.
+    """
     from .._kernels.lists import group_rows, sort_rows
 
     order, starts = group_rows(rows, n_rows)
     sort_rows(order, starts, scores, items)
+    if ids.dtype.kind not in "US" and _tied(rows, scores, order):
+        order, starts = group_rows(rows, n_rows)
+        sort_rows(order, starts, scores, text_ranks(ids)[items])
     return order
+
+
+def _tied(rows, scores, order):
+    """Do two records of one row have the same score?"""
+    rows_s, scores_s = rows[order], scores[order]
+    return bool(((rows_s[1:] == rows_s[:-1]) & (scores_s[1:] == scores_s[:-1])).any())
+
+
+def text_ranks(ids):
+    """The rank of each id in the byte order of its text, as trec_eval orders document
+    ids (UTF-8 text sorts as its code points do): int64, one per id."""
+    if ids.dtype.kind in "iub":
+        text = ids.astype(str)
+    elif ids.dtype.kind in "US":
+        text = ids
+    else:
+        text = np.array([str(v) for v in ids.tolist()], dtype=str)
+    ranks = np.empty(ids.shape[0], np.int64)
+    ranks[np.argsort(text, kind="stable")] = np.arange(ids.shape[0])
+    return ranks
 
 
 def by_rank(rows, ranks, n_rows):

@@ -68,7 +68,8 @@ def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="rel
         `relevance=None` every listed pair has relevance 1.
     recs : table of the same kinds
         One row per recommended (user, item) pair, with a `score` column (higher is better;
-        ties broken by item id descending, as trec_eval breaks them) or, if there is no
+        ties broken by item id descending compared as text, as trec_eval compares document
+        ids: "9" before "10", so a table and a TREC run agree) or, if there is no
         score column, a `rank` column (smaller is better; a repeated rank within a user is
         an error). An item recommended twice to a user stays in the list: fastrank counts
         its first occurrence only.
@@ -105,9 +106,10 @@ def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="rel
     matrix = sp.csr_array((values, (t_rows, t_cols)), shape=(n_users, n_items))
     matrix.sum_duplicates()
     if score in columns:
-        topk = lists(r_rows, r_cols, n_users, k, score=key)
+        topk = lists(r_rows, r_cols, n_users, k, score=key, item_ids=items)
     else:
-        topk = lists(r_rows, r_cols, n_users, k, rank=key, row_ids=users, column=rank)
+        topk = lists(r_rows, r_cols, n_users, k, item_ids=items, rank=key, row_ids=users,
+                     column=rank)
     return Tables(truth=matrix, topk=topk, users=users, items=items, library=library,
                   user_column=user, **one_sided(matrix, topk))
 
@@ -121,13 +123,15 @@ def one_sided(truth, topk):
             "without_truth": int(np.count_nonzero(listed & ~judged))}
 
 
-def lists(rows, items, n_rows, k=None, *, score=None, rank=None, row_ids=None, column="rank"):
-    """Top-K ids (n_rows, width), padded with -1, from one record per recommended item:
-    ordered by score descending (ties: item id descending) or by rank ascending."""
+def lists(rows, items, n_rows, k=None, *, item_ids, score=None, rank=None, row_ids=None,
+          column="rank"):
+    """Top-K ids (n_rows, width), padded with -1, from one record per recommended item
+    (`items` are codes into the sorted `item_ids`): ordered by score descending (ties:
+    item id descending as text, trec_eval's rule) or by rank ascending."""
     rows = np.asarray(rows, np.int64)
     items = np.asarray(items, np.int64)
     if score is not None:
-        order = by_score(rows, items, score, n_rows)
+        order = by_score(rows, items, score, n_rows, item_ids)
     else:
         order, repeated = by_rank(rows, rank, n_rows)
         if repeated >= 0:
@@ -237,21 +241,27 @@ def number_column(table, column, name, role):
 
 
 def _vocabulary(column, *arrays):
-    """(sorted distinct ids of all arrays, the code of every id in each array)."""
-    kinds = {"number" if a.dtype.kind in "biuf" else a.dtype.kind for a in arrays if a.size}
-    if "number" in kinds and len(kinds) > 1:
+    """(sorted distinct ids of all arrays, the code of every id in each array). The arrays
+    are the column in truth and in recs: ids of different types are never the same id."""
+    arrays = [_ids(a, column, role) for a, role in zip(arrays, _ROLES)]
+    kinds = [(role, _kind(a), a.dtype) for a, role in zip(arrays, _ROLES) if a.size]
+    if len({kind for _, kind, _ in kinds}) > 1:
+        described = " and ".join(f"{kind} in {role} ({dtype})" for role, kind, dtype in kinds)
         raise TypeError(
-            f"the {column!r} ids are numbers in one table and not in the other; give them "
-            f"one type in both tables")
-    joined = np.concatenate([_text(a) for a in arrays])
+            f"the {column!r} ids are {described}; ids of different types never name the "
+            f"same {column}, so give the column one type in both tables, e.g. with "
+            f"astype('int64') or astype(str)")
+    if kinds and kinds[0][1] == "integer":
+        arrays = _same_integers(arrays)
+    joined = np.concatenate(arrays)
     bounds = np.cumsum([a.shape[0] for a in arrays])[:-1]
     if joined.dtype.kind in "iu" and joined.size:
         lo, hi = int(joined.min()), int(joined.max())
         if hi - lo <= 4 * joined.size + 1024:  # dense ids: no sort, memory ~ the input's
-            offset = joined - joined.dtype.type(lo)
+            offset = (joined - joined.dtype.type(lo)).astype(np.int64)
             present = np.zeros(hi - lo + 1, bool)
             present[offset] = True
-            vocab = (np.flatnonzero(present) + lo).astype(joined.dtype)
+            vocab = np.flatnonzero(present).astype(joined.dtype) + joined.dtype.type(lo)
             codes = (np.cumsum(present, dtype=np.int64) - 1)[offset]
             return vocab, np.split(codes, bounds)
     try:
@@ -263,8 +273,66 @@ def _vocabulary(column, *arrays):
     return vocab, np.split(codes.reshape(-1).astype(np.int64), bounds)
 
 
-def _text(values):
-    """An object array of strings as a fixed-width str array (sorts ~5x faster)."""
-    if values.dtype == object and all(isinstance(v, str) for v in values):
-        return values.astype(str)
+_ROLES = ("truth", "recs")
+
+
+def _kind(ids):
+    """The kind of id an array holds (after `_ids`): ids of two kinds are never equal."""
+    if ids.dtype == object:
+        return _object_kind(type(ids[0])) if ids.size else "object"
+    return {"i": "integer", "u": "integer", "f": "float", "b": "boolean", "U": "text",
+            "S": "bytes", "M": "datetime", "m": "timedelta"}.get(ids.dtype.kind,
+                                                                  str(ids.dtype))
+
+
+def _object_kind(kind):
+    if issubclass(kind, (bool, np.bool_)):
+        return "boolean"
+    if issubclass(kind, (int, np.integer)):
+        return "integer"
+    if issubclass(kind, (float, np.floating)):
+        return "float"
+    if issubclass(kind, str):
+        return "text"
+    return kind.__name__
+
+
+def _ids(values, column, role):
+    """An id column with one numpy type: object columns of strings, integers or floats
+    become str, int64 (Python ints when beyond int64) or float64 arrays; a column that
+    mixes kinds of id is an error, since the mix would merge or split ids silently."""
+    if values.dtype != object or not values.size:
+        return values
+    kinds = {_object_kind(t) for t in {type(v) for v in values.tolist()}}
+    if len(kinds) > 1:
+        raise TypeError(
+            f"{role} column {column!r} mixes ids of kinds {', '.join(sorted(kinds))}; give "
+            f"every id one type, e.g. with astype(str)")
+    kind = kinds.pop()
+    if kind == "text":
+        return values.astype(str)  # sorts ~5x faster than objects
+    if kind == "float":
+        return values.astype(np.float64)
+    if kind == "integer":
+        try:
+            return values.astype(np.int64)
+        except OverflowError:
+            return values  # beyond int64: Python ints, exact
     return values
+
+
+def _same_integers(arrays):
+    """Integer id arrays in one dtype that holds every value exactly (numpy would take
+    int64 with uint64 to float64, where ids above 2**53 merge)."""
+    if len({a.dtype for a in arrays}) == 1:
+        return arrays
+    if all(a.dtype != np.uint64 and a.dtype != object for a in arrays):
+        return arrays  # numpy's common type (int64) holds them all
+    values = [a for a in arrays if a.size]
+    lo = min(int(a.min()) for a in values)
+    hi = max(int(a.max()) for a in values)
+    if lo >= np.iinfo(np.int64).min and hi <= np.iinfo(np.int64).max:
+        return [a.astype(np.int64) for a in arrays]
+    if lo >= 0 and hi <= np.iinfo(np.uint64).max:
+        return [a.astype(np.uint64) for a in arrays]
+    return [a.astype(object) for a in arrays]  # Python ints, exact

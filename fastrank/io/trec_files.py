@@ -121,7 +121,7 @@ def trec_arrays(qrels, run, *, depth=None, complete=False):
     rows_r, ranked = lookup(queries, run.queries)
     rows_r, scores = rows_r[ranked], run.scores[ranked]
     docs_r = docs_r[ranked].astype(np.int64)
-    order = by_score(rows_r, docs_r, scores, queries.shape[0])
+    order = by_score(rows_r, docs_r, scores, queries.shape[0], documents)
     rows_r, docs_r = rows_r[order], docs_r[order]
     topk, kept = pack(rows_r, docs_r, queries.shape[0], depth)
     _no_duplicates(rows_r[kept], docs_r[kept], queries, documents, run.path)
