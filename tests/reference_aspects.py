@@ -1,12 +1,13 @@
 """Plain-Python references for the aspect metrics: αβ-nDCG (SPEC §4) and α-nDCG.
 
 Written from the definitions, one user and one candidate at a time: no groups, no
-buffers, no numpy. Floating-point sums follow the order the definitions state (profile
-entries in CSR order, an item's aspects in ascending order), so ties in the greedy ideal
-break the same way as in any faithful implementation.
+buffers, no numpy. Gains are computed in exact rational arithmetic (fractions.Fraction
+of the float inputs), so two gains that are equal by the definition compare equal and
+the greedy ideal breaks the tie by the lowest item id, as SPEC §4 says, whatever order
+a float implementation adds or multiplies them in. Only the discounted sums are floats.
 """
 
-import math
+from fractions import Fraction
 
 from .reference import d, truth_rows
 
@@ -23,13 +24,13 @@ def aspect_sets(item_aspects):
 def gamma_from_profile(profile_row, aspects):
     """γ_u: the profile weight on each aspect over the total; None if all zero."""
     s = {}
-    total = 0.0
+    total = Fraction(0)
     for item in sorted(profile_row):
-        v = profile_row[item]
+        v = Fraction(profile_row[item])
         if v == 0:
             continue
         for phi in aspects[item]:
-            s[phi] = s.get(phi, 0.0) + v
+            s[phi] = s.get(phi, Fraction(0)) + v
             total += v
     if total <= 0:
         return None
@@ -37,34 +38,34 @@ def gamma_from_profile(profile_row, aspects):
 
 
 def gamma_given(weights_row):
-    total = 0.0
+    total = Fraction(0)
     s = {}
     for phi in sorted(weights_row):
         if weights_row[phi] != 0:
-            s[phi] = weights_row[phi]
-            total += weights_row[phi]
+            s[phi] = Fraction(weights_row[phi])
+            total += s[phi]
     if total <= 0:
         return None
     return {phi: w / total for phi, w in s.items()}
 
 
 def ab_gain(item, p, s, aspects):
-    prod = 1.0
+    prod = Fraction(1)
     for phi in aspects[item]:
-        prod *= 1.0 - p * s.get(phi, 0.0)
-    return 1.0 - prod
+        prod *= 1 - p * s.get(phi, 0)
+    return 1 - prod
 
 
 def ab_decay(item, p, s, aspects):
     for phi in aspects[item]:
         if phi in s:
-            s[phi] *= 1.0 - p
+            s[phi] *= 1 - p
 
 
 def ab_p(item, row, alpha, beta, r_max):
     if item in row:
-        return beta * max(row[item], 0.0) / r_max
-    return alpha
+        return Fraction(beta) * Fraction(max(row[item], 0.0)) / Fraction(r_max)
+    return Fraction(alpha)
 
 
 def ranked_once(ids, k):
@@ -81,7 +82,7 @@ def ab_dcg_at(ids, k, row, gamma, aspects, alpha, beta, r_max):
     total = 0.0
     for rank, item in ranked_once(ids, k):
         p = ab_p(item, row, alpha, beta, r_max)
-        total += ab_gain(item, p, s, aspects) * d(rank)
+        total += float(ab_gain(item, p, s, aspects)) * d(rank)
         ab_decay(item, p, s, aspects)
     return total
 
@@ -106,15 +107,15 @@ def greedy_ideal(k, candidates, gain, take):
     left = set(candidates)
     total = 0.0
     for rank in range(1, k + 1):
-        best, best_gain = None, -1.0
+        best, best_gain = None, -1
         for item in sorted(left):
             g = gain(item)
-            if g > best_gain:
+            if g > best_gain:  # exact: an equal gain keeps the lower id
                 best, best_gain = item, g
         if best is None:
             break
         left.remove(best)
-        total += best_gain * d(rank)
+        total += float(best_gain) * d(rank)
         take(best)
     return total
 
@@ -166,17 +167,15 @@ def alpha_dcg_reference(ids, k, relevant, aspects, alpha):
     for rank, item in ranked_once(ids, k):
         if item not in relevant:
             continue
-        total += _alpha_gain(item, covered, aspects, alpha) * d(rank)
+        total += float(_alpha_gain(item, covered, aspects, alpha)) * d(rank)
         for phi in aspects[item]:
             covered[phi] = covered.get(phi, 0) + 1
     return total
 
 
 def _alpha_gain(item, covered, aspects, alpha):
-    gain = 0.0
-    for phi in aspects[item]:
-        gain += math.prod([1.0 - alpha] * covered.get(phi, 0))
-    return gain
+    """Σ over the item's aspects of (1 - α)^(times covered), exact."""
+    return sum((Fraction(1) - Fraction(alpha)) ** covered.get(phi, 0) for phi in aspects[item])
 
 
 def alpha_idcg_reference(k, relevant, aspects, alpha):

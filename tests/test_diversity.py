@@ -61,8 +61,8 @@ def aspect_cases(draw, max_users=5, max_items=9):
     return truth, topk, sp.csr_array(aspects), profile
 
 
-@given(aspect_cases(), st.sampled_from([0.0, 0.01, 0.3, 1.0]), st.sampled_from([0.0, 0.5, 1.0]),
-       st.booleans(), st.booleans())
+@given(aspect_cases(), st.sampled_from([0.0, 0.01, 0.3, 0.57, 1.0]),
+       st.sampled_from([0.0, 0.5, 0.7, 1.0]), st.booleans(), st.booleans())
 def test_ab_ndcg_matches_reference(case, alpha, beta, use_profile, exclude_nothing):
     truth, topk, aspects, profile = case
     kw = {"profile": profile} if use_profile else {
@@ -196,7 +196,7 @@ def test_bad_aspects_and_missing_preferences():
 
 # α-nDCG ------------------------------------------------------------------------------
 
-@given(aspect_cases(), st.sampled_from([0.0, 0.25, 0.5, 1.0]))
+@given(aspect_cases(), st.sampled_from([0.0, 0.25, 0.5, 0.57, 0.3, 1.0]))
 def test_alpha_ndcg_matches_reference(case, alpha):
     truth, topk, aspects, _ = case
     cutoffs = list(range(1, topk.shape[1] + 1))
@@ -267,3 +267,83 @@ def test_alpha_ndcg_above_one_example():
     res = fr.alpha_ndcg(truth, np.array([[1, 2, 0]]), aspects, alpha=0.5)
     assert res["alpha_ndcg@3"] == pytest.approx(1.0177104674506583, rel=1e-12)
     assert res.report["above_one"] == {"alpha_ndcg@3": 1}
+
+
+def test_alpha_ndcg_ideal_ties_are_ties_whatever_the_summation_order():
+    """After item 0, items 1, 2 and 3 all gain 2(1 - α) + 1 exactly, but summed over their
+    aspects in ascending order the floats differ in the last bit: the ideal takes the
+    lowest id (1), as the exact greedy does, not the largest float."""
+    truth = sp.csr_array(np.array([[1.0, 1.0, 1.0, 1.0, 0.0]]))
+    sets = {0: [0, 2, 3], 1: [0, 2, 4], 2: [0, 1, 2], 3: [2, 3, 4]}
+    dense = np.zeros((5, 5), np.int8)
+    for item, aspects in sets.items():
+        dense[item, aspects] = 1
+    res = fr.alpha_ndcg(truth, np.array([[0, -1, -1]]), sp.csr_array(dense), k=3, alpha=0.57)
+    ideal = alpha_idcg_reference(3, {0, 1, 2, 3}, aspect_sets(sp.csr_array(dense)), 0.57)
+    assert res["alpha_ndcg@3"] == pytest.approx(3.0 / ideal, rel=1e-12)
+    assert res["alpha_ndcg@3"] == pytest.approx(0.6174835093897917, rel=1e-12)
+
+
+@given(aspect_cases(max_items=8), st.sampled_from([0.57, 0.3, 0.1, 0.43]),
+       st.sampled_from([0.5, 0.7]), st.randoms(use_true_random=False))
+def test_relabelled_aspects_change_no_value(case, alpha, beta, rnd):
+    """The metrics see aspect sets, not their numbering; renumbering the aspects changes
+    the order floats are added and multiplied in, and must not change a tie's winner."""
+    truth, topk, aspects, profile = case
+    order = list(range(aspects.shape[1]))
+    rnd.shuffle(order)
+    moved = sp.csr_array(aspects.toarray()[:, order])
+    gamma = np.arange(1, aspects.shape[1] + 1, dtype=float)[None, :] % 3 + 1.0
+    gamma = gamma.repeat(truth.shape[0], axis=0)
+    cutoffs = list(range(1, topk.shape[1] + 1))
+    for kw, kw_moved in (({"profile": profile}, {"profile": profile}),
+                         ({"user_aspects": gamma}, {"user_aspects": gamma[:, order]})):
+        one = fr.ab_ndcg(truth, topk, aspects, k=cutoffs, alpha=alpha, beta=beta, **kw)
+        two = fr.ab_ndcg(truth, topk, moved, k=cutoffs, alpha=alpha, beta=beta, **kw_moved)
+        for k in cutoffs:
+            np.testing.assert_allclose(two.per_user(f"ab_ndcg@{k}"),
+                                       one.per_user(f"ab_ndcg@{k}"), rtol=1e-12, atol=1e-15)
+    one = fr.alpha_ndcg(truth, topk, aspects, k=cutoffs, alpha=alpha)
+    two = fr.alpha_ndcg(truth, topk, moved, k=cutoffs, alpha=alpha)
+    for k in cutoffs:
+        np.testing.assert_allclose(two.per_user(f"alpha_ndcg@{k}"),
+                                   one.per_user(f"alpha_ndcg@{k}"), rtol=1e-12, atol=1e-15)
+
+
+def _tied_cases(seed, n_cases):
+    """Small users whose items have 4 of 6 aspects and equal grades: many gains tie in
+    exact arithmetic while their floats, summed or multiplied in aspect order, differ in
+    the last bit (about one user in 50 then has another greedy ideal by float order)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n_cases):
+        n_items = int(rng.integers(6, 11))
+        dense = np.zeros((n_items, 6), np.int8)
+        for i in range(n_items):
+            dense[i, rng.choice(6, size=4, replace=False)] = 1
+        truth = np.zeros((1, n_items))
+        truth[0, rng.choice(n_items, size=int(rng.integers(n_items - 2, n_items + 1)),
+                            replace=False)] = 1
+        k = int(rng.integers(4, 9))
+        topk = rng.integers(-1, n_items, (1, k))
+        yield sp.csr_array(truth), topk, sp.csr_array(dense)
+
+
+@pytest.mark.parametrize("alpha", [0.57, 0.9, 0.1])
+def test_alpha_ndcg_equals_the_exact_greedy_on_tie_heavy_users(alpha):
+    for truth, topk, aspects in _tied_cases(int(alpha * 100), 300):
+        k = topk.shape[1]
+        res = fr.alpha_ndcg(truth, topk, aspects, k=k, alpha=alpha)
+        sets, relevant = aspect_sets(aspects), set(np.flatnonzero(truth.toarray()[0]).tolist())
+        ideal = alpha_idcg_reference(k, relevant, sets, alpha)
+        dcg = alpha_dcg_reference(topk[0].tolist(), k, relevant, sets, alpha)
+        assert res[f"alpha_ndcg@{k}"] == pytest.approx(dcg / ideal, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("alpha, beta", [(0.57, 0.5), (0.3, 0.7)])
+def test_ab_ndcg_equals_the_exact_greedy_on_tie_heavy_users(alpha, beta):
+    gamma = np.ones((1, 6))
+    for truth, topk, aspects in _tied_cases(int(alpha * 100) + 1, 200):
+        k = topk.shape[1]
+        res = fr.ab_ndcg(truth, topk, aspects, k=k, alpha=alpha, beta=beta, user_aspects=gamma)
+        ref = ab_ndcg_reference(truth, topk, aspects, [k], alpha, beta, user_aspects=gamma)
+        assert res[f"ab_ndcg@{k}"] == pytest.approx(ref[k][0], rel=1e-12, abs=1e-15)

@@ -20,16 +20,20 @@ excluded. Unrated items with the same aspect set (a *group*, built by the facade
 its item ids sorted) have equal gain, so a group is one candidate whose id is its lowest
 available item; taking it moves the group's cursor to the next available item.
 
+Each step takes the candidate of largest gain; gains within rounding of the largest
+are ties (`_tie_floor`), and among them the lowest item id wins, so the ideal does not
+depend on the order in which equal numbers happened to be added or multiplied.
+
 Lazy greedy with a buffer: a full scan computes every candidate's gain, keeps those at
-or above the `_KEEP`-th largest (all ties included) and remembers the best key it left
-out (`bound`; keys order by gain, then lower item id). Gains only fall as s falls (every
-factor 1 - p·s rises and IEEE rounding is monotone), so candidates outside the buffer
-stay at or below `bound`. A step recomputes the buffered gains that share an aspect with
-the last pick and takes the best if it beats `bound`; otherwise it scans again. Each
-pick is the exact argmax of the plain definition. Once the best gain is 0 every later
-gain is 0, and the walk stops. Aspect sets are also kept as 64-bit masks (when there are
-at most 64 aspects; else all bits set): after a pick, only buffered candidates sharing
-an aspect with it are recomputed.
+or above the `_KEEP`-th largest (all ties included) and remembers the largest gain it
+left out (`bound`). Gains only fall as s falls (every factor 1 - p·s rises and IEEE
+rounding is monotone), so candidates outside the buffer stay at or below `bound`. A
+step recomputes the buffered gains that share an aspect with the last pick and takes
+the lowest id among those that tie with the largest, unless `bound` reaches that tie;
+then it scans again. Each pick is the argmax of the plain definition. Once the best
+gain is 0 every later gain is 0, and the walk stops. Aspect sets are also kept as
+64-bit masks (when there are at most 64 aspects; else all bits set): after a pick, only
+buffered candidates sharing an aspect with it are recomputed.
 
 Measured on the benchmark shape, two things decide the speed of the scan. The gain and
 decay loops are written out where they run, not called: a numba call that takes arrays
@@ -46,6 +50,8 @@ _KEEP = 32  # buffered candidates between full scans (at least; a whole bin is t
 _BINS = 64  # bins of the gain histogram that finds the buffer's cut
 _TINY = 1e-17  # below the smallest positive gain 1 - prod (2**-53)
 _MIX = np.int64(-7046029254386353131)  # 2**64 / golden ratio, as int64: a multiplicative hash
+_TIE_REL = 2.0 ** -40  # gains this close (relative) are ties: see _tie_floor
+_TIE_ABS = 2.0 ** -44
 
 # status codes per user, shared with the facade
 OK = 0
@@ -54,9 +60,21 @@ NO_TRUTH = 2    # the truth row stores nothing
 
 
 @njit(cache=True, inline="always")
-def _better(gain_a, id_a, gain_b, id_b):
-    """Key order of the greedy ideal: larger gain first, then the lower item id."""
-    return gain_a > gain_b or (gain_a == gain_b and id_a < id_b)
+def _tie_floor(top, absolute):
+    """The smallest gain that ties with the largest gain `top`.
+
+    Gains that are equal in exact arithmetic can differ in their last bits, because the
+    same numbers are added or multiplied in another order (an item's aspects, the picks
+    that decayed an aspect). The greedy ideal takes the lowest item id among the gains
+    within rounding of the largest: 2**-40 of it, plus 2**-44 where `absolute` (αβ's
+    gain 1 - Π(1 - p·s) loses relative precision to the subtraction when it is small).
+    Rounding errors are below 2**-48 (relative) and 2**-49 (absolute) at the sizes seen,
+    and distinct gains of real data are orders of magnitude further apart.
+    """
+    floor = top - top * _TIE_REL
+    if absolute:
+        floor -= _TIE_ABS
+    return floor
 
 
 @njit(cache=True)
@@ -99,7 +117,7 @@ def _fill(t_start, t_end, t_indices, t_data, tused, p_scale, a_indptr, a_indices
           s, q, actmask, gain_t, gain_g, hist, b_ref, b_gain, b_id, b_mask, b_head, gnext,
           table, bound):
     """Full scan from the current interest: buffer the best candidates (b_*), return how
-    many; bound[0] / bound[1] = gain / id of the best one left out (gain -1: none).
+    many; bound[0] = the largest gain left out (-1: none).
     b_ref is the truth position of a truth candidate, or -(g + 1) for group g.
 
     Groups whose aspect sets agree on the user's aspects (`actmask`) have equal gains
@@ -136,7 +154,6 @@ def _fill(t_start, t_end, t_indices, t_data, tused, p_scale, a_indptr, a_indices
         gain_g[g] = gain
         top = max(top, gain)
     bound[0] = -1.0
-    bound[1] = -1.0
     if top <= 0.0:
         return 0
     # bins 1.._BINS split [0, top] in equal widths
@@ -163,9 +180,8 @@ def _fill(t_start, t_end, t_indices, t_data, tused, p_scale, a_indptr, a_indices
             b_id[n_buf] = item
             b_mask[n_buf] = t_mask[j - t_start] & actmask
             n_buf += 1
-        elif gain >= bound[0] and _better(gain, item, bound[0], bound[1]):
+        elif gain > bound[0]:
             bound[0] = gain
-            bound[1] = item
     table_mask = table.shape[0] - 1
     stamp = table[0, 0] = table[0, 0] + 1  # row 0 holds the scan counter
     for g in range(n_groups):
@@ -200,9 +216,8 @@ def _fill(t_start, t_end, t_indices, t_data, tused, p_scale, a_indptr, a_indices
             b_head[n_buf] = g
             gnext[g] = -1
             n_buf += 1
-        elif _better(gain, item, bound[0], bound[1]):
-            bound[0] = gain
-            bound[1] = item
+        else:
+            bound[0] = gain  # above the bound (checked at the top of the loop)
     return n_buf
 
 
@@ -227,7 +242,7 @@ def _user_ideal(i, k_max, t_start, t_end, t_indices, t_data, tused, p_scale, alp
     acc = 0.0
     c = 0
     for step in range(k_max):
-        best = -1
+        top = -1.0
         for b in range(n_buf):
             if b_mask[b] & picked_mask != 0:  # its gain changed: recompute
                 ref = b_ref[b]
@@ -242,20 +257,24 @@ def _user_ideal(i, k_max, t_start, t_end, t_indices, t_data, tused, p_scale, alp
                     for a in range(grp_aptr[g], grp_aptr[g + 1]):
                         prod *= q[grp_aidx[a]]
                 b_gain[b] = 1.0 - prod
-            if best < 0 or _better(b_gain[b], b_id[b], b_gain[best], b_id[best]):
-                best = b
-        if bound[0] > 0.0 and (best < 0 or not _better(b_gain[best], b_id[best],
-                                                       bound[0], bound[1])):
+            top = max(top, b_gain[b])
+        # a candidate left out could win or tie (gains only fall): scan everything again
+        if bound[0] > 0.0 and bound[0] >= _tie_floor(top, True):
             n_buf = _fill(t_start, t_end, t_indices, t_data, tused, p_scale, a_indptr,
                           a_indices, t_mask, n_groups, grp_ptr, grp_items, grp_aptr, grp_aidx,
                           grp_mask, base, gstamp, gpos, s, q, actmask, gain_t, gain_g,
                           hist, b_ref, b_gain, b_id, b_mask, b_head, gnext, table, bound)
-            best = -1
+            top = -1.0
             for b in range(n_buf):
-                if best < 0 or _better(b_gain[b], b_id[b], b_gain[best], b_id[best]):
-                    best = b
-        if best < 0 or b_gain[best] <= 0.0:
+                top = max(top, b_gain[b])
+        if top <= 0.0:
             break  # nothing left, or every gain from here on is 0
+        # the lowest id among the gains that tie with the largest
+        floor = _tie_floor(top, True)
+        best = -1
+        for b in range(n_buf):
+            if b_gain[b] >= floor and (best < 0 or b_id[b] < b_id[best]):
+                best = b
         item = b_id[best]
         ref = b_ref[best]
         acc += b_gain[best] * disc[step]
@@ -376,7 +395,7 @@ def ab_ideal(t_indptr, t_indices, t_data, rows, g_indptr, g_indices, g_data, fro
         while size < 2 * n_groups + 2:
             size *= 2
         table = np.zeros((size, 3), np.int64)
-        bound = np.empty(2, np.float64)
+        bound = np.empty(1, np.float64)
         for i in range(lo, hi):
             for c in range(n_cut):
                 idcg[c, i] = 0.0
@@ -496,8 +515,8 @@ def alpha_ndcg(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_a
     aspects, judgments binary. An item's gain is Σ over its aspects of (1 - alpha)^n,
     n = how many earlier relevant items had that aspect (the power built by repeated
     multiplication, summed in ascending aspect order). The ideal is greedy over the
-    relevant items (ties: the lower item id). Users with m = 0 get NaN; a zero ideal
-    gives 0. A repeated id counts once.
+    relevant items (ties, to within rounding: the lower item id; see _tie_floor). Users
+    with m = 0 get NaN; a zero ideal gives 0. A repeated id counts once.
     """
     n_rows = rows.shape[0]
     n_cut = cutoffs.shape[0]
@@ -509,6 +528,7 @@ def alpha_ndcg(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_a
         mark = np.zeros(n_items, np.int64)
         w = np.ones(n_aspects, np.float64)
         used = np.empty(max(max_row_nnz, 1), np.uint8)
+        gains = np.empty(max(max_row_nnz, 1), np.float64)
         ideal = np.empty(n_cut, np.float64)
         for i in range(lo, hi):
             r = rows[i]
@@ -530,20 +550,24 @@ def alpha_ndcg(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_a
             acc = 0.0
             c = 0
             for step in range(k_max):
-                best = -1
-                best_gain = -1.0
+                top = -1.0
                 for j in range(t_start, t_end):
-                    if t_data[j] <= 0.0 or used[j - t_start]:
-                        continue
-                    item = t_indices[j]
-                    gain = 0.0
-                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                        gain += w[a_indices[a]]
-                    if gain > best_gain:  # ascending ids: a tie keeps the lower id
-                        best = j
-                        best_gain = gain
-                if best < 0 or best_gain <= 0.0:
+                    gain = -1.0
+                    if t_data[j] > 0.0 and not used[j - t_start]:
+                        item = t_indices[j]
+                        gain = 0.0
+                        for a in range(a_indptr[item], a_indptr[item + 1]):
+                            gain += w[a_indices[a]]
+                    gains[j - t_start] = gain
+                    top = max(top, gain)
+                if top <= 0.0:
                     break
+                # ascending ids: the first gain that ties with the largest has the lowest id
+                floor = _tie_floor(top, False)
+                best = t_start
+                while gains[best - t_start] < floor:
+                    best += 1
+                best_gain = gains[best - t_start]
                 used[best - t_start] = 1
                 acc += best_gain * disc[step]
                 item = t_indices[best]
