@@ -19,6 +19,23 @@ def _positive_int(text):
     return value
 
 
+def _c_long(minimum):
+    """An argparse type reading a whole number as C's atol does (trec_eval's options:
+    "1.5" is 1), at least `minimum`; text that does not start with a number is an error."""
+    def parse(text):
+        from .trec import _ATOL
+
+        match = _ATOL.match(text)
+        if match is None:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+        value = int(match.group(1))
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"expected a number of at least {minimum}, got {text!r}")
+        return value
+    return parse
+
+
 def run_demo(args, out=None):
     import numba
 
@@ -136,10 +153,19 @@ def run_evaluate(args, out=None):
     return 0
 
 
+class UsageError(Exception):
+    """A command line argparse refuses: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{self.prog}: error: {message} (see {self.prog.split()[0]} "
+                         f"--help)")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
-        prog="fastrank", description="Fast offline evaluation of rankings.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="fastrank", description="Fast offline evaluation of rankings.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     demo = sub.add_parser(
         "demo", help="evaluate a synthetic power-law data set and print metrics and users/s")
     demo.add_argument("--users", type=_positive_int, default=1_000_000)
@@ -168,9 +194,9 @@ def build_parser():
                       help="print every query's values before the 'all' summary")
     trec.add_argument("-c", dest="complete", action="store_true",
                       help="judged queries without results count, scoring 0")
-    trec.add_argument("-M", dest="max_docs", type=_positive_int, default=None,
+    trec.add_argument("-M", dest="max_docs", type=_c_long(1), default=None,
                       help="use only the first N documents of each query's ranking")
-    trec.add_argument("-l", dest="level", type=int, default=1,
+    trec.add_argument("-l", dest="level", type=_c_long(0), default=1,
                       help="relevance level: a document is relevant at rel >= N (default 1)")
     trec.add_argument("-m", dest="measure", action="append", default=None,
                       help="a measure (repeatable): map, P.5,10, ndcg_cut, iprec_at_recall, "
@@ -208,12 +234,22 @@ def build_parser():
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        print(_one_line(exc), file=sys.stderr)
+        return 2
     try:
         return args.func(args)
-    except (ValueError, TypeError, OSError, ImportError) as exc:
-        print(f"fastrank {args.command}: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, OSError, ImportError, MemoryError) as exc:
+        print(f"fastrank {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _one_line(exc):
+    """The message of an exception on one line (a file name may hold a newline)."""
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split("\n"))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,19 +3,23 @@
     report = fastrank.trec.evaluate_files("qrels", "run", ["map", "P.5,10", "ndcg_cut"])
     print("\\n".join(report.lines(per_query=True)))
 
-Semantics are trec_eval 10.0's: relevance levels are integers (a value is truncated as
-C's atol does), a document is relevant at level >= relevance_level, negative levels are
-pooled but unjudged; queries are the judged ones that have results (all judged ones with
-complete=True, the missing ones scoring 0); measures print in trec_eval's table order.
+Semantics are trec_eval 10.0's, read from its source: relevance levels are integers
+(read as C's atol reads them), a document is relevant at level >= relevance_level,
+negative levels are pooled but unjudged; every judged query is evaluated (trec_eval 10
+stops on a judged query without results unless complete=True, its -c, where such a
+query scores 0); measures print in trec_eval's table order, each query's values from
+trec_eval's own arithmetic (`fastrank._kernels.trec`), the `all` line summed query by
+query in qid order and then divided, as trec_eval sums them.
 """
 
+import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import io
-from .evaluate import evaluate, n_ranges, numba_threads
-from .validation import check_truth
+from .validation import check_int
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 SUCCESS_CUTOFFS = (1, 5, 10)
@@ -30,45 +34,102 @@ _CUT = {"P": CUTOFFS, "recall": CUTOFFS, "ndcg_cut": CUTOFFS, "map_cut": CUTOFFS
 _SUMMED = {"num_ret", "num_rel", "num_rel_ret"}
 _COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret"}
 _SUMMARY_ONLY = {"runid", "num_q", "gm_map"}
-# trec_eval measures that fr.evaluate's trec convention computes, and its names for them
-_EVALUATE = {"map": "map", "Rprec": "r_precision", "recip_rank": "mrr", "ndcg": "ndcg",
-             "P": "precision", "recall": "recall", "map_cut": "map", "success": "hit_rate",
-             "ndcg_cut": "ndcg"}
 MIN_GEO_MEAN = 0.00001
+# the largest cutoff a measure may take: trec_eval reads cutoffs as C longs
+_LARGEST_CUTOFF = 2 ** 62
+
+
+def _codes():
+    from ._kernels import trec as kernel
+
+    return {"num_ret": kernel.NUM_RET, "num_rel": kernel.NUM_REL,
+            "num_rel_ret": kernel.NUM_REL_RET, "map": kernel.MAP, "Rprec": kernel.RPREC,
+            "bpref": kernel.BPREF, "recip_rank": kernel.RECIP_RANK, "ndcg": kernel.NDCG,
+            "iprec_at_recall": kernel.IPREC, "P": kernel.P, "recall": kernel.RECALL,
+            "ndcg_cut": kernel.NDCG_CUT, "map_cut": kernel.MAP_CUT,
+            "success": kernel.SUCCESS}
 
 
 def parse_measures(measures):
     """{name: parameters} in trec_eval's order from `-m` arguments such as "P.5,10",
-    "ndcg_cut", "official" or "all_trec" (what fastrank supports of it)."""
-    chosen = {}
+    "ndcg_cut", "official" or "all_trec" (what fastrank supports of it).
+
+    As trec_eval 10: a measure's parameters come from the first `-m` that gives them;
+    cutoffs are read as C's atol reads them ("23.4" is 23) and recall points as atof;
+    cutoffs must be positive and, like recall points, distinct."""
+    if isinstance(measures, str):
+        measures = [measures]
+    chosen, given = {}, set()
     for text in measures or ["official"]:
-        name, _, params = text.partition(".")
-        if name in ("official", "all_trec"):
+        if not isinstance(text, str):
+            raise TypeError(f"measures must be strings such as 'P.5,10'; got {text!r}")
+        name, dot, params = text.partition(".")
+        if name in ("official", "all_trec") and not dot:
             for base in (OFFICIAL if name == "official" else ORDER):
                 chosen.setdefault(base, _CUT.get(base))
             continue
         if name not in ORDER:
             raise ValueError(
-                f"unknown measure {text!r}; fastrank's trec_eval measures are "
+                f"measures: unknown measure {text!r}; fastrank's trec_eval measures are "
                 f"{', '.join(ORDER)} (and the sets official, all_trec)")
-        if not params:
-            chosen[name] = _CUT.get(name)
+        chosen.setdefault(name, _CUT.get(name))
+        if not dot or name in given:
             continue
         if name not in _CUT:
-            raise ValueError(f"measure {name!r} takes no parameters; got {text!r}")
+            raise ValueError(f"measures: {name!r} takes no parameters; got {text!r}")
         chosen[name] = _parse_params(name, params, text)
+        given.add(name)
     return {name: chosen[name] for name in ORDER if name in chosen}
 
 
+# C's atol and atof: the longest number at the start of the text (after blanks)
+_ATOL = re.compile(r"\s*([+-]?[0-9]+)")
+_ATOF = re.compile(r"\s*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                   r"(?:[pP][+-]?[0-9]+)?|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                   r"|inf(?:inity)?|nan))", re.IGNORECASE)
+
+
+def _atof(text):
+    """C's atof: the number at the start of the text (hex, inf and nan included), else 0."""
+    match = _ATOF.match(text)
+    if match is None:
+        return 0.0
+    number = match.group(1)
+    if "x" in number.lower():
+        sign = -1.0 if number.startswith("-") else 1.0
+        return sign * float.fromhex(number.lstrip("+-"))
+    return float(number)
+
+
 def _parse_params(name, params, text):
-    kind = float if name == "iprec_at_recall" else int
-    try:
-        values = [kind(v) for v in params.split(",") if v]
-    except ValueError:
-        raise ValueError(f"parameters of {text!r} must be comma-separated numbers") from None
-    if not values or min(values) < 0 or (kind is int and min(values) < 1) \
-            or len(set(values)) != len(values):
-        raise ValueError(f"parameters of {text!r} must be distinct and positive")
+    if not params:
+        raise ValueError(f"measures: {text!r} has an empty parameter list; write "
+                         f"{name}.5,10 or drop the dot")
+    values = []
+    for part in params.split(","):
+        if name == "iprec_at_recall":
+            value = _atof(part)
+            if not math.isfinite(value):
+                raise ValueError(f"measures: recall point {part!r} in {text!r} is not a "
+                                 f"finite number")
+        else:
+            match = _ATOL.match(part)
+            value = int(match.group(1)) if match else 0
+            if value < 1:
+                raise ValueError(
+                    f"measures: cutoff {part!r} in {text!r} is not a positive integer "
+                    f"(trec_eval stops with 'Negative cutoff detected')")
+            if value > _LARGEST_CUTOFF:
+                raise ValueError(f"measures: cutoff {part!r} in {text!r} is beyond 2**62")
+        values.append(value)
+    if len(set(values)) != len(values):
+        raise ValueError(f"measures: {text!r} gives a parameter twice (after reading "
+                         f"cutoffs as whole numbers); trec_eval stops on duplicate cutoffs")
+    if name != "iprec_at_recall" and max(values) - min(values) >= 2 ** 31:
+        raise ValueError(
+            f"measures: the cutoffs of {text!r} lie more than 2**31 apart; trec_eval sorts "
+            f"cutoffs by their difference cast to a C int, so it prints them in a scrambled "
+            f"order: give such cutoffs in separate runs")
     return tuple(sorted(values))
 
 
@@ -76,6 +137,10 @@ def _label(name, param):
     if name == "iprec_at_recall":
         return f"iprec_at_recall_{param:3.2f}"
     return f"{name}_{param}"
+
+
+def _labels(name, params):
+    return [name] if params is None else [_label(name, p) for p in params]
 
 
 @dataclass
@@ -118,78 +183,98 @@ def evaluate_trec(qrels, run, measures=None, *, relevance_level=1, depth=None, c
                   n_threads=None):
     """The TrecReport of `io.Qrels` and `io.Run` (see evaluate_files)."""
     chosen = parse_measures(measures)
-    levels = io.Qrels(qrels.queries, qrels.documents, np.trunc(qrels.relevance), qrels.path)
-    truth, topk, queries, _ = io.trec_arrays(levels, run, depth=depth, complete=complete)
-    values = _per_query(chosen, truth, topk, relevance_level, n_threads)
+    level = check_int(relevance_level, "relevance_level", 0,
+                      " (trec_eval counts unjudged documents as relevant below 0)")
+    if not complete:
+        missing = np.setdiff1d(np.unique(qrels.queries), np.unique(run.queries))
+        if missing.size:
+            raise ValueError(
+                f"{qrels.path}: query {str(missing[0])!r} is judged but {run.path} has no "
+                f"results for it ({missing.size} such queries); trec_eval 10 stops here "
+                f"too. Pass complete=True (-c) to score such queries 0, or drop them from "
+                f"the qrels")
+    truth, topk, queries, _ = io.trec_arrays(qrels, run, depth=depth, complete=complete)
+    if not queries.size:
+        raise ValueError(f"{run.path}: no query has both judgments and results")
+    _check_levels(truth, queries, qrels.path)
+    values = _per_query(chosen, truth, topk, level, n_threads)
     qids = [str(q) for q in queries]
     shown = [label for name, params in chosen.items() if name not in _SUMMARY_ONLY
              for label in _labels(name, params)]
     per_query = {qid: {label: float(values[label][row]) for label in shown}
                  for row, qid in enumerate(qids)}
-    summary = {}
     n_q = len(qids)
+    summary = {}
     for name, params in chosen.items():
         if name == "runid":
             summary["runid"] = run.runid
         elif name == "num_q":
             summary["num_q"] = n_q
         elif name == "gm_map":
-            logs = np.log(np.maximum(values["map"], MIN_GEO_MEAN)) if n_q else np.zeros(0)
-            summary["gm_map"] = float(np.exp(logs.mean())) if n_q else 0.0
+            logs = [math.log(max(v, MIN_GEO_MEAN)) for v in values["map"].tolist()]
+            summary["gm_map"] = math.exp(_sum_in_order(logs) / n_q)
+        elif name == "num_rel" and complete:
+            # trec_eval's -c summary recounts the raw qrels: every level > 0, whatever -l
+            summary["num_rel"] = int(np.count_nonzero(qrels.relevance > 0))
         else:
             for label in _labels(name, params):
-                v = values[label]
-                summary[label] = float(v.sum()) if name in _SUMMED else (
-                    float(v.mean()) if n_q else 0.0)
+                total = _sum_in_order(values[label])
+                summary[label] = total if name in _SUMMED else total / n_q
     return TrecReport(qids, per_query, summary, run.runid)
 
 
-def _labels(name, params):
-    return [name] if params is None else [_label(name, p) for p in params]
+def _check_levels(truth, queries, path):
+    """trec_eval 10 sizes a table by a query's largest level, and fails on a query whose
+    every level is -2 or below, and on the first query it evaluates when that one has
+    no level above -1: stop where it stops."""
+    for row, query in enumerate(queries.tolist()):
+        levels = truth.data[truth.indptr[row]:truth.indptr[row + 1]]
+        top = levels.max() if levels.size else 0.0
+        if top <= -2 or (row == 0 and top < 0):
+            raise ValueError(
+                f"{path}: every judgment of query {query!r} has a negative level (pooled, "
+                f"not judged); trec_eval 10 cannot evaluate such a query here ('Can't "
+                f"calculate measure'), so neither does fastrank: judge one of its documents "
+                f"or drop the query")
+
+
+def _sum_in_order(values):
+    """Σ values added left to right, as trec_eval accumulates its queries (numpy's sum
+    adds pairwise, which can round the 4th decimal of the mean the other way)."""
+    values = np.asarray(values, dtype=np.float64)
+    return float(np.add.accumulate(values)[-1]) if values.size else 0.0
 
 
 def _per_query(chosen, truth, topk, level, n_threads):
     """{label: float64 per query} for every chosen measure (and map, for gm_map)."""
-    from ._kernels.trec import trec_extras
+    from ._kernels.trec import trec_measures
+    from .evaluate import n_ranges, numba_threads
+    from .validation import check_truth
 
-    largest = max([max(p) for n, p in chosen.items() if n != "iprec_at_recall" and p] + [1])
-    if topk.shape[1] < largest:  # cutoffs past the list: the missing documents are misses
-        topk = np.concatenate([topk, np.full((topk.shape[0], largest - topk.shape[1]), -1,
-                                             topk.dtype)], axis=1)
-    binary = truth.copy()  # relevant at the level; stored zeros keep "judged"
-    binary.data = (binary.data >= level).astype(np.float64)
-    labels = {}  # trec_eval label -> fr.evaluate label
+    codes = _codes()
+    slots = []  # (label, code, cutoff, point)
     for name, params in chosen.items():
-        if name in _EVALUATE:
-            ours = _EVALUATE[name]
-            labels.update({name: ours} if params is None else
-                          {_label(name, p): f"{ours}@{p}" for p in params})
-    if "gm_map" in chosen:
-        labels["map"] = "map"
-    graded = {k: v for k, v in labels.items() if k.startswith("ndcg")}
-    binary_labels = {k: v for k, v in labels.items() if not k.startswith("ndcg")}
-    out = {}
-    for source, group in ((binary, binary_labels), (truth, graded)):
-        if group:
-            res = evaluate(source, topk, list(dict.fromkeys(group.values())),
-                           convention="trec", n_threads=n_threads)
-            out.update({label: res.per_user(ours) for label, ours in group.items()})
-    extras = {"num_ret", "num_rel", "num_rel_ret", "bpref", "iprec_at_recall"} & set(chosen)
-    if extras:
-        data = check_truth(truth)
-        n = topk.shape[0]
-        points = np.array(chosen.get("iprec_at_recall") or (0.0,), np.float64)
-        counts = [np.empty(n, np.int64) for _ in range(3)]
-        bpref = np.empty(n, np.float64)
-        iprec = np.empty((points.shape[0], n), np.float64)
-        with numba_threads(n_threads) as threads:
-            trec_extras(data.indptr, data.indices, data.data, topk, np.arange(n, dtype=np.int64),
-                        data.n_items, float(level), points,
-                        max(n_ranges(n, threads, topk.size, data.n_items), 1), *counts,
-                        bpref, iprec)
-        for name, arr in zip(("num_ret", "num_rel", "num_rel_ret"), counts):
-            out[name] = arr.astype(np.float64)
-        out["bpref"] = bpref
-        for p, row in zip(points, iprec):
-            out[_label("iprec_at_recall", p)] = row
-    return out
+        if name in ("runid", "num_q"):
+            continue
+        base = "map" if name == "gm_map" else name
+        if params is None:
+            slots.append((base, codes[base], 0, 0.0))
+        else:
+            for p in params:
+                slots.append((_label(name, p), codes[name],
+                              0 if name == "iprec_at_recall" else p,
+                              float(p) if name == "iprec_at_recall" else 0.0))
+    slots = list({label: (code, cut, point) for label, code, cut, point in slots}.items())
+    data = check_truth(truth)
+    n = topk.shape[0]
+    longest = max(topk.shape[1], data.max_row_nnz, 1)
+    # the C library's log2, which trec_eval divides by (numpy's own may differ in an ulp)
+    log2s = np.array([math.log2(j) for j in range(2, longest + 2)], np.float64)
+    out = np.zeros((len(slots), n), np.float64)
+    with numba_threads(n_threads) as threads:
+        trec_measures(data.indptr, data.indices, data.data, np.ascontiguousarray(topk),
+                      float(level), np.array([s[1][0] for s in slots], np.int64),
+                      np.array([s[1][1] for s in slots], np.int64),
+                      np.array([s[1][2] for s in slots], np.float64), log2s,
+                      data.max_row_nnz, max(n_ranges(n, threads, topk.size, 1), 1), out)
+    return {label: row for (label, _), row in zip(slots, out)}

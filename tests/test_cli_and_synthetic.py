@@ -43,10 +43,18 @@ def test_demo_prints_a_table_and_users_per_second(capsys):
     assert "users/s on 1 thread(s)" in out
 
 
-def test_demo_rejects_bad_numbers(capsys):
-    with pytest.raises(SystemExit):
-        main(["demo", "--users", "0"])
-    assert "at least 1" in capsys.readouterr().err
+@pytest.mark.parametrize("argv, message", [
+    (["demo", "--users", "0"], "argument --users: expected a number of at least 1, got 0"),
+    (["demo", "--convention", "x"], "argument --convention: invalid choice: 'x'"),
+    (["evaluate", "--truth", "t.csv"], "the following arguments are required: --topk"),
+    (["evaluate", "--truth", "a", "--topk", "b", "--json", "--csv"], "not allowed with"),
+    ([], "the following arguments are required: command"),
+    (["nonsense"], "invalid choice: 'nonsense'"),
+])
+def test_usage_errors_are_one_line_and_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "usage:" not in err
 
 
 def test_python_dash_m_runs_the_demo():

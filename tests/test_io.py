@@ -68,7 +68,7 @@ def test_gzip_and_plain_read_the_same(tmp_path):
 @pytest.mark.parametrize("reader, text, match", [
     (io.read_qrels, "1 0 d1 1\n1 0 d2\n",
      r"q\.txt:2: a qrels line has 4 columns .* found 3 in '1 0 d2'"),
-    (io.read_qrels, "1 0 d1 high\n", r"q\.txt:1: relevance 'high' is not a number"),
+    (io.read_qrels, "1 0 d1 high\n", r"q\.txt:1: relevance 'high' is not an integer level"),
     (io.read_run, "1 Q0 d1 1 0.3 r\n1 Q0 d2 2 x r\n", r"q\.txt:2: score 'x' is not a number"),
     (io.read_run, "1 Q0 d1 1 nan r\n", r"q\.txt:1: score 'nan' is not finite"),
     (io.read_run, "1 Q0 d1 1 0.3\n", r"q\.txt:1: a run line has 6 columns"),
@@ -82,6 +82,8 @@ def test_malformed_lines_name_file_line_and_text(tmp_path, reader, text, match):
 def test_missing_file():
     with pytest.raises(FileNotFoundError, match="no-such-file: no such file"):
         io.read_run("no-such-file")
+    with pytest.raises(ValueError, match="no-such-file: no such file"):  # also a ValueError
+        io.read_qrels("no-such-file")
 
 
 def test_a_document_retrieved_twice_is_an_error_within_the_cut(tmp_path):
@@ -92,3 +94,16 @@ def test_a_document_retrieved_twice_is_an_error_within_the_cut(tmp_path):
         io.trec_arrays(qrels, run)
     topk = io.trec_arrays(qrels, run, depth=2)[1]  # trec_eval checks only within -M
     assert topk.shape == (1, 2)
+
+
+def test_a_document_judged_twice_is_an_error(tmp_path):
+    (tmp_path / "q.txt").write_text("q1 0 a 1\nq2 0 a 1\nq1 1 a 0\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 a 1 0.9 r\n")
+    with pytest.raises(ValueError, match="q.txt: document 'a' is judged more than once for "
+                                         "query 'q1'"):
+        io.trec_arrays(io.read_qrels(tmp_path / "q.txt"), io.read_run(tmp_path / "r.txt"))
+
+
+def test_levels_are_read_as_atol_reads_them(tmp_path):
+    (tmp_path / "q.txt").write_text("1 0 a 1e3\n1 0 b 2.7\n1 0 c -1\n1 0 d +4\n1 0 e 007\n")
+    assert io.read_qrels(tmp_path / "q.txt").relevance.tolist() == [1, 2, -1, 4, 7]

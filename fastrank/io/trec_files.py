@@ -5,18 +5,23 @@
     truth, topk, queries = fastrank.io.trec_arrays(qrels, run)
     fr.evaluate(truth, topk, ["ndcg_cut_10"...], convention="trec")
 
-Files may be plain or gzip-compressed (by content, not name). A run is ordered as
-trec_eval orders it: score descending, ties by document id descending (byte order); the
-rank column is ignored. A malformed line is a ValueError naming the file, the line number
-and the text.
+Files may be plain or gzip-compressed (by content, not name). As in trec_eval 10, lines
+starting with '#' are comments; relevance levels are read as C's atol reads them (the
+leading integer: "2.7" is 2, "1e3" is 1). A run is ordered as trec_eval orders it:
+score descending, ties by document id descending (byte order); the rank column is
+ignored. A malformed line is a ValueError naming the file, the line number and the text;
+so is a file that starts with a byte-order mark (trec_eval would read it as part of the
+first query id) and a file with no records.
 """
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from .lists import by_score, lookup, pack
+from ..validation import check_int
 from .text import lines, parse_number
 
 
@@ -42,10 +47,11 @@ class Run:
 
 
 def _records(path, kind, layout, exact):
-    """(line number, line, columns) of every line, with the column count checked: exactly
-    len(layout) columns, or at least that many when not exact."""
+    """(line number, line, columns) of every record line (comments and blank lines
+    skipped), with the column count checked: exactly len(layout) columns, or at least
+    that many when not exact."""
     n = len(layout.split())
-    for number, line in lines(path):
+    for number, line in lines(path, comments=True, bom="reject"):
         parts = line.split()
         if len(parts) < n or (exact and len(parts) > n):
             raise ValueError(
@@ -65,8 +71,11 @@ def read_qrels(path):
         queries.append(parts[0])
         documents.append(parts[2])
         relevance.append(parts[3])
+    if not queries:
+        raise ValueError(f"{path}: no judgments (the file is empty, or holds only blank "
+                         f"lines and comments)")
     return Qrels(np.array(queries, dtype=str), np.array(documents, dtype=str),
-                 _numbers(relevance, path, _QRELS, 3, "relevance"), str(path))
+                 _levels(relevance, path), str(path))
 
 
 def read_run(path):
@@ -79,8 +88,41 @@ def read_run(path):
         documents.append(parts[2])
         scores.append(parts[4])
         runid = parts[5]
+    if not queries:
+        raise ValueError(f"{path}: no results (the file is empty, or holds only blank "
+                         f"lines and comments)")
     return Run(np.array(queries, dtype=str), np.array(documents, dtype=str),
                _numbers(scores, path, _RUN, 4, "score"), runid, str(path))
+
+
+# C's atol: optional sign, then digits; the rest of the field is ignored
+_LEADING_INTEGER = re.compile(r"[+-]?[0-9]+")
+_LARGEST_LEVEL = 2 ** 31 - 1
+
+
+def _levels(texts, path):
+    """Relevance levels as trec_eval reads them (atol: the leading integer), as float64;
+    a field that does not start with an integer, or one beyond 2**31, is an error naming
+    its line (trec_eval would silently read 0, or overflow)."""
+    values = np.array(texts, dtype=str)
+    if np.char.isdigit(values).all() and np.char.str_len(values).max() < 10:
+        return values.astype(np.int64).astype(np.float64)  # plain digits: the usual file
+    levels = np.zeros(values.shape[0], np.float64)
+    bad = None
+    for j, text in enumerate(values.tolist()):
+        match = _LEADING_INTEGER.match(text)
+        if match is None or abs(int(match.group())) > _LARGEST_LEVEL:
+            bad = j
+            break
+        levels[j] = int(match.group())
+    if bad is None:
+        return levels
+    for j, (number, line, parts) in enumerate(_records(path, *_QRELS)):
+        if j == bad:
+            raise ValueError(
+                f"{path}:{number}: relevance {parts[3]!r} is not an integer level (trec_eval "
+                f"reads levels with C's atol) in line {line.rstrip()!r}")
+    raise AssertionError("unreachable: the first pass found a bad level")  # pragma: no cover
 
 
 def _numbers(texts, path, layout, column, what):
@@ -100,43 +142,58 @@ def _numbers(texts, path, layout, column, what):
 def trec_arrays(qrels, run, *, depth=None, complete=False):
     """(truth, topk, queries, documents) for `fr.evaluate(..., convention="trec")`.
 
-    Rows are the queries of the run that the qrels judge (trec_eval evaluates only
-    those; with complete=True, as trec_eval's -c, every judged query, an empty list for
-    those without results), in ascending qid order (byte order, as trec_eval's strcmp);
-    columns are the documents of both files in ascending order (`documents`). Each topk
-    row is the query's run ordered by score descending, ties by document id descending,
-    cut at `depth` (trec_eval's -M) and padded with -1.
-    A document retrieved twice for one query within the cut is an error, as in trec_eval.
+    Rows are the queries of the run that the qrels judge (with complete=True, as
+    trec_eval's -c, every judged query, an empty list for those without results), in
+    ascending qid order (byte order, as trec_eval's strcmp); columns are the documents of
+    both files in ascending order (`documents`). Each topk row is the query's run ordered
+    by score descending, ties by document id descending, cut at `depth` (trec_eval's -M)
+    and padded with -1. As in trec_eval, a document judged twice for one query, or
+    retrieved twice for one query within the cut, is an error.
     """
+    if depth is not None:
+        depth = check_int(depth, "depth")
     documents, codes = np.unique(np.concatenate([qrels.documents, run.documents]),
                                  return_inverse=True)
     docs_q, docs_r = codes[:qrels.documents.shape[0]], codes[qrels.documents.shape[0]:]
-    queries = np.unique(qrels.queries)
+    judged_queries, rows_all = np.unique(qrels.queries, return_inverse=True)
+    repeated = _repeated_pair(rows_all, docs_q, judged_queries, documents)
+    if repeated:
+        query, doc, n = repeated
+        raise ValueError(
+            f"{qrels.path}: document {doc!r} is judged more than once for query {query!r} "
+            f"({n} such pairs); trec_eval stops on such qrels: keep one judgment per "
+            f"(query, document)")
+    queries = judged_queries
     if not complete:
         queries = np.intersect1d(queries, np.unique(run.queries))
     rows_q, judged = lookup(queries, qrels.queries)
     truth = sp.csr_array((qrels.relevance[judged], (rows_q[judged], docs_q[judged])),
                          shape=(queries.shape[0], documents.shape[0]))
-    truth.sum_duplicates()
+    truth.sum_duplicates()  # none left: this sorts each row by document
     rows_r, ranked = lookup(queries, run.queries)
     rows_r, scores = rows_r[ranked], run.scores[ranked]
     docs_r = docs_r[ranked].astype(np.int64)
     order = by_score(rows_r, docs_r, scores, queries.shape[0], documents)
     rows_r, docs_r = rows_r[order], docs_r[order]
     topk, kept = pack(rows_r, docs_r, queries.shape[0], depth)
-    _no_duplicates(rows_r[kept], docs_r[kept], queries, documents, run.path)
+    repeated = _repeated_pair(rows_r[kept], docs_r[kept], queries, documents)
+    if repeated:
+        query, doc, n = repeated
+        raise ValueError(
+            f"{run.path}: document {doc!r} is retrieved more than once for query {query!r} "
+            f"({n} such pairs); trec_eval rejects such runs: keep one line per "
+            f"(query, document)")
     return truth, topk, queries, documents
 
 
-def _no_duplicates(rows, docs, queries, documents, path):
-    """trec_eval stops on a document retrieved twice for one query (within -M): so do we."""
+def _repeated_pair(rows, docs, queries, documents):
+    """(query, document, number of such pairs) of the first (row, doc) pair that occurs
+    more than once, or None."""
     n_docs = max(documents.shape[0], 1)
-    unique, counts = np.unique(rows * np.int64(n_docs) + docs, return_counts=True)
+    unique, counts = np.unique(np.asarray(rows, np.int64) * np.int64(n_docs) + docs,
+                               return_counts=True)
     repeated = unique[counts > 1]
-    if repeated.size:
-        query, doc = str(queries[repeated[0] // n_docs]), str(documents[repeated[0] % n_docs])
-        raise ValueError(
-            f"{path}: document {doc!r} is retrieved more than once for query {query!r} "
-            f"({repeated.size} such pairs); trec_eval rejects such runs: keep one line per "
-            f"(query, document)")
-
+    if not repeated.size:
+        return None
+    return (str(queries[repeated[0] // n_docs]), str(documents[repeated[0] % n_docs]),
+            int(repeated.size))
