@@ -42,7 +42,8 @@ class Aspects:
 
 def check_aspects(item_aspects, n_items, name="item_aspects"):
     """Check an items x aspects 0/1 matrix with one row per catalogue item."""
-    indptr, indices, data, (rows, n_aspects) = _csr_parts(item_aspects, name, "0/1 membership")
+    indptr, indices, data, (rows, n_aspects) = _csr_parts(item_aspects, name, "0/1 membership",
+                                                           axes=("item", "aspect"))
     if rows != n_items:
         raise ValueError(
             f"{name} has {rows} rows but the catalogue has {n_items} items (the columns of "

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .aspects import check_aspects
-from .validation import _csr_parts
+from .metrics import parse_cutoff
+from .validation import _csr_parts, check_scratch
 
 PER_USER = {"novelty": 0, "arp": 1, "ild": 2, "serendipity": 3}  # codes of the kernel
 CATALOGUE = ("coverage", "gini")
@@ -39,17 +40,7 @@ def parse_beyond(label, k_max):
     name = name.strip().lower()
     if name not in NAMES:
         return None
-    k = k_max
-    if sep:
-        k_text = k_text.strip()
-        if not k_text.isdigit() or int(k_text) < 1:
-            raise ValueError(
-                f"metrics: cutoff in {label!r} must be a positive integer, as in '{name}@10'")
-        k = int(k_text)
-        if k > k_max:
-            raise ValueError(
-                f"metrics: cutoff in {label!r} is larger than the {k_max} columns of topk; "
-                f"use k <= {k_max} or pass longer lists")
+    k = parse_cutoff(label, name, k_text, k_max) if sep else k_max
     return BeyondSpec(label=label, name=name, k=k)
 
 
@@ -60,6 +51,9 @@ def popularity(train, n_items):
         raise ValueError(
             f"train has {cols} columns but truth has {n_items} items; both must index the "
             f"same catalogue")
+    if not np.isfinite(np.asarray(data, dtype=np.float64)).all():
+        raise ValueError("train contains NaN or infinite values; every stored entry is an "
+                         "interaction, so replace them (e.g. with 1)")
     positive = np.asarray(data) > 0
     counts = np.bincount(np.asarray(indices)[positive], minlength=n_items).astype(np.float64)
     owners = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))[positive]
@@ -68,11 +62,12 @@ def popularity(train, n_items):
 
 def _vectors(item_vectors, n_items):
     vectors = np.asarray(item_vectors)
-    if vectors.ndim != 2 or vectors.shape[0] != n_items or not np.issubdtype(vectors.dtype,
-                                                                              np.number):
+    if vectors.dtype.kind not in "biuf":
+        raise TypeError(f"item_vectors must hold real numbers; got dtype {vectors.dtype}")
+    if vectors.ndim != 2 or vectors.shape[0] != n_items:
         raise ValueError(
-            f"item_vectors must be a numeric (n_items={n_items}, dims) array; got shape "
-            f"{vectors.shape} and dtype {vectors.dtype}")
+            f"item_vectors must be a (n_items={n_items}, dims) array; got shape "
+            f"{vectors.shape}")
     vectors = vectors.astype(np.float64)
     if not np.isfinite(vectors).all():
         raise ValueError("item_vectors contains NaN or infinite values")
@@ -104,6 +99,23 @@ def _baseline(baseline, n_rows, n_items, pop, k_max):
     return np.ascontiguousarray(ids, dtype=np.int64)
 
 
+def check_side_inputs(specs, *, train, item_aspects, item_vectors, baseline,
+                      baseline_later=False):
+    """Each measure has the side input it needs (and ild not two notions of distance)."""
+    given = {"train": train is not None,
+             "baseline": baseline is not None or baseline_later,
+             "item_aspects= or item_vectors": item_aspects is not None
+             or item_vectors is not None}
+    for spec in specs:
+        need = _NEEDS.get(spec.name)
+        if need and not given[need]:
+            raise ValueError(f"{spec.label} needs {need}= ({_WHY[need]})")
+    if item_aspects is not None and item_vectors is not None and \
+            any(s.name == "ild" for s in specs):
+        raise ValueError("ild takes one notion of distance: pass item_aspects= (Jaccard) "
+                         "or item_vectors= (cosine), not both")
+
+
 class BeyondPlan:
     """The beyond-accuracy specs with their side inputs checked and prepared once, ready to
     run on any block of lists (`run`) and to turn accumulated values into means (`means`)."""
@@ -113,18 +125,11 @@ class BeyondPlan:
         from ._kernels.beyond import ILD_COSINE, ILD_JACCARD
 
         names = {s.name for s in specs}
-        given = {"train": train is not None,
-                 "baseline": baseline is not None or baseline_later,
-                 "item_aspects= or item_vectors": item_aspects is not None
-                 or item_vectors is not None}
-        for spec in specs:
-            need = _NEEDS.get(spec.name)
-            if need and not given[need]:
-                raise ValueError(f"{spec.label} needs {need}= ({_WHY[need]})")
-        if item_aspects is not None and item_vectors is not None and "ild" in names:
-            raise ValueError("ild takes one notion of distance: pass item_aspects= (Jaccard) "
-                             "or item_vectors= (cosine), not both")
+        check_side_inputs(specs, train=train, item_aspects=item_aspects,
+                          item_vectors=item_vectors, baseline=baseline,
+                          baseline_later=baseline_later)
         self.n_items, self.k_max = n_items, k_max
+        check_scratch(n_items, 16, 1)  # novelty and popularity of every item
         self.pop = popularity(train, n_items) if train is not None else None
         self.counts = self.pop[0] if self.pop else np.zeros(n_items)
         n_train = max(self.pop[1], 1) if self.pop else 1
@@ -161,6 +166,9 @@ class BeyondPlan:
         base = (_baseline(baseline, n_rows, self.n_items, self.pop, self.k_max)
                 if baseline is not None else np.full((1, 1), -1, np.int64))
         n_chunks = max(n_ranges(n_rows, threads, n_rows * topk.shape[1], self.n_items), 1)
+        # three int64 markers per item and range, and the exposure counts
+        check_scratch(self.n_items, 24 + (4 * self.cutoffs.shape[0] if self.catalogue else 0),
+                      n_chunks)
         exposure = np.zeros((n_chunks if self.catalogue else 0, self.cutoffs.shape[0],
                              self.n_items), np.int32)
         out = np.empty((len(self.per_user), n_rows), np.float64)

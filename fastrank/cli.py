@@ -9,14 +9,21 @@ from .metrics import CONVENTIONS
 DEMO_METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "ndcg_exp", "auc")
 
 
-def _positive_int(text):
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
+def _int_at_least(minimum):
+    """An argparse type: a whole number (underscores allowed) of at least `minimum`."""
+    def parse(text):
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"expected a number of at least {minimum}, got {value}")
+        return value
+    return parse
+
+
+_positive_int = _int_at_least(1)
 
 
 def _c_long(minimum):
@@ -41,8 +48,13 @@ def run_demo(args, out=None):
 
     import fastrank as fr
     from fastrank.synthetic import power_law
+    from fastrank.validation import check_memory
 
     out = sys.stdout if out is None else out
+    # building the data takes about 64 bytes per user and list slot, 256 per user
+    check_memory(args.users * (64 * args.k + 256) + args.items * 24,
+                 f"the demo's data ({args.users:,} users x {args.items:,} items, K = {args.k})",
+                 "use fewer --users or a smaller -k")
     start = time.perf_counter()
     truth, topk = power_law(args.users, args.items, args.k, seed=args.seed)
     built = time.perf_counter() - start
@@ -171,7 +183,8 @@ def build_parser():
     demo.add_argument("--users", type=_positive_int, default=1_000_000)
     demo.add_argument("--items", type=_positive_int, default=50_000)
     demo.add_argument("-k", type=_positive_int, default=10, help="list length K (default 10)")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=_int_at_least(0), default=0,
+                      help="random seed (default 0)")
     demo.add_argument("--threads", type=_positive_int, default=None,
                       help="numba threads (default: all)")
     demo.add_argument("--convention", choices=CONVENTIONS, default="recsys")

@@ -104,11 +104,21 @@ def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
     labels = list(dict.fromkeys(metric_labels(metrics)))
     _check_convention(convention)
     for label in labels:
+        if not isinstance(label, str):
+            raise TypeError(f"metrics must be strings such as 'ndcg@10'; got {label!r} of "
+                            f"type {type(label).__name__}")
         name = label.partition("@")[0].strip().lower()
         if name not in METRIC_NAMES:
             raise ValueError(
                 f"metrics: {label!r} is not available on Dask; fastrank.dask evaluates the "
                 f"ranking metrics {', '.join(METRIC_NAMES)} (with or without @k)")
+    if n_items is not None:
+        n_items = check_int(n_items, "n_items")
+    if npartitions is not None:
+        npartitions = check_int(npartitions, "npartitions")
+    n_threads = check_int(n_threads, "n_threads")
+    if split_every is not None:
+        split_every = check_int(split_every, "split_every", 2)
     columns = {"truth": (truth, [user, item] + ([relevance] if relevance else [])),
                "recs": (recs, [user, item])}
     for name, (frame, needed) in columns.items():
@@ -194,7 +204,7 @@ def _kind(dtype):
         numpy_dtype = np.dtype(numpy_dtype)
     except TypeError:
         return str(dtype)
-    if numpy_dtype == object:
+    if numpy_dtype.kind == "O":
         return None
     return {"i": "integer", "u": "integer", "f": "float", "b": "boolean", "U": "text",
             "M": "datetime", "m": "timedelta"}.get(numpy_dtype.kind, str(numpy_dtype))
@@ -261,18 +271,21 @@ def _evaluate_partition(truth, recs, *, labels, convention, k, n_items, names, n
     import pandas as pd
     import scipy.sparse as sp
 
-    from .evaluate import evaluate
     from .io.tables import from_tables
+    from .streaming import Evaluator
 
     user = names["user"]
     data = from_tables(truth, recs, k=k, **names)
-    topk = data.topk
-    if topk.shape[1] < k:
-        topk = np.pad(topk, ((0, 0), (0, k - topk.shape[1])), constant_values=-1)
+    if n_items is not None and data.items.shape[0] > n_items:
+        raise ValueError(
+            f"n_items={n_items} is less than the {data.items.shape[0]} distinct items of one "
+            f"partition; pass the catalogue size (or leave n_items out to count it)")
     width = max(n_items or 0, data.truth.shape[1])
     matrix = sp.csr_array((data.truth.data, data.truth.indices, data.truth.indptr),
                           shape=(data.truth.shape[0], width))
-    res = evaluate(matrix, topk, labels, convention=convention, n_threads=n_threads)
+    # lists of K slots: a partition's shorter lists end early, with no padding built
+    res = Evaluator(matrix, labels, convention=convention, k=k, n_threads=n_threads).update(
+        None, data.topk).result()
     return pd.DataFrame({user: pd.Series(data.users).astype(user_dtype),
                          **{label: res.per_user(label) for label in labels},
                          "n_relevant": res.n_relevant, "counted": res.counted})

@@ -15,8 +15,13 @@ from .aspects import check_aspects
 from .evaluate import counted_mean, discounts, n_ranges, numba_threads
 from .factors import positive_counts
 from .result import Result
-from .validation import (_csr_parts, _is_canonical, check_int, check_pattern, check_topk,
-                         check_truth, check_users)
+from .validation import (_csr_parts, _is_canonical, check_bool, check_int, check_pattern,
+                         check_scratch, check_topk, check_truth, check_users)
+
+
+# Bytes per catalogue item of the greedy ideal's scratch in each range of users: an item
+# marker and, per group of items (at most one per item), its stamp, cursor, gain and link.
+_IDEAL_BYTES = 40
 
 
 def _check_unit(value, name):
@@ -50,7 +55,7 @@ def _nonnegative_rows(matrix, name, shape, what):
     arrays (a dense one keeps its zeros as stored entries: the kernels skip them)."""
     if not sp.issparse(matrix):
         dense = np.asarray(matrix)
-        if dense.ndim != 2 or not (np.issubdtype(dense.dtype, np.number) or dense.dtype == bool):
+        if dense.ndim != 2 or dense.dtype.kind not in "biuf":  # real numbers only
             raise TypeError(
                 f"{name} must be a 2-D numeric array or scipy.sparse matrix ({what}); got "
                 f"{type(matrix).__name__} of dtype {dense.dtype}")
@@ -151,7 +156,8 @@ class AlphaBetaNDCG:
         self.prefs = _preferences(profile, user_aspects, (n_users, n_items),
                                   self.aspects.n_aspects)
         if exclude is None and profile is not None:
-            exclude = profile
+            # the profile's items; a dense profile's nonzero ones
+            exclude = profile if sp.issparse(profile) else sp.csr_array(np.asarray(profile) != 0)
         if exclude is None:
             self._ex = (np.zeros(n_users + 1, np.int64), np.zeros(0, np.int64))
         else:
@@ -182,7 +188,10 @@ class AlphaBetaNDCG:
         if users is None:
             return np.arange(n_users, dtype=np.int64)
         users = np.asarray(users)
-        return check_users(users, users.shape[0] if users.ndim == 1 else -1, n_users)
+        if users.ndim != 1:
+            raise ValueError(f"users must be a 1-D array of truth row numbers; got shape "
+                             f"{users.shape}")
+        return check_users(users, users.shape[0], n_users)
 
     def _check_gamma_rows(self):
         """user_aspects rows are γ itself: an all-zero row cannot be normalised."""
@@ -205,12 +214,13 @@ class AlphaBetaNDCG:
         t, a, g = self.truth, self.aspects, self.prefs
         with numba_threads(n_threads) as threads:
             chunks = max(n_ranges(n, threads, n * int(groups.ptr.shape[0]), a.n_items), 1)
+            check_scratch(a.n_items, _IDEAL_BYTES, chunks)
             ab_ideal(t.indptr, t.indices, t.data, self.users, g.indptr, g.indices, g.data,
                      g.from_profile, self._ex[0], self._ex[1], a.indptr, a.indices, a.masks,
                      a.n_aspects, groups.ptr, groups.items, groups.aspect_ptr, groups.aspects,
                      groups.masks, groups.item_group, self.alpha, self.beta, self.r_max,
-                     self.cutoffs, discounts(int(self.cutoffs[-1])), t.max_row_nnz, chunks,
-                     idcg, status)
+                     self.cutoffs, discounts(min(int(self.cutoffs[-1]), a.n_items)),
+                     t.max_row_nnz, chunks, idcg, status)  # at most n_items picks
         for arr in (idcg, status):
             arr.flags.writeable = False
         return idcg, status
@@ -229,6 +239,7 @@ class AlphaBetaNDCG:
         """
         from ._kernels.aspects import ab_dcg
 
+        clip = check_bool(clip, "clip")
         t, a, g = self.truth, self.aspects, self.prefs
         topk = check_topk(topk, t.n_items)
         n = self.users.shape[0]
@@ -240,6 +251,7 @@ class AlphaBetaNDCG:
         dcg = np.empty((self.cutoffs.shape[0], n), np.float64)
         with numba_threads(n_threads) as threads:
             chunks = max(n_ranges(n, threads, n * int(self.cutoffs[-1]), t.n_items), 1)
+            check_scratch(t.n_items, 16, chunks)
             ab_dcg(t.indptr, t.indices, t.data, self.users, topk, g.indptr, g.indices, g.data,
                    g.from_profile, a.indptr, a.indices, a.n_aspects, t.n_items, self.alpha,
                    self.beta, self.r_max, self.cutoffs, discounts(int(self.cutoffs[-1])),
@@ -322,6 +334,7 @@ def alpha_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.5, users=None, n_th
     n_relevant = np.empty(n, np.int64)
     with numba_threads(n_threads) as threads:
         chunks = max(n_ranges(n, threads, n * int(cutoffs[-1]), data.n_items), 1)
+        check_scratch(data.n_items, 8, chunks)
         kernel(data.indptr, data.indices, data.data, rows, topk, aspects.indptr,
                aspects.indices, aspects.n_aspects, data.n_items, alpha, cutoffs,
                discounts(int(cutoffs[-1])), data.max_row_nnz, chunks, out, n_relevant)

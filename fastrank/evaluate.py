@@ -7,11 +7,13 @@ import numpy as np
 from .metrics import _check_convention, metric_labels, parse_metrics, slot_table, with_curves
 from .progress import progress_bar
 from .result import Result
-from .validation import check_n_threads, check_topk, check_truth, check_users
+from .validation import check_n_threads, check_scratch, check_topk, check_truth, check_users
 
 # Ranges of users per thread: a few per thread evens out the load; each range allocates
 # and clears its own O(n_items) scratch once.
 _CHUNKS_PER_THREAD = 4
+# Bytes of the ranking kernel's scratch per item and range: an int64 stamp, a float64 value.
+_RANK_BYTES = 16
 
 
 def n_ranges(n_rows, threads, work, n_items):
@@ -139,23 +141,40 @@ class Block:
             self.shown = part.shown if self.shown is None else self.shown + part.shown
 
 
+def split_metrics(labels, k, convention):
+    """(ranking MetricSpecs, {label: BeyondSpec}) of metric labels for lists of length k;
+    unknown names and bad cutoffs fail here."""
+    from .beyond import parse_beyond
+
+    _check_convention(convention)
+    beyond = {}
+    for label in labels:
+        spec = parse_beyond(label, k)
+        if spec is not None:
+            beyond.setdefault(spec.label, spec)
+    ranking = [label for label in labels if label not in beyond]
+    return (parse_metrics(ranking, k, convention) if ranking else ()), beyond
+
+
+def check_metrics(labels, convention, **side):
+    """Check metric names and the side inputs they need before any list is seen (for
+    lists of any length): what Plan would refuse later, refused now."""
+    from .beyond import check_side_inputs
+
+    _, beyond = split_metrics(labels, 2 ** 62, convention)
+    check_side_inputs(list(beyond.values()), **side, baseline_later=True)
+
+
 class Plan:
     """Metric names parsed for lists of length k: the ranking kernel's slots, the
     beyond-accuracy plan, and how per-user values become means."""
 
     def __init__(self, metrics, k, convention, n_items, *, train=None, item_aspects=None,
                  item_vectors=None, baseline=None, baseline_later=False):
-        from .beyond import BeyondPlan, parse_beyond
+        from .beyond import BeyondPlan
 
         labels = metric_labels(metrics)
-        beyond = {}
-        for label in labels:
-            spec = parse_beyond(label, k)
-            if spec is not None:
-                beyond.setdefault(spec.label, spec)
-        ranking = [label for label in labels if label not in beyond]
-        self.specs = parse_metrics(ranking, k, convention) if ranking else ()
-        _check_convention(convention)
+        self.specs, beyond = split_metrics(labels, k, convention)
         self.convention, self.k = convention, k
         self.table = slot_table(self.specs)
         self.beyond = (BeyondPlan(list(beyond.values()), n_items, k, train=train,
@@ -236,10 +255,14 @@ def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, cou
     """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
     from ._kernels.ranking import rank_metrics  # numba loads on first use, not at import
 
-    n_rows, k_max = topk.shape
+    n_rows, width = topk.shape
     max_row_nnz = data.max_row_nnz
-    disc = discounts(max(k_max, max_row_nnz) if table.needs_uncut_ideal else k_max)
-    n_chunks = n_ranges(n_rows, threads, n_rows * k_max + data.indices.shape[0], data.n_items)
+    largest = int(table.cutoffs[-1]) if table.cutoffs.size else 1
+    # discounts for the positions walked and for the ideal (cut at the largest cutoff)
+    ideal = max_row_nnz if table.needs_uncut_ideal else min(largest, max_row_nnz)
+    disc = discounts(max(min(width, largest), ideal, 1))
+    n_chunks = n_ranges(n_rows, threads, n_rows * width + data.indices.shape[0], data.n_items)
+    check_scratch(data.n_items, _RANK_BYTES, n_chunks)
     rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
                  table.cutoffs, table.slot_code, table.slot_cut, convention == "trec",
                  disc, max_row_nnz, n_chunks, out, n_relevant, counted)

@@ -14,7 +14,7 @@ from .evaluate import counted_mean, numba_threads
 from .metrics import MetricSpec, _check_convention, metric_labels, parse_metric
 from .progress import progress_bar
 from .result import Result
-from .validation import check_int, check_pattern, check_truth
+from .validation import check_int, check_memory, check_pattern, check_truth
 
 # Users per BLAS call and bytes of one score tile: the tile (block x items) stays in a
 # core's L2 cache while the selection reads it. Measured on the 2-core EPYC with 32
@@ -34,8 +34,27 @@ def check_factors(user_factors, item_factors):
             f"user_factors has {user_factors.shape[1]} factors per row but item_factors has "
             f"{item_factors.shape[1]}; both must come from the same model")
     dtype = np.result_type(user_factors.dtype, item_factors.dtype)
+    _no_overflow(user_factors, item_factors, dtype)
     return (np.ascontiguousarray(user_factors, dtype=dtype),
             np.ascontiguousarray(item_factors, dtype=dtype))
+
+
+def _no_overflow(user_factors, item_factors, dtype):
+    """Refuse factors whose dot products could overflow the score dtype (inf and NaN
+    scores would rank and count silently): |u·v| <= |u||v| <= the largest norms' product."""
+    def largest_norm(factors):
+        if not factors.size:
+            return 0.0
+        return float(np.sqrt(np.einsum("ij,ij->i", factors, factors, dtype=np.float64).max()))
+
+    bound = largest_norm(user_factors) * largest_norm(item_factors)
+    limit = float(np.finfo(dtype).max)
+    if not bound <= limit:
+        raise ValueError(
+            f"user_factors and item_factors are so large that their dot products can exceed "
+            f"{dtype.name}'s largest value ({limit:.3g}; norms up to {bound:.3g}): the model "
+            f"probably diverged (lower its learning rate or raise its regularization), or "
+            f"pass float64 factors")
 
 
 def _as_matrix(factors, name):
@@ -96,11 +115,17 @@ class _Scorer:
         self.tile = max(_TILE_BYTES // (_BLOCK * itemsize), 64)
         self.id_dtype = np.int32 if self.n_items < 2**31 else np.int64
 
+    def width(self, k):
+        """How many positions of a top-k list can hold an item: min(k, n_items)."""
+        return max(min(k, self.n_items), 1)
+
     def rank(self, rows, k, threads, truth=None):
-        """(ids, scores, auc) of users `rows`; auc is full-ranking when truth is given."""
+        """(ids, scores, auc) of users `rows`: their top min(k, n_items) (later positions
+        could only be padding); auc is full-ranking when truth is given."""
         from ._kernels.factors import score_topk
 
         n = rows.shape[0]
+        k = self.width(k)
         ids = np.empty((n, k), dtype=self.id_dtype)
         scores = np.empty((n, k), dtype=self.item_factors.dtype)
         auc = np.empty(n if truth is not None else 0, dtype=np.float64)
@@ -164,8 +189,15 @@ def topk(user_factors, item_factors, k, *, exclude=None, users=None, ties="low",
     k = check_int(k, "k")
     scorer = _Scorer(user_factors, item_factors, exclude, desc_ties=_check_ties(ties))
     rows = _check_rows(users, scorer.n_users)
+    check_memory(rows.shape[0] * k * (np.dtype(scorer.id_dtype).itemsize
+                                      + scorer.item_factors.dtype.itemsize),
+                 f"the ids and scores of {rows.shape[0]:,} lists of k={k:,} items",
+                 f"ask for fewer items (the catalogue has {scorer.n_items:,}) or fewer users")
     with numba_threads(n_threads) as threads:
         ids, scores, _ = scorer.rank(rows, k, threads)
+    if ids.shape[1] < k:  # past the catalogue: only padding
+        ids = np.pad(ids, ((0, 0), (0, k - ids.shape[1])), constant_values=-1)
+        scores = np.pad(scores, ((0, 0), (0, k - scores.shape[1])), constant_values=-np.inf)
     return ids, scores
 
 
@@ -252,7 +284,8 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
     n_relevant = positive_counts(data, rows)
     counted = counted_rows(data, rows, n_relevant, convention)
     auc = np.where(counted, 0.0, np.nan) if want_auc else None
-    span = max(1024, _SPAN_IDS // k)
+    width = scorer.width(k)  # cutoffs past the catalogue see empty slots
+    span = max(1024, _SPAN_IDS // width)
     with progress_bar(n, show_progress, "users") as bar:
         for lo in range(0, n, span):
             hi = min(lo + span, n)
@@ -261,7 +294,7 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
             ids, _, values = scorer.rank(span_rows[scored], k, threads,
                                          truth=data if want_auc else None)
             if ranked:
-                lists = np.full((hi - lo, k), -1, dtype=scorer.id_dtype)
+                lists = np.full((hi - lo, width), -1, dtype=scorer.id_dtype)
                 lists[scored] = ids
                 evaluator.update(span_rows, lists)
             if want_auc:

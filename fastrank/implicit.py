@@ -16,26 +16,25 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .model import evaluate_model, mf_factors
-from .validation import check_int
+from .model import evaluate_model, mf_factors, train_rows
+from .validation import check_bool, check_int, check_number, check_pattern, check_truth
 
 __all__ = ["ranking_metrics_at_k", "precision_at_k", "mean_average_precision_at_k", "ndcg_at_k",
            "AUC_at_k", "EvalCallback", "StopTraining"]
 
 
-def _as_csr(matrix, name):
-    if not sp.issparse(matrix):
-        raise TypeError(f"{name} must be a scipy.sparse matrix (users x items); got "
-                        f"{type(matrix).__name__}")
-    return sp.csr_matrix(matrix)
+class NothingToEvaluate(ZeroDivisionError, ValueError):
+    """No test entry at all: implicit divides by zero here; a ValueError too."""
 
 
 def _liked(test):
-    """implicit's relevance: every distinct stored test entry, whatever its value."""
-    liked = sp.csr_matrix((np.ones(test.nnz), test.indices, test.indptr), shape=test.shape)
-    liked.sum_duplicates()
-    liked.data[:] = 1.0
-    return liked
+    """implicit's relevance: every distinct stored test entry, whatever its value (checked
+    and made canonical on a copy: the caller's matrix is never modified)."""
+    if not sp.issparse(test):
+        raise TypeError(f"test_user_items must be a scipy.sparse matrix (users x items); got "
+                        f"{type(test).__name__}")
+    indptr, indices = check_pattern(test, "test_user_items", test.shape)
+    return sp.csr_matrix((np.ones(indices.shape[0]), indices, indptr), shape=test.shape)
 
 
 def _threads(num_threads):
@@ -62,24 +61,21 @@ def ranking_metrics_at_k(model, train_user_items, test_user_items, K=10, show_pr
     two (0 in either means all cores).
     """
     K = check_int(K, "K")
-    train = _as_csr(train_user_items, "train_user_items")
-    test = _liked(_as_csr(test_user_items, "test_user_items"))
+    test = _liked(test_user_items)
     n_users, n_items = test.shape
-    if train.shape[0] < n_users or train.shape[1] != n_items:
-        raise ValueError(
-            f"train_user_items has shape {train.shape} but test_user_items has {test.shape}; "
-            f"train needs the same items and a row for every test user")
+    train = train_rows(train_user_items, n_users, n_items, name="train_user_items")
     labels = [f"precision@{K}", f"map@{K}", f"ndcg@{K}", f"auc@{K}"]
     model_threads = getattr(model, "num_threads", 0)
     if not isinstance(model_threads, (int, np.integer)) or isinstance(model_threads, bool):
         model_threads = 0
     _threads(num_threads)  # type and range check
     wanted = 0 if 0 in (num_threads, model_threads) else max(num_threads, model_threads)
-    res = evaluate_model(model, test, labels, train=train[:n_users], convention="implicit",
+    res = evaluate_model(model, test, labels, train=train, convention="implicit",
                          ties="implicit", show_progress=show_progress,
                          n_threads=_threads(wanted))
     if res.n_users == 0:
-        raise ZeroDivisionError("test_user_items has no stored entries: nothing to evaluate")
+        raise NothingToEvaluate("test_user_items has no stored entries: nothing to evaluate "
+                                "(implicit raises ZeroDivisionError here too)")
     return {name: res[label] for name, label in zip(("precision", "map", "ndcg", "auc"), labels)}
 
 
@@ -166,16 +162,17 @@ class EvalCallback:
             monitor = self.metrics[0]
         if monitor not in self.metrics:
             raise ValueError(f"monitor {monitor!r} is not among metrics {self.metrics}")
+        data = check_truth(test, name="test")  # checked once here, not at the first fit
         self.test = test
-        self.train = train
+        self.train = None if train is None else train_rows(train, data.n_users, data.n_items)
         self.every = int(every)
         self.model = model
         self.convention = convention
         self.monitor = monitor
         self.patience = patience
-        self.min_delta = float(min_delta)
-        self.restore_best = restore_best
-        self.verbose = verbose
+        self.min_delta = check_number(min_delta, "min_delta")
+        self.restore_best = check_bool(restore_best, "restore_best")
+        self.verbose = check_bool(verbose, "verbose")
         self.history = []
         self.best_iteration = None
         self.best_value = None

@@ -5,6 +5,7 @@ which formula a name stands for (SPEC §2); this module turns a list of names in
 slot table the ranking kernel fills in one pass.
 """
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,17 +81,7 @@ def parse_metric(label, k_max, convention):
             raise ValueError(
                 f"metrics: {name!r} has no cutoff of its own (it looks at the first m "
                 f"positions); write {name!r} without @k")
-        k_text = k_text.strip()
-        if not k_text.isdigit():
-            raise ValueError(
-                f"metrics: cutoff in {label!r} must be a positive integer, as in '{name}@10'")
-        k = int(k_text)
-        if k < 1:
-            raise ValueError(f"metrics: cutoff in {label!r} must be at least 1")
-        if k > k_max:
-            raise ValueError(
-                f"metrics: cutoff in {label!r} is larger than the {k_max} columns of topk; "
-                f"use k <= {k_max} or pass longer lists")
+        k = parse_cutoff(label, name, k_text, k_max)
     else:
         k = k_max
     code = _OVERRIDES[convention].get(name, _RECSYS[name])
@@ -98,6 +89,25 @@ def parse_metric(label, k_max, convention):
     if convention == "trec" and name == "ndcg" and not sep:
         code = codes.NDCG_UNCUT
     return MetricSpec(label=label, name=name, k=k, code=code)
+
+
+_CUTOFF = re.compile(r"[0-9]+")
+
+
+def parse_cutoff(label, name, k_text, k_max):
+    """The cutoff written after '@' in label: an integer in [1, k_max]."""
+    k_text = k_text.strip()
+    if not _CUTOFF.fullmatch(k_text):
+        raise ValueError(
+            f"metrics: cutoff in {label!r} must be a positive integer, as in '{name}@10'")
+    k = int(k_text)
+    if k < 1:
+        raise ValueError(f"metrics: cutoff in {label!r} must be at least 1")
+    if k > k_max:
+        raise ValueError(
+            f"metrics: cutoff in {label!r} is larger than the {k_max} columns of topk; "
+            f"use k <= {k_max} or pass longer lists")
+    return k
 
 
 def metric_labels(metrics):
@@ -118,14 +128,23 @@ def metric_labels(metrics):
 def with_curves(labels, curves, k_max):
     """labels plus name@1..name@k_max for every name of `curves` (a name, a list of names,
     or True: every ranking metric named in labels), in one list without repeats."""
+    if isinstance(curves, np.bool_):
+        curves = bool(curves)
     if curves is None or curves is False:
         return labels
     if curves is True:
         names = [label.partition("@")[0].strip().lower() for label in labels
                  if isinstance(label, str)]
         names = [n for n in names if n in _RECSYS and n not in _NO_CUTOFF]
+    elif isinstance(curves, str):
+        names = [curves]
     else:
-        names = [curves] if isinstance(curves, str) else list(curves)
+        try:
+            names = list(curves)
+        except TypeError:
+            raise TypeError(f"curves must be a metric name such as 'ndcg', a list of them, "
+                            f"True (every ranking metric asked for) or None; got {curves!r} "
+                            f"of type {type(curves).__name__}") from None
     if not all(isinstance(name, str) for name in names):
         raise TypeError(f"curves must be a metric name, a list of them, or True; got "
                         f"{curves!r}")

@@ -19,7 +19,7 @@ from .factors import (_check_ties, _Scorer, evaluate_scorer,
                       parse_factor_metrics, positive_counts)
 from .progress import progress_bar
 from .streaming import Evaluator
-from .validation import check_int, check_pattern, check_truth
+from .validation import _csr_parts, check_int, check_memory, check_pattern, check_truth
 
 
 def mf_factors(model):
@@ -75,8 +75,14 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
     batch_size = check_int(batch_size, "batch_size")
     desc_ties = _check_ties(ties)
     data = check_truth(test, name="test")
+    if train is not None:
+        train = train_rows(train, data.n_users, data.n_items)
     rows = np.arange(data.n_users, dtype=np.int64)
     factors = mf_factors(model)
+    if factors is None and not callable(getattr(model, "recommend", None)):
+        raise TypeError(
+            f"model must have a recommend(userids, user_items, N, filter_already_liked_items) "
+            f"method, as implicit's models do; got {type(model).__name__}")
     with numba_threads(n_threads) as threads:
         if factors is not None:
             user_factors, item_factors = factors
@@ -84,8 +90,8 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
             if n_model_users < data.n_users:
                 raise ValueError(
                     f"test has {data.n_users} rows but the model knows {n_model_users} users")
-            scorer = _Scorer(user_factors[:data.n_users], item_factors,
-                             _rows_of(train, data.n_users), desc_ties=desc_ties)
+            scorer = _Scorer(user_factors[:data.n_users], item_factors, train,
+                             desc_ties=desc_ties)
             if scorer.n_items != data.n_items:
                 raise ValueError(
                     f"test has {data.n_items} columns but the model knows {scorer.n_items} "
@@ -100,14 +106,17 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
                                    show_progress)
 
 
-def _rows_of(train, n_rows):
-    """The first n_rows rows of train (implicit lets train have more), or None."""
-    if train is None or train.shape[0] == n_rows:
-        return train
-    if train.shape[0] < n_rows:
-        raise ValueError(f"train has {train.shape[0]} rows but test has {n_rows}; train needs "
-                         f"a row for every test user")
-    return sp.csr_matrix(train)[:n_rows]
+def train_rows(train, n_users, n_items, name="train"):
+    """The first n_users rows of a checked training matrix (implicit lets train have more
+    rows than test), as a new CSR matrix: the caller's is never modified."""
+    indptr, indices, values, (rows, cols) = _csr_parts(train, name, "interactions")
+    if cols != n_items or rows < n_users:
+        raise ValueError(
+            f"{name} has shape {(rows, cols)} but test has {(n_users, n_items)}; {name} needs "
+            f"the same items and a row for every test user")
+    end = int(indptr[n_users])
+    return sp.csr_matrix((values[:end], indices[:end], indptr[:n_users + 1]),
+                         shape=(n_users, n_items))
 
 
 def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_progress):
@@ -116,13 +125,16 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_
     n_users, n_items = data.n_users, data.n_items
     liked = None
     if train is not None:
-        # the model gets the caller's matrix (its values may matter, e.g. item-kNN
-        # scores); the cleaning uses the stored pattern
+        # the model gets the training values (they may matter, e.g. item-kNN scores); the
+        # cleaning uses the stored pattern
         indptr, indices = check_pattern(train, "train", (n_users, n_items))
         liked = sp.csr_matrix((np.ones(indices.shape[0], np.int8), indices, indptr),
                               shape=(n_users, n_items))
-        train = sp.csr_matrix(train)
     k = max(s.k for s in specs)
+    check_memory(min(batch_size, n_users) * k * 8,
+                 f"lists of {k:,} items for batches of {min(batch_size, n_users):,} users",
+                 f"use cutoffs up to the catalogue's {n_items:,} items, or a smaller "
+                 f"batch_size")
     evaluator = Evaluator(data, [s.label for s in specs], convention=convention, k=k)
     n_relevant = positive_counts(data, np.arange(n_users, dtype=np.int64))
     ask = np.flatnonzero(n_relevant > 0)
@@ -142,39 +154,42 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_
                     f"model.recommend must return (ids, scores), as implicit's models do; "
                     f"got {type(answer).__name__}")
             end = int(batch[-1]) + 1
-            lists = np.full((end - done, k), -1, dtype=np.int64)
-            lists[batch - done] = _clean_lists(answer[0], batch, k, n_items, liked)
+            cleaned = _clean_lists(answer[0], batch, k, n_items, liked)
+            lists = np.full((end - done, cleaned.shape[1]), -1, dtype=np.int64)
+            lists[batch - done] = cleaned
             evaluator.update(np.arange(done, end), lists)
             done = end
             bar.update(batch.size)
     if done < n_users or n_users == 0:
-        evaluator.update(np.arange(done, n_users), np.full((n_users - done, k), -1))
+        evaluator.update(np.arange(done, n_users), np.full((n_users - done, 1), -1))
     return evaluator.result()
 
 
 def _clean_lists(ids, batch, k, n_items, liked):
-    """A model's lists as (len(batch), k) int64 ids, every slot that is not a
-    recommendation set to -1 where it stands (the items after it keep their ranks).
+    """A model's lists as (len(batch), min(k, their width)) int64 ids, every slot that is
+    not a recommendation set to -1 where it stands (the items after it keep their ranks).
 
     A slot is not a recommendation when its id is not an item (negative, or past the
     catalogue) or is an item the user trained on (`liked`: the train pattern, when the
     model was asked to filter it). implicit fills what it cannot rank with such ids: the
     filtered training items come back at the end with score -FLT_MAX, and slots past the
     catalogue repeat an item already listed (a repeat counts once, see SPEC §2). Lists
-    shorter than k are padded, longer ones cut.
+    longer than k are cut.
     """
     ids = _model_ids(ids, batch.size)
-    lists = np.full((batch.size, k), -1, dtype=np.int64)
-    width = min(k, ids.shape[1])
-    lists[:, :width] = ids[:, :width]
+    width = max(min(k, ids.shape[1]), 1)
+    lists = np.full((batch.size, width), -1, dtype=np.int64)
+    if ids.shape[1]:
+        chunk = ids[:, :width]
+        if chunk.dtype.kind == "u":  # ids past int64 cannot be items: cap before the cast
+            chunk = np.minimum(chunk, np.uint64(n_items))
+        lists[:] = chunk
     lists[(lists < 0) | (lists >= n_items)] = -1
-    if liked is not None:
-        listed = lists >= 0
-        owner = np.repeat(np.arange(batch.size), k).reshape(batch.size, k)[listed]
-        sub = liked[batch]
-        trained = np.asarray(sub[owner, lists[listed]]).ravel() != 0
-        where = np.flatnonzero(listed.ravel())[trained]
-        lists.ravel()[where] = -1
+    listed = np.flatnonzero(lists.ravel() >= 0)
+    if liked is not None and listed.size:
+        owner = batch[listed // width]
+        trained = liked[owner, lists.ravel()[listed]]
+        lists.ravel()[listed[np.asarray(trained).ravel() != 0]] = -1
     return lists
 
 
@@ -184,8 +199,8 @@ def _model_ids(ids, n_users):
         ids = np.asarray(ids)
     except ValueError:  # ragged nested lists
         raise ValueError(
-            f"model.recommend returned ragged ids; it must return one row of K item ids "
-            f"per user, as a 2-D integer array") from None
+            "model.recommend returned ragged ids; it must return one row of K item ids "
+            "per user, as a 2-D integer array") from None
     if ids.dtype == np.bool_ or not np.issubdtype(ids.dtype, np.integer):
         raise TypeError(
             f"model.recommend returned item ids of dtype {ids.dtype}; ids must be integers "

@@ -7,9 +7,13 @@
     fr.plot_compare({"als": a, "bpr": b}, ["ndcg"], path="compare.svg")
 """
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
+
+# The formats named in the docs first; whatever else matplotlib writes follows them.
+FORMATS = ("png", "svg", "pdf")
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,9 @@ class Curve:
 
 def curve_labels(result, metric):
     """The labels metric@1..metric@K of the result, K the longest run from 1."""
+    if not isinstance(metric, str):
+        raise TypeError(f"metric must be a metric name (a string) such as 'ndcg'; got "
+                        f"{metric!r} of type {type(metric).__name__}")
     name = metric.strip().lower()
     labels = []
     c = 1
@@ -41,17 +48,18 @@ def curve_labels(result, metric):
 
 
 def result_curve(result, metric, level=0.95, method="normal", n_resamples=1000, seed=None):
-    from .stats import METHODS, _seed, check_level, result_ci
+    from .stats import METHODS, _seed, check_choice, check_level, check_resamples, \
+        check_seed, result_ci
 
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; "
-                         f"got {method!r}")
     labels = curve_labels(result, metric)
+    level = None if level is None else check_level(level)
+    method = check_choice(method, "method", METHODS)
+    check_resamples(n_resamples, method if level is not None else None)  # level=None: no CI
+    check_seed(seed)
     mean = np.array([result[label] for label in labels])
     low = np.full(mean.shape, np.nan)
     high = np.full(mean.shape, np.nan)
     if level is not None:
-        level = check_level(level)
         for i, label in enumerate(labels):
             low[i], high[i] = result_ci(result, label, level, method, n_resamples,
                                         None if seed is None else (_seed(seed) + i) % 2**63)
@@ -87,6 +95,50 @@ def _finish(ax, ylabel, level):
     ax.legend(fontsize="small", title=band.strip(" ()") or None, title_fontsize="x-small")
 
 
+def _formats():
+    """The file suffixes savefig writes: png, svg, pdf, then matplotlib's others."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        return None  # _figure says what to install
+    others = sorted(set(FigureCanvasBase.get_supported_filetypes()) - set(FORMATS))
+    return FORMATS + tuple(others)
+
+
+def check_path(path):
+    """Check before anything is drawn that `path` names a format matplotlib writes: a
+    file name (str or os.PathLike) by its suffix (none: PNG), or a binary file object."""
+    if path is None or hasattr(path, "write"):
+        return path
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"path must be a file name (str or pathlib.Path) such as "
+                        f"'curves.png', or None; got {path!r} of type {type(path).__name__}")
+    suffix = os.path.splitext(os.fsdecode(path))[1][1:].lower()
+    formats = _formats()
+    if suffix and formats is not None and suffix not in formats:
+        raise ValueError(f"path {os.fsdecode(path)!r} ends in .{suffix}, a format that "
+                         f"cannot be written; end it in .png, .svg or .pdf (also supported: "
+                         f"{', '.join('.' + f for f in formats[len(FORMATS):])})")
+    return path
+
+
+def _check_results(results):
+    """results as a non-empty dict of fastrank Results."""
+    from .result import Result
+
+    if not isinstance(results, dict):
+        raise TypeError(f"results must be a non-empty dict {{name: Result}}, e.g. "
+                        f"{{'als': res_als}}; got {type(results).__name__}")
+    if not results:
+        raise ValueError("results must be a non-empty dict {name: Result}, e.g. "
+                         "{'als': res_als}; got an empty dict")
+    for name, res in results.items():
+        if not isinstance(res, Result):
+            raise TypeError(f"results[{name!r}] must be a fastrank Result (what fr.evaluate "
+                            f"returns); got {type(res).__name__}")
+    return results
+
+
 def _save(fig, path):
     if path is not None:
         fig.savefig(path, dpi=120)
@@ -94,7 +146,10 @@ def _save(fig, path):
 
 
 def plot_result(result, metrics, path=None, level=0.95, title=None):
-    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    from .stats import metric_names
+
+    metrics = metric_names(metrics, example="ndcg")
+    check_path(path)
     curves = [result_curve(result, m, level) for m in metrics]
     fig, (ax,) = _figure(1, title)
     for c in curves:
@@ -106,12 +161,16 @@ def plot_result(result, metrics, path=None, level=0.95, title=None):
 def plot_compare(results, metrics, path=None, level=0.95, title=None):
     """One panel per metric, one line per system (with its interval band) over k = 1..K;
     written to `path` (PNG, SVG or PDF by its suffix) if given. Returns the Figure."""
-    if not isinstance(results, dict) or not results:
-        raise TypeError("results must be a non-empty dict {name: Result}")
-    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    from .stats import metric_names
+
+    _check_results(results)
+    metrics = metric_names(metrics, example="ndcg")
+    check_path(path)
+    curves = {metric: {name: result_curve(res, metric, level) for name, res in results.items()}
+              for metric in metrics}
     fig, axes = _figure(len(metrics), title)
     for ax, metric in zip(axes, metrics):
-        for name, res in results.items():
-            _draw(ax, result_curve(res, metric, level), name)
+        for name, curve in curves[metric].items():
+            _draw(ax, curve, name)
         _finish(ax, metric, level)
     return _save(fig, path)

@@ -5,6 +5,15 @@ from collections.abc import Mapping
 import numpy as np
 
 
+class UnknownMetric(KeyError, ValueError):
+    """A metric name that a Result does not hold. A KeyError, as the Mapping protocol
+    (`result["x"]`) wants, and a ValueError, as a bad argument of a method is."""
+
+    def __str__(self):
+        # KeyError's str() quotes its argument; the message reads better plain.
+        return str(self.args[0]) if self.args else ""
+
+
 def _frozen(arr):
     arr = np.asarray(arr)
     arr.flags.writeable = False
@@ -16,7 +25,8 @@ class Result(Mapping):
 
     `result["ndcg@10"]` is the mean over the counted users, `result.per_user("ndcg@10")`
     the float64 value of every top-K row (NaN where the user is not counted). The
-    per-user arrays are read-only views; copy them to modify.
+    per-user arrays are read-only views; copy them to modify. A name the result does not
+    hold raises UnknownMetric, both a KeyError (the Mapping protocol) and a ValueError.
 
     Attributes
     ----------
@@ -72,7 +82,9 @@ class Result(Mapping):
         try:
             return self._means[name]
         except KeyError:
-            raise KeyError(self._unknown(name)) from None
+            raise UnknownMetric(self._unknown(name)) from None
+        except TypeError:  # unhashable: a list or an array
+            raise TypeError(self._not_a_name(name, "the key")) from None
 
     def __iter__(self):
         return iter(self._metrics)
@@ -81,18 +93,31 @@ class Result(Mapping):
         return len(self._metrics)
 
     def _unknown(self, name):
-        return f"{name!r} is not in this result; it holds {', '.join(self._metrics)}"
+        return (f"{name!r} is not in this result; it holds {', '.join(self._metrics)}: "
+                f"pass one of these, or evaluate again with {name!r} among the metrics")
+
+    def _not_a_name(self, name, argument):
+        example = self._metrics[0] if self._metrics else "ndcg@10"
+        return (f"{argument} must be a metric name (a string) such as {example!r}; got "
+                f"{name!r} of type {type(name).__name__}")
+
+    def _check_metric(self, name, argument="metric"):
+        """name if this result holds it: a TypeError for a non-string, UnknownMetric (a
+        KeyError and a ValueError) for a name it does not hold."""
+        if not isinstance(name, str):
+            raise TypeError(self._not_a_name(name, argument))
+        if name not in self._means:
+            raise UnknownMetric(self._unknown(name))
+        return name
 
     def per_user(self, name):
         """Per-user values of one metric: float64, one per top-K row, NaN where not counted."""
+        self._check_metric(name, "name")
         if name in self.catalogue:
             raise ValueError(
                 f"{name!r} describes the catalogue, not a user: it has one value, "
                 f"result[{name!r}], and no per-user values")
-        try:
-            return self._per_user[name]
-        except KeyError:
-            raise KeyError(self._unknown(name)) from None
+        return self._per_user[name]
 
     def ci(self, metric, level=0.95, method="bootstrap", n_resamples=1000, seed=None,
            n_threads=None):

@@ -10,11 +10,17 @@ import math
 
 import numpy as np
 
+from .validation import check_memory
+
 METHODS = ("bootstrap", "normal")
 TESTS = ("t", "wilcoxon", "randomization")
 CORRECTIONS = ("holm", "bonferroni", None)
 DEFAULT_RESAMPLES = 1000
 DEFAULT_PERMUTATIONS = 10_000
+# Bytes allocated per resample / permutation: the float64 statistics and np.quantile's
+# working copy of them; the sign-flip sums, their absolute values and a bool mask.
+BYTES_PER_RESAMPLE = 16
+BYTES_PER_PERMUTATION = 17
 
 
 def check_level(level):
@@ -25,18 +31,86 @@ def check_level(level):
     return float(level)
 
 
+def check_choice(value, name, choices):
+    """value if it is one of `choices` (strings, and None where allowed)."""
+    listing = ", ".join(map(repr, choices))
+    if value is None and None in choices:
+        return value
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {listing}; got {value!r} of type "
+                        f"{type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {listing}; got {value!r}")
+    return value
+
+
+def check_seed(seed):
+    """seed unchanged if it is None or an int (a numpy integer too); a TypeError else."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise TypeError(f"seed must be an int or None, such as 0 (or None for a fresh "
+                        f"random seed); got {seed!r} of type {type(seed).__name__}")
+    return seed
+
+
 def _seed(seed):
+    check_seed(seed)
     if seed is None:
         return int(np.random.default_rng().integers(0, 2**63 - 1))
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int or None; got {type(seed).__name__}")
     return int(seed) % 2**63
 
 
-def _count(n, name, minimum=1):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
-        raise ValueError(f"{name} must be an int of at least {minimum}; got {n!r}")
+def _count(n, name, minimum=1, typical=None):
+    typical = f", such as {typical}" if typical is not None else ""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{name} must be an int of at least {minimum}{typical}; got {n!r} "
+                        f"of type {type(n).__name__}")
+    if n < minimum:
+        raise ValueError(f"{name} must be an int of at least {minimum}{typical}; got {n!r}")
     return int(n)
+
+
+def check_allocation(n, name, bytes_each, typical):
+    """Refuse a count whose arrays (n * bytes_each bytes) exceed half the physical memory."""
+    check_memory(n * bytes_each, f"{name}={n} ({bytes_each} bytes each)",
+                 f"use a typical value such as {name}={typical}")
+    return n
+
+
+def check_resamples(n_resamples, method="bootstrap"):
+    """n_resamples as an int >= 2 whose bootstrap fits in memory (checked when used)."""
+    n = _count(n_resamples, "n_resamples", minimum=2, typical=DEFAULT_RESAMPLES)
+    if method == "bootstrap":
+        check_allocation(n, "n_resamples", BYTES_PER_RESAMPLE, DEFAULT_RESAMPLES)
+    return n
+
+
+def check_permutations(n_permutations, test="randomization"):
+    """n_permutations as an int >= 1 whose test fits in memory (checked when used)."""
+    n = _count(n_permutations, "n_permutations", typical=DEFAULT_PERMUTATIONS)
+    if test == "randomization":
+        check_allocation(n, "n_permutations", BYTES_PER_PERMUTATION, DEFAULT_PERMUTATIONS)
+    return n
+
+
+def metric_names(metrics, argument="metrics", example="ndcg@10"):
+    """A metric name or an iterable of them as a non-empty list without repeats."""
+    if isinstance(metrics, str):
+        return [metrics]
+    try:
+        names = list(metrics)
+    except TypeError:
+        raise TypeError(f"{argument} must be a metric name or a list of them, such as "
+                        f"[{example!r}]; got {metrics!r} of type "
+                        f"{type(metrics).__name__}") from None
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{argument} must hold metric names (strings) such as "
+                            f"{example!r}; got {name!r} of type {type(name).__name__}")
+    names = list(dict.fromkeys(names))
+    if not names:
+        raise ValueError(f"{argument} is empty: name at least one per-user metric, e.g. "
+                         f"[{example!r}]")
+    return names
 
 
 class Parts:
@@ -110,7 +184,7 @@ def interval(parts, *, level, method, n_resamples, seed, n_threads=None):
     if n >= 2**32:
         raise ValueError(f"the bootstrap takes at most 2**32 - 1 users; got {n}: use "
                          f"method='normal'")
-    means = np.empty(_count(n_resamples, "n_resamples", minimum=2))
+    means = np.empty(check_resamples(n_resamples))
     centre = parts.value() ** parts.power if parts.ratio else parts.value()
     with numba_threads(n_threads):
         bootstrap_means(num, den if parts.ratio else num, parts.ratio, centre, _seed(seed),
@@ -121,10 +195,11 @@ def interval(parts, *, level, method, n_resamples, seed, n_threads=None):
 
 def result_ci(result, metric, level=0.95, method="bootstrap", n_resamples=DEFAULT_RESAMPLES,
               seed=None, n_threads=None):
+    result._check_metric(metric, "metric")
     level = check_level(level)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; "
-                         f"got {method!r}")
+    method = check_choice(method, "method", METHODS)
+    n_resamples = check_resamples(n_resamples, method)
+    check_seed(seed)
     return interval(mean_parts(result, metric), level=level, method=method,
                     n_resamples=n_resamples, seed=seed, n_threads=n_threads)
 
@@ -164,31 +239,22 @@ def compare(results, metrics=None, *, baseline=None, test="t", correction="holm"
         `.to_text()`, `.to_markdown()`, `.to_latex()`.
     """
     level = check_level(level)
-    if test not in TESTS:
-        raise ValueError(f"test must be one of {', '.join(map(repr, TESTS))}; got {test!r}")
-    if correction not in CORRECTIONS:
-        raise ValueError(f"correction must be 'holm', 'bonferroni' or None; got "
-                         f"{correction!r}")
+    test = check_choice(test, "test", TESTS)
+    correction = check_choice(correction, "correction", CORRECTIONS)
+    n_permutations = check_permutations(n_permutations, test)
+    seed = _seed(seed)
     systems = _check_systems(results, baseline)
     base = baseline if baseline is not None else systems[0]
     reference = results[base]
     if metrics is None:
         metrics = [m for m in reference.metrics if m not in reference.catalogue]
-    elif isinstance(metrics, str):
-        metrics = [metrics]
-    metrics = list(dict.fromkeys(metrics))
-    if not metrics:
-        raise ValueError("metrics is empty: name at least one per-user metric to compare, "
-                         "e.g. ['ndcg@10']")
+        if not metrics:
+            raise ValueError(f"metrics is empty: the baseline {base!r} has no per-user metric; "
+                             f"name at least one per-user metric to compare, e.g. ['ndcg@10']")
+    metrics = metric_names(metrics)
     for name in systems:
         for metric in metrics:
-            if metric not in results[name].metrics:
-                raise KeyError(f"metric {metric!r} is not in the result of system {name!r}; it "
-                               f"holds {', '.join(results[name].metrics)}")
-            if metric in results[name].catalogue:
-                raise ValueError(f"{metric!r} describes the catalogue: it has no per-user "
-                                 f"values to compare users on")
-    seed = _seed(seed)
+            _check_compared(results[name], name, metric)
     rows = []
     for metric in metrics:
         base_parts = mean_parts(reference, metric)
@@ -207,12 +273,27 @@ def compare(results, metrics=None, *, baseline=None, test="t", correction="holm"
     return Comparison(rows, base, test, correction, level)
 
 
+def _check_compared(res, name, metric):
+    """metric is a per-user metric of system `name`'s Result."""
+    from .result import UnknownMetric
+
+    if metric not in res.metrics:
+        raise UnknownMetric(
+            f"metrics: metric {metric!r} is not in the result of system {name!r}; it holds "
+            f"{', '.join(res.metrics)}: compare metrics every system was evaluated with")
+    if metric in res.catalogue:
+        raise ValueError(f"metrics: {metric!r} describes the catalogue: it has no per-user "
+                         f"values to compare users on; drop it from metrics")
+
+
 def _check_systems(results, baseline):
     from .result import Result
 
     if not isinstance(results, dict) or len(results) < 2:
-        raise TypeError("results must be a dict of at least two {name: Result}, e.g. "
-                        "{'als': res_als, 'bpr': res_bpr}")
+        got = (f"a dict of {len(results)} system(s)" if isinstance(results, dict)
+               else f"{type(results).__name__}")
+        raise TypeError(f"results must be a dict of at least two {{name: Result}}, e.g. "
+                        f"{{'als': res_als, 'bpr': res_bpr}}; got {got}")
     systems = list(results)
     for name, res in results.items():
         if not isinstance(name, str):
@@ -220,6 +301,10 @@ def _check_systems(results, baseline):
         if not isinstance(res, Result):
             raise TypeError(f"results[{name!r}] must be a fastrank Result; got "
                             f"{type(res).__name__}")
+    if baseline is not None and not isinstance(baseline, str):
+        raise TypeError(f"baseline must be the name (a string) of one of the systems: "
+                        f"{', '.join(map(repr, systems))}; got {baseline!r} of type "
+                        f"{type(baseline).__name__}")
     if baseline is not None and baseline not in results:
         raise ValueError(f"baseline {baseline!r} is not one of the systems: "
                          f"{', '.join(map(repr, systems))}")
@@ -287,7 +372,7 @@ def _paired(parts, base, test, level, n_permutations, seed, n_threads):
     elif test == "wilcoxon":
         out["p_value"] = float(stats.wilcoxon(values, reference).pvalue)
     else:
-        out["p_value"] = randomization_p(d, _count(n_permutations, "n_permutations"), seed,
+        out["p_value"] = randomization_p(d, check_permutations(n_permutations), seed,
                                          n_threads)
     return out
 
@@ -449,22 +534,24 @@ class Segments:
 def segments(result, labels, metrics=None, level=0.95, method="normal",
              n_resamples=DEFAULT_RESAMPLES, seed=None, n_threads=None):
     level = check_level(level)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; "
-                         f"got {method!r}")
-    labels = np.asarray(labels)
-    n_rows = result.users.shape[0]
-    if labels.ndim != 1 or labels.shape[0] != n_rows:
-        raise ValueError(f"labels must be 1-D with one segment label per row of the result "
-                         f"({n_rows}); got shape {labels.shape}")
+    method = check_choice(method, "method", METHODS)
+    n_resamples = check_resamples(n_resamples, method)
+    check_seed(seed)
+    labels = _check_labels(labels, result.users.shape[0])
     if metrics is None:
         metrics = [m for m in result.metrics if m not in result.catalogue]
-    elif isinstance(metrics, str):
-        metrics = [metrics]
+        if not metrics:
+            raise ValueError("metrics is empty: this result has no per-user metric to give "
+                             "per segment (coverage and gini have one value each)")
+    metrics = metric_names(metrics)
+    for metric in metrics:
+        result._check_metric(metric, "metrics")
+        result.per_user(metric)  # a catalogue metric raises here
     try:
         unique, inverse = np.unique(labels, return_inverse=True)
     except TypeError as err:
-        raise TypeError(f"labels must be of one sortable type ({err})") from None
+        raise TypeError(f"labels must be of one sortable type ({err}); convert them to "
+                        f"one, e.g. np.asarray(labels).astype(str)") from None
     counted = result.counted
     seg = inverse.reshape(-1)[counted]
     n_seg = unique.shape[0]
@@ -494,6 +581,49 @@ def segments(result, labels, metrics=None, level=0.95, method="normal",
                     seed=None if seed is None else (_seed(seed) + s) % 2**63,
                     n_threads=n_threads)
     return Segments(unique, metrics, means, counts, low, high, level, method)
+
+
+def _check_labels(labels, n_rows):
+    """labels as a 1-D array of one label per row, none of them missing."""
+    try:
+        array = np.asarray(labels)
+    except (ValueError, TypeError):
+        raise ValueError(f"labels must be 1-D with one segment label per row of the result "
+                         f"({n_rows}); got a {type(labels).__name__} that is not an array "
+                         f"(rows of different lengths?): pass a list or array of "
+                         f"{n_rows} labels") from None
+    if array.ndim != 1 or array.shape[0] != n_rows:
+        raise ValueError(f"labels must be 1-D with one segment label per row of the result "
+                         f"({n_rows}); got shape {array.shape}: pass a list or array of "
+                         f"{n_rows} labels")
+    missing = _missing_rows(array)
+    if missing.size:
+        raise ValueError(f"labels holds a missing label (NaN, NaT or None) at {missing.size} "
+                         f"row(s), the first row {int(missing[0])}: give every row a label, "
+                         f"e.g. -1 or 'unknown' for rows without one")
+    return array
+
+
+def _missing_rows(labels):
+    """Rows whose label is NaN, NaT or None."""
+    kind = labels.dtype.kind
+    if kind in "fc":
+        return np.flatnonzero(np.isnan(labels))
+    if kind in "mM":
+        return np.flatnonzero(np.isnat(labels))
+    if kind == "O":
+        return np.flatnonzero(np.fromiter((_is_missing(x) for x in labels), dtype=bool,
+                                          count=labels.shape[0]))
+    return np.empty(0, dtype=np.intp)
+
+
+def _is_missing(value):
+    if value is None:
+        return True
+    try:
+        return bool(value != value)  # NaN, NaT and NA differ from themselves
+    except (TypeError, ValueError):
+        return True  # pandas' NA has no truth value
 
 
 def _normal_by_segment(num, den, seg, n_seg, counts, means, level):

@@ -11,10 +11,12 @@ array holds the per-user outputs and one block, never a second copy of either.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
-from .evaluate import Block, Plan, numba_threads
-from .metrics import _check_convention, metric_labels
-from .validation import Truth, check_int, check_topk, check_truth, check_users
+from .evaluate import Block, Plan, check_metrics, numba_threads
+from .metrics import metric_labels
+from .validation import (Truth, check_bool, check_int, check_n_threads, check_topk,
+                         check_truth, check_users)
 
 
 class Evaluator:
@@ -29,7 +31,8 @@ class Evaluator:
     convention : {"recsys", "trec", "implicit"}
     k : int, optional
         The list length K (what "ndcg" without @k means). Default: the width of the first
-        block. Narrower blocks are padded with -1; wider ones are an error.
+        block. Narrower blocks are lists that end early (their missing slots are empty);
+        wider ones are an error.
     repeats : bool
         Whether a truth row may appear in more than one block (or twice in one). Off by
         default: counting a user twice is a mistake more often than it is intended.
@@ -51,12 +54,12 @@ class Evaluator:
                  n_threads=None, show_progress=False):
         self._data = truth if isinstance(truth, Truth) else check_truth(truth)
         self._metrics = list(metric_labels(metrics))
-        _check_convention(convention)
-        self.convention = convention
-        self.repeats = bool(repeats)
         self._side = dict(train=train, item_aspects=item_aspects, item_vectors=item_vectors,
                           baseline=baseline)
-        self._n_threads = n_threads
+        check_metrics(self._metrics, convention, **self._side)
+        self.convention = convention
+        self.repeats = check_bool(repeats, "repeats")
+        self._n_threads = check_n_threads(n_threads)
         self._show_progress = show_progress
         self._bar = None
         self._plan = None if k is None else self._make_plan(check_int(k, "k"))
@@ -109,12 +112,13 @@ class Evaluator:
         (after this one's). Returns self."""
         if not isinstance(other, Evaluator):
             raise TypeError(f"merge takes another fr.Evaluator; got {type(other).__name__}")
-        mine, theirs = self._data, other._data
-        if mine is not theirs and ((mine.n_users, mine.n_items, mine.indptr[-1]) != (
-                theirs.n_users, theirs.n_items, theirs.indptr[-1])
-                or not np.array_equal(mine.indptr, theirs.indptr)):
+        if not _same_truth(self._data, other._data):
             raise ValueError("merge: the two Evaluators have different truth matrices; "
                              "partial evaluations merge only over the same truth")
+        for name, value in self._side.items():
+            if not _same_input(value, other._side[name]):
+                raise ValueError(f"merge: the two Evaluators have different {name}=; partial "
+                                 f"evaluations merge only with the same side inputs")
         if other._metrics != self._metrics or other.convention != self.convention:
             raise ValueError(
                 f"merge: metrics or convention differ ({self._metrics}, {self.convention!r} "
@@ -138,8 +142,9 @@ class Evaluator:
     def result(self):
         """The Result of every block added so far (rows in the order they came)."""
         if self._plan is None:
-            raise ValueError("result: no block has been added yet; call update(users, "
-                             "topk) first")
+            raise ValueError("result: no block has been added yet and k= was not given, so "
+                             "the list length is unknown; call update(users, topk) first")
+        self._reserve(0)
         if self._bar is not None:
             self._bar.close()
             self._bar = None
@@ -148,6 +153,8 @@ class Evaluator:
     # -- internals --------------------------------------------------------------------
 
     def _fit(self, topk):
+        """A block's lists, checked against K: narrower ones go to the kernels as they are
+        (slots past their columns are empty), wider ones are an error."""
         k = self._plan.k
         width = topk.shape[1]
         if width > k:
@@ -155,10 +162,6 @@ class Evaluator:
                 f"topk has {width} columns but this Evaluator's lists have K = {k} (set by "
                 f"k= or by the first block); cut the lists to {k} or build the Evaluator "
                 f"with k={width}")
-        if width < k:
-            padded = np.full((topk.shape[0], k), -1, dtype=topk.dtype)
-            padded[:, :width] = topk
-            return padded
         return topk
 
     def _check_new(self, rows):
@@ -213,3 +216,26 @@ class Evaluator:
 
             self._bar = tqdm(total=self._data.n_users, unit="users", unit_scale=True)
         self._bar.update(n)
+
+
+def _same_truth(mine, theirs):
+    """Do two checked truths hold the same matrix (the same object, or equal arrays)?"""
+    if mine is theirs:
+        return True
+    return ((mine.n_users, mine.n_items) == (theirs.n_users, theirs.n_items)
+            and all(np.array_equal(a, b) for a, b in ((mine.indptr, theirs.indptr),
+                                                       (mine.indices, theirs.indices),
+                                                       (mine.data, theirs.data))))
+
+
+def _same_input(a, b):
+    """Are two side inputs (None, a string, an array or a sparse matrix) the same?"""
+    if a is b:
+        return True
+    if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    if sp.issparse(a) or sp.issparse(b):
+        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape
+                and (sp.csr_array(a) != sp.csr_array(b)).nnz == 0)
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and np.array_equal(a, b)

@@ -5,6 +5,7 @@ to fix it. None of them modifies its input: where a fix is needed (non-canonical
 unusual dtypes) they work on a copy.
 """
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -56,7 +57,8 @@ def check_truth(truth, name="truth"):
 def check_pattern(matrix, name, shape):
     """The stored (user, item) pattern of a sparse matrix, values ignored: canonical CSR
     (indptr int64, sorted duplicate-free indices) of the given shape."""
-    indptr, indices, _, got = _csr_parts(matrix, name, "values")
+    indptr, indices, _, got = _csr_parts(matrix, name, "any values: only the stored "
+                                                       "pattern counts")
     if got != tuple(shape):
         raise ValueError(
             f"{name} has shape {got} but must have shape {tuple(shape)} (users x items, "
@@ -69,49 +71,104 @@ def check_pattern(matrix, name, shape):
     return indptr.astype(np.int64, copy=False), _index_array(indices)
 
 
-def _csr_parts(matrix, name, values):
-    """Structure checks shared by truth and pattern inputs: (indptr, indices, data, shape)."""
+def _csr_parts(matrix, name, values, axes=("user", "item")):
+    """Structure checks shared by truth and pattern inputs: (indptr, indices, data, shape).
+
+    CSR arrays are checked where they are; CSC, COO and BSR matrices are checked before
+    scipy converts them (its converters trust their input: a bad index corrupts memory),
+    then converted once. The caller's matrix is never modified. `axes` names the rows and
+    columns in messages."""
+    rows, cols = axes
     if not sp.issparse(matrix):
         raise TypeError(
-            f"{name} must be a scipy.sparse matrix or array (users x items, {values} as "
-            f"values); got {type(matrix).__name__}. Build one with "
-            f"scipy.sparse.csr_array((values, (users, items)), shape=(n_users, n_items))")
+            f"{name} must be a scipy.sparse matrix or array ({rows}s x {cols}s, {values}); "
+            f"got {type(matrix).__name__}. Build one with scipy.sparse.csr_array((values, "
+            f"({rows}s, {cols}s)), shape=(n_{rows}s, n_{cols}s))")
     if matrix.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (users x items); got {matrix.ndim} dimensions")
+        raise ValueError(f"{name} must be 2-D ({rows}s x {cols}s); got {matrix.ndim} "
+                         f"dimensions")
     numeric = np.issubdtype(matrix.dtype, np.integer) or np.issubdtype(matrix.dtype, np.floating)
     if matrix.dtype != np.bool_ and not numeric:
         raise TypeError(
             f"{name} values must be numeric {values}; got dtype {matrix.dtype}. "
             f"Cast with {name}.astype(np.float64)")
-    if matrix.format != "csr":
-        matrix = matrix.tocsr()  # a new matrix: the caller's is untouched
     n_users, n_items = matrix.shape
+    fmt = matrix.format
+    if fmt == "csr":
+        indptr, indices, data = _compressed(matrix, name, n_users, n_items, "CSR")
+        return indptr, indices, data, (n_users, n_items)
+    if fmt == "csc":
+        _compressed(matrix, name, n_items, n_users, "CSC")
+    elif fmt == "coo":
+        _coordinates(matrix, name, n_users, n_items)
+    elif fmt == "bsr":
+        _blocks(matrix, name)
+    converted = sp.csr_array(matrix)  # a new matrix: the caller's is untouched
+    return (np.asarray(converted.indptr), np.asarray(converted.indices),
+            np.asarray(converted.data), (n_users, n_items))
+
+
+def _compressed(matrix, name, n_outer, n_inner, kind):
+    """Checked (indptr, indices, data) of a CSR (outer = rows) or CSC (outer = columns)."""
     indptr = np.asarray(matrix.indptr)
     indices = np.asarray(matrix.indices)
     data = np.asarray(matrix.data)
-    if indptr.ndim != 1 or indptr.shape[0] != n_users + 1:
+    rebuild = f"rebuild it with scipy.sparse.{kind.lower()}_array"
+    if indptr.ndim != 1 or indptr.shape[0] != n_outer + 1:
         raise ValueError(
-            f"{name} is a malformed CSR matrix: indptr has {indptr.shape[0]} entries, "
-            f"expected n_users + 1 = {n_users + 1}; rebuild it with scipy.sparse.csr_array")
-    if not np.issubdtype(indptr.dtype, np.integer) or not np.issubdtype(indices.dtype, np.integer):
-        raise TypeError(f"{name} is a malformed CSR matrix: indptr and indices must be integers")
+            f"{name} is a malformed {kind} matrix: indptr has {indptr.shape[0]} entries, "
+            f"expected {n_outer + 1}; {rebuild}")
+    if not np.issubdtype(indptr.dtype, np.integer) or not np.issubdtype(indices.dtype,
+                                                                          np.integer):
+        raise TypeError(f"{name} is a malformed {kind} matrix: indptr and indices must be "
+                        f"integers; {rebuild}")
+    if indices.ndim != 1 or data.ndim != 1 or indices.shape[0] != data.shape[0]:
+        raise ValueError(
+            f"{name} is a malformed {kind} matrix: indices ({indices.shape}) and data "
+            f"({data.shape}) must be 1-D of one length; {rebuild}")
     nnz = int(indptr[-1])
-    if int(indptr[0]) != 0 or np.any(np.diff(indptr) < 0):
+    if int(indptr[0]) != 0 or np.any(indptr[1:] < indptr[:-1]):
         raise ValueError(
-            f"{name} is a malformed CSR matrix: indptr must start at 0 and never decrease; "
-            f"rebuild it with scipy.sparse.csr_array")
-    if nnz > indices.shape[0] or nnz > data.shape[0]:
+            f"{name} is a malformed {kind} matrix: indptr must start at 0 and never "
+            f"decrease; {rebuild}")
+    if nnz != indices.shape[0]:
         raise ValueError(
-            f"{name} is a malformed CSR matrix: indptr ends at {nnz} but there are only "
-            f"{min(indices.shape[0], data.shape[0])} stored entries; rebuild it with "
-            f"scipy.sparse.csr_array")
-    indices = indices[:nnz]
-    data = data[:nnz]
-    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= n_items):
+            f"{name} is a malformed {kind} matrix: indptr ends at {nnz} but there are "
+            f"{indices.shape[0]} stored entries; {rebuild} (or call {name}.prune())")
+    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= n_inner):
+        axis = "column" if kind == "CSR" else "row"
         raise ValueError(
-            f"{name} is a malformed CSR matrix: column indices must lie in [0, {n_items}); "
-            f"rebuild it with scipy.sparse.csr_array")
-    return indptr, indices, data, (n_users, n_items)
+            f"{name} is a malformed {kind} matrix: {axis} indices must lie in [0, {n_inner}); "
+            f"{rebuild}")
+    return indptr, indices, data
+
+
+def _coordinates(matrix, name, n_users, n_items):
+    """Check a COO matrix's row and column arrays before scipy converts it."""
+    data = np.asarray(matrix.data)
+    coords = getattr(matrix, "coords", None) or (matrix.row, matrix.col)
+    for axis, values, n in zip(("row", "col"), coords, (n_users, n_items)):
+        values = np.asarray(values)
+        if not np.issubdtype(values.dtype, np.integer):
+            raise TypeError(f"{name} is a malformed COO matrix: {axis} indices must be "
+                            f"integers; rebuild it with scipy.sparse.coo_array")
+        if values.shape != data.shape:
+            raise ValueError(
+                f"{name} is a malformed COO matrix: {axis} has {values.shape[0]} entries "
+                f"but data has {data.shape[0]}; rebuild it with scipy.sparse.coo_array")
+        if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
+            raise ValueError(
+                f"{name} is a malformed COO matrix: {axis} indices must lie in [0, {n}); "
+                f"rebuild it with scipy.sparse.coo_array")
+
+
+def _blocks(matrix, name):
+    """Check a BSR matrix's structure (on a copy: scipy's check prunes in place)."""
+    try:
+        sp.bsr_array(matrix, copy=True).check_format(full_check=True)
+    except (ValueError, TypeError, IndexError) as err:
+        raise ValueError(f"{name} is a malformed BSR matrix ({err}); rebuild it with "
+                         f"scipy.sparse.bsr_array") from None
 
 
 def _is_canonical(indptr, indices):
@@ -128,12 +185,7 @@ def _is_canonical(indptr, indices):
 
 def check_topk(topk, n_items):
     """Check the (n_rows, K) id array: integer, 2-D, K >= 1, ids in [-1, n_items)."""
-    if not isinstance(topk, np.ndarray):
-        topk = np.asarray(topk)
-    if topk.dtype == np.bool_ or not np.issubdtype(topk.dtype, np.integer):
-        raise TypeError(
-            f"topk must be an integer array of item ids (n_users x K); got dtype {topk.dtype}. "
-            f"Cast with topk.astype(np.int64) after checking that the values are whole ids")
+    topk = _int_array(topk, "topk", "item ids (n_users x K)")
     if topk.ndim != 2:
         raise ValueError(
             f"topk must be 2-D (one row of K item ids per user); got {topk.ndim} dimensions. "
@@ -151,6 +203,23 @@ def check_topk(topk, n_items):
     return np.ascontiguousarray(topk)
 
 
+def _int_array(values, name, what):
+    """values as a numpy integer array (not bool, not timedelta), or an error naming it."""
+    if not isinstance(values, np.ndarray):
+        try:
+            values = np.asarray(values)
+        except ValueError:
+            raise ValueError(f"{name} is ragged: it must be a rectangular array of {what}") \
+                from None
+    if values.dtype == np.bool_ or values.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name} must be an integer array of {what}; got dtype {values.dtype}. Cast with "
+            f"{name}.astype(np.int64) after checking that the values are whole numbers")
+    if not values.dtype.isnative:
+        values = values.astype(values.dtype.newbyteorder("="))
+    return values
+
+
 def check_users(users, n_rows, n_truth_rows):
     """The truth row of each top-K row, as int64."""
     if users is None:
@@ -159,23 +228,25 @@ def check_users(users, n_rows, n_truth_rows):
                 f"topk has {n_rows} rows but truth has {n_truth_rows}; pass users= to map "
                 f"each topk row to its truth row")
         return np.arange(n_rows, dtype=np.int64)
-    users = np.asarray(users)
-    if users.dtype == np.bool_ or not np.issubdtype(users.dtype, np.integer):
-        raise TypeError(
-            f"users must be an integer array of truth row numbers; got dtype {users.dtype}")
+    users = _int_array(users, "users", "truth row numbers")
     if users.ndim != 1 or users.shape[0] != n_rows:
         raise ValueError(
             f"users must be 1-D with one truth row per topk row ({n_rows}); got shape "
             f"{users.shape}")
     if n_rows and (int(users.min()) < 0 or int(users.max()) >= n_truth_rows):
+        bad = int(users.min()) if int(users.min()) < 0 else int(users.max())
         raise ValueError(
-            f"users contains row numbers outside [0, {n_truth_rows}), the rows of truth")
+            f"users contains {bad}, outside [0, {n_truth_rows}), the rows of truth")
     return users.astype(np.int64)
 
 
-def check_n_threads(n_threads, max_threads):
+def check_n_threads(n_threads, max_threads=None):
     if n_threads is None:
         return None
+    if max_threads is None:
+        import numba
+
+        max_threads = numba.config.NUMBA_NUM_THREADS
     if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
         raise TypeError(f"n_threads must be an int or None; got {type(n_threads).__name__}")
     if not 1 <= n_threads <= max_threads:
@@ -185,6 +256,23 @@ def check_n_threads(n_threads, max_threads):
     return int(n_threads)
 
 
+def check_bool(value, name):
+    """value as a bool; anything but True, False or a numpy bool is a TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def check_number(value, name):
+    """value as a finite float; a bool, a non-number, NaN or inf is an error naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number; got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value}")
+    return value
+
+
 def check_int(value, name, minimum=1, hint=""):
     """value as a Python int >= minimum; TypeError / ValueError naming the argument."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -192,3 +280,40 @@ def check_int(value, name, minimum=1, hint=""):
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}{hint}; got {value}")
     return int(value)
+
+
+def physical_memory():
+    """Bytes of memory of this machine, or None where the system does not say."""
+    try:
+        page, pages = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        return None
+    return page * pages if page > 0 and pages > 0 else None  # -1: not known
+
+
+def check_memory(n_bytes, what, fix):
+    """Refuse an allocation of n_bytes that could not fit in half of this machine's
+    memory: a clear error instead of a MemoryError (or numba's SystemError) deep inside."""
+    total = physical_memory()
+    if total is not None and n_bytes > total // 2:
+        raise ValueError(f"{what} would need {_size(n_bytes)}, more than half of this "
+                         f"machine's {_size(total)}; {fix}")
+
+
+def check_scratch(n_items, bytes_per_item, copies, name="truth"):
+    """The kernels keep a marker per item for each range of users they run: refuse a
+    catalogue whose markers cannot fit (a declared shape far beyond the items used)."""
+    check_memory(int(n_items) * bytes_per_item * max(int(copies), 1),
+                 f"{name} has {int(n_items):,} columns (items): the kernel's per-item "
+                 f"markers ({bytes_per_item} bytes per item for each of {max(copies, 1)} "
+                 f"ranges of users)",
+                 "number the items that occur 0..n-1 (e.g. with np.unique(ids, "
+                 "return_inverse=True)) and build the matrices with that many columns")
+
+
+def _size(n_bytes):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n_bytes < 1024 or unit == "PiB":
+            return f"{n_bytes:.3g} {unit}" if unit != "bytes" else f"{n_bytes} bytes"
+        n_bytes /= 1024
+    return None  # pragma: no cover - the loop always returns

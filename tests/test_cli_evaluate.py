@@ -199,3 +199,120 @@ def test_no_traceback_from_the_installed_command(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == f"fastrank evaluate: error: {tmp_path / 'nope.csv'}: no such file"
+
+
+def _malformed_files(d):
+    """Every file of test_malformed_files_exit_2_with_one_line, written to d."""
+    sp.save_npz(d / "t.npz", sp.csr_array(np.eye(3)))
+    (d / "t.csv").write_text(TRUTH)
+    (d / "r.csv").write_text(RECS)
+    texts = {
+        "dup_rel.csv": "user,item,relevance,relevance\nu1,a,1,2\n",
+        "dup_item.csv": "user,item,score,item\nu1,a,1,b\n",
+        "empty_user.csv": "user,item,relevance\nu1,a,1\n,10,2\n",
+        "empty_item.csv": "user,item,score\nu1,,2\n",
+        "blank_user.tsv": "user\titem\tscore\n \ta\t2\n",
+        "empty_rel.csv": "user,item,relevance\nu1,a,\n",
+        "grouped_rel.csv": "user,item,relevance\nu1,a,1_0\n",
+        "grouped_score.csv": "user,item,score\nu1,a,1_000.5\n",
+        "big_item.csv": "user,item,score\n0,99999999999999999999,1\n",
+        "big_user.csv": "user,item,score\n-99999999999999999999,1,1\n",
+        "grouped_item.csv": "user,item,score\n0,1_0,1\n",
+        "arabic_item.csv": "user,item,score\n0,\u0661,1\n",
+    }
+    for name, text in texts.items():
+        (d / name).write_text(text, encoding="utf-8")
+    (d / "empty.npy").write_bytes(b"")
+    (d / "empty.npz").write_bytes(b"")
+    whole = (d / "t.npz").read_bytes()
+    (d / "truncated.npz").write_bytes(whole[: len(whole) // 2])
+    np.save(d / "flat.npy", np.array([0, 1, 2]))
+    np.save(d / "floats.npy", np.zeros((3, 2)))
+    (d / "zip.npy").write_bytes(whole)
+    np.save(d / "header.npy", np.zeros((3, 2), np.int64))
+    (d / "cut.npy").write_bytes((d / "header.npy").read_bytes()[:20])
+    np.savez(d / "flat.npz", format=b"coo", shape=np.array([5]), data=np.array([1.0]),
+             coords=np.array([[0]]), _is_array=True)
+    np.savez(d / "arrays.npz", a=np.arange(3))
+    np.savez(d / "text.npz", format=b"csr", shape=np.array([3, 3]), data=np.array(["a"]),
+             indices=np.array([0]), indptr=np.array([0, 1, 1, 1]))
+    pq.write_table(pa.Table.from_arrays([pa.array(["u1"]), pa.array(["a"]), pa.array([1.0]),
+                                         pa.array([2.0])],
+                                        names=["user", "item", "score", "score"]),
+                   d / "dup.parquet")
+    (d / "junk.parquet").write_bytes(b"PAR1 not parquet")
+
+
+@pytest.mark.parametrize("files, options, message", [
+    (("dup_rel.csv", "r.csv"), [], "dup_rel.csv: the header names column 'relevance' 2 times"),
+    (("t.csv", "dup_item.csv"), [], "dup_item.csv: the header names column 'item' 2 times "
+                                    "('user', 'item', 'score', 'item')"),
+    (("empty_user.csv", "r.csv"), [], "empty_user.csv:3: the user field is empty in line "
+                                      "',10,2'"),
+    (("t.csv", "empty_item.csv"), [], "empty_item.csv:2: the item field is empty"),
+    (("t.csv", "blank_user.tsv"), [], "blank_user.tsv:2: the user field is empty"),
+    (("empty_rel.csv", "r.csv"), [], "empty_rel.csv:2: relevance '' is not a number"),
+    (("grouped_rel.csv", "r.csv"), [], "grouped_rel.csv:2: relevance '1_0' is not a number in "
+                                       "line 'u1,a,1_0'; write it without '_'"),
+    (("t.csv", "grouped_score.csv"), [], "grouped_score.csv:2: score '1_000.5' is not a "
+                                         "number"),
+    (("t.npz", "empty.npy"), [], "empty.npy: the file is empty"),
+    (("empty.npz", "r.csv"), [], "empty.npz: the file is empty"),
+    (("truncated.npz", "r.csv"), [], "truncated.npz: a truncated or corrupt .npz file"),
+    (("t.npz", "flat.npy"), ["-k", "1"], "flat.npy: the top-K array must be 2-D, one row of "
+                                         "item ids per truth row; got shape (3,)"),
+    (("t.npz", "flat.npy"), [], "flat.npy: the top-K array must be 2-D"),
+    (("t.npz", "floats.npy"), [], "floats.npy: the top-K array must hold integer item ids; "
+                                  "got dtype float64"),
+    (("t.npz", "zip.npy"), [], "zip.npy: a .npz archive, not a .npy array"),
+    (("t.npz", "cut.npy"), [], "cut.npy: not a .npy array of item ids"),
+    (("flat.npz", "r.csv"), [], "flat.npz: the matrix must be 2-D (users x items); got shape "
+                                "(5,)"),
+    (("arrays.npz", "r.csv"), [], "arrays.npz: not a scipy.sparse .npz file"),
+    (("text.npz", "r.csv"), [], "text.npz: the matrix values must be numeric"),
+    (("t.npz", "big_item.csv"), [], "big_item.csv: column 'item' has values outside [0, 3), "
+                                    "the columns of the --truth matrix: 99999999999999999999"),
+    (("t.npz", "big_user.csv"), [], "big_user.csv: column 'user' has values outside [0, 3), "
+                                    "the rows of the --truth matrix: -99999999999999999999"),
+    (("t.npz", "grouped_item.csv"), [], "grouped_item.csv: column 'item' must hold integers, "
+                                        "the columns of the --truth matrix, because --truth "
+                                        "is a .npz matrix; got '1_0'"),
+    (("t.npz", "arabic_item.csv"), [], "arabic_item.csv: column 'item' must hold integers"),
+    (("t.npz", "dup.parquet"), [], "dup.parquet: the header names column 'score' 2 times"),
+    (("t.csv", "junk.parquet"), [], "junk.parquet: not a readable parquet file"),
+])
+def test_malformed_files_exit_2_with_one_line(tmp_path, capsys, files, options, message):
+    _malformed_files(tmp_path)
+    t, r = (str(tmp_path / f) for f in files)
+    code, out, err = run(["evaluate", "--truth", t, "--topk", r, *options], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("fastrank evaluate: error: ")
+    assert "Traceback" not in err
+    assert message in err
+
+
+def test_npz_truth_with_table_ids_keeps_trec_ties_and_allocates_nothing_per_column(tmp_path):
+    """Items 9 and 10 tie: "9" ranks first, as trec_eval compares ids as text. A truth
+    declaring 2**40 columns loads: only the items the table names are looked at."""
+    from fastrank.io.files import read_inputs
+
+    for n_items in (11, 2**40):
+        truth = sp.csr_array((np.array([1.0]), np.array([9]), np.array([0, 1, 1])),
+                             shape=(2, n_items))
+        sp.save_npz(tmp_path / "t.npz", truth)
+        (tmp_path / "s.csv").write_text("user,item,score\n0,10,0.5\n0,9,0.5\n0,3,0.9\n")
+        (tmp_path / "r.csv").write_text("user,rank,item\n0,2,10\n0,1,3\n1,1,0\n")
+        scored = read_inputs(tmp_path / "t.npz", tmp_path / "s.csv")
+        assert scored.topk.tolist() == [[3, 9, 10], [-1, -1, -1]]
+        assert scored.without_recommendations == 0 and scored.without_truth == 0
+        ranked = read_inputs(tmp_path / "t.npz", tmp_path / "r.csv", k=1)
+        assert ranked.topk.tolist() == [[3], [0]] and ranked.without_truth == 1
+
+
+def test_valid_positions_may_be_padded_or_signed(tmp_path, capsys):
+    sp.save_npz(tmp_path / "t.npz", sp.csr_array(np.eye(3)))
+    (tmp_path / "r.csv").write_text("user,item,score\n+0, 00,1\n1,1,1\n2,2,1\n")
+    code, out, err = run(["evaluate", "--truth", str(tmp_path / "t.npz"), "--topk",
+                          str(tmp_path / "r.csv"), "-m", "precision@1", "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["precision@1"] == 1.0

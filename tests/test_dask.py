@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import fastrank
 import fastrank.dask
 from fastrank import io
 from fastrank.synthetic import power_law
@@ -99,6 +100,29 @@ def test_bad_input_is_named(client):
         fastrank.dask.evaluate(t, R, ["ndcg@10"])
     with pytest.raises(ValueError, match="convention must be one of"):
         fastrank.dask.evaluate(T, R, ["ndcg@10"], convention="x")
+    with pytest.raises(TypeError, match="metrics must be strings"):
+        fastrank.dask.evaluate(T, R, [None])
+    with pytest.raises(TypeError, match="n_items must be an int"):
+        fastrank.dask.evaluate(T, R, ["auc@5"], n_items="x")
+    with pytest.raises(ValueError, match="n_items must be at least 1"):
+        fastrank.dask.evaluate(T, R, ["auc@5"], n_items=-5)
+    with pytest.raises(ValueError, match="npartitions must be at least 1"):
+        fastrank.dask.evaluate(T, R, ["ndcg@10"], npartitions=-1)
+    with pytest.raises(ValueError, match="n_items=2 is less than the"):
+        fastrank.dask.evaluate(T, R, ["auc@5"], n_items=2)
+    with pytest.raises(ValueError, match="columns .items.*number the items that occur"):
+        fastrank.dask.evaluate(T, R, ["auc@5"], n_items=10**12)
+
+
+def test_huge_k_builds_no_padding(client):
+    t, r = tables(n_users=500)
+    data = io.from_tables(t, r)
+    metrics = ["ndcg@1000000000000", "precision@5"]
+    local = fastrank.Evaluator(data.truth, metrics, k=10**12).update(None, data.topk).result()
+    res = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=2), dd.from_pandas(r, npartitions=2),
+                                 metrics, per_user=False)
+    for label in metrics:
+        assert res[label] == pytest.approx(local[label], rel=1e-12)
 
 
 def test_tied_integer_items_rank_by_their_text_as_in_trec_eval(client):

@@ -171,7 +171,7 @@ def test_list_length_narrower_blocks_and_errors(workload):
         fr.Evaluator(truth, ["nope"], k=5)
     with pytest.raises(ValueError, match="convention must be one of"):
         fr.Evaluator(truth, ["ndcg@10"], convention="x")
-    with pytest.raises(ValueError, match="users contains row numbers outside"):
+    with pytest.raises(ValueError, match=r"users contains 5000, outside \[0, 3000\)"):
         fr.Evaluator(truth, ["ndcg@10"]).update(np.array([5000]), topk[:1])
 
 

@@ -44,6 +44,50 @@ def test_malformed_csr_is_an_error_not_a_crash():
         fr.evaluate(raw([0, 1, 2], [-4, 1], [1, 1]), TOPK, "ndcg")
     with pytest.raises(ValueError, match="indptr has 2 entries"):
         fr.evaluate(raw([0, 1], [0], [1]), TOPK, "ndcg")
+    with pytest.raises(ValueError, match="indptr ends at 1 but there are 2 stored entries"):
+        fr.evaluate(raw([0, 1, 1], [0, 1], [1, 1]), TOPK, "ndcg")  # SPEC §5: not at nnz
+
+
+def _coo(rows, cols, shape=(2, 3)):
+    m = sp.coo_array(np.eye(*shape))
+    m.row, m.col, m.data = (np.asarray(rows, np.int32), np.asarray(cols, np.int32),
+                            np.ones(len(rows)))
+    return m
+
+
+def _csc(indptr, indices, shape=(2, 3)):
+    m = sp.csc_array(np.ones(shape))
+    m.indptr, m.indices = np.asarray(indptr, np.int32), np.asarray(indices, np.int32)
+    m.data = np.ones(len(indices))
+    return m
+
+
+@pytest.mark.parametrize("matrix, match", [
+    (lambda: _coo([0, 1, 5_000_000], [0, 1, 2]), r"malformed COO matrix: row indices must "
+                                                 r"lie in \[0, 2\)"),
+    (lambda: _coo([0, 1], [0, 7]), r"malformed COO matrix: col indices must lie in \[0, 3\)"),
+    (lambda: _coo([0, -1], [0, 1]), "malformed COO matrix: row indices"),
+    (lambda: _csc([0, 1, 2, 3], [0, 10_000_000, 1]), r"malformed CSC matrix: row indices must "
+                                                     r"lie in \[0, 2\)"),
+    (lambda: _csc([0, 1, 3, 2], [0, 1, 1]), "malformed CSC matrix: indptr must start at 0 "
+                                            "and never decrease"),
+    (lambda: _csc([0, 1, 2, 2], [0, 1, 1]), "indptr ends at 2 but there are 3"),
+])
+def test_malformed_coo_and_csc_are_checked_before_scipy_converts_them(matrix, match):
+    """scipy's converters trust their input: a bad index there corrupts memory."""
+    bad = matrix()
+    before = [np.array(a, copy=True) for a in _arrays(bad)]
+    for call in (lambda m: fr.evaluate(m, TOPK, "ndcg"),
+                 lambda m: fr.Evaluator(m, ["ndcg@2"]),
+                 lambda m: fr.topk(np.ones((2, 2)), np.ones((3, 2)), 2, exclude=m)):
+        with pytest.raises(ValueError, match=match):
+            call(bad)
+    for a, b in zip(before, _arrays(bad)):
+        np.testing.assert_array_equal(a, b)
+
+
+def _arrays(m):
+    return (m.row, m.col, m.data) if m.format == "coo" else (m.indptr, m.indices, m.data)
 
 
 def test_topk_must_be_a_2d_integer_array_of_valid_ids():
@@ -69,7 +113,7 @@ def test_row_count_mismatch_suggests_users():
 def test_users_must_be_valid_rows():
     with pytest.raises(ValueError, match="users must be 1-D with one truth row per topk row"):
         fr.evaluate(TRUTH, TOPK, "ndcg", users=[0])
-    with pytest.raises(ValueError, match=r"users contains row numbers outside \[0, 2\)"):
+    with pytest.raises(ValueError, match=r"users contains 2, outside \[0, 2\)"):
         fr.evaluate(TRUTH, TOPK, "ndcg", users=[0, 2])
     with pytest.raises(TypeError, match="users must be an integer array"):
         fr.evaluate(TRUTH, TOPK, "ndcg", users=[0.0, 1.0])

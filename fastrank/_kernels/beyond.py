@@ -47,6 +47,24 @@ def _distance(a, b, mode, a_indptr, a_indices, vectors):
     return 1.0 - common / (union - common)
 
 
+@njit(cache=True, inline="always")
+def _write_slots(out, i, c, k, slot_code, slot_cut, n_shown, nov, pop, pairs, lucky):
+    """Write every slot of cutoff index c (cutoff k) for row i."""
+    for s in range(slot_code.shape[0]):
+        if slot_cut[s] != c:
+            continue
+        code = slot_code[s]
+        if code == NOVELTY:
+            val = nov / n_shown if n_shown > 0 else 0.0
+        elif code == ARP:
+            val = pop / n_shown if n_shown > 0 else 0.0
+        elif code == ILD:
+            val = 2.0 * pairs / (n_shown * (n_shown - 1.0)) if n_shown > 1 else 0.0
+        else:  # SERENDIPITY
+            val = lucky / k
+        out[s, i] = val
+
+
 @njit(cache=True, parallel=True)
 def beyond_metrics(topk, rows, counted, cutoffs, slot_code, slot_cut, novelty, popularity,
                    t_indptr, t_indices, t_data, baseline, ild_mode, a_indptr, a_indices,
@@ -57,10 +75,11 @@ def beyond_metrics(topk, rows, counted, cutoffs, slot_code, slot_cut, novelty, p
     row is everyone's). exposure: (n_chunks, n_cut, n_items) int32 or empty; exposure
     [chunk, c, item] counts the rows of the chunk whose list first shows the item
     within the cutoff c (and not within c - 1): the facade takes cumulative sums.
+    A cutoff past topk's columns sees empty slots after them.
     """
     n_rows = topk.shape[0]
-    k_max = cutoffs[cutoffs.shape[0] - 1]
     n_cut = cutoffs.shape[0]
+    k_max = min(cutoffs[n_cut - 1], topk.shape[1])  # the positions walked
     n_slots = slot_code.shape[0]
     count_exposure = exposure.shape[0] > 0
     shared_baseline = baseline.shape[0] == 1
@@ -70,7 +89,7 @@ def beyond_metrics(topk, rows, counted, cutoffs, slot_code, slot_cut, novelty, p
         relevant = np.zeros(n_items, np.int64)
         in_base = np.zeros(n_items, np.int64)
         seen = np.zeros(n_items, np.int64)
-        shown = np.empty(k_max, np.int64)
+        shown = np.empty(max(k_max, 1), np.int64)
         for i in range(lo, hi):
             if not counted[i]:
                 for s in range(n_slots):
@@ -109,19 +128,10 @@ def beyond_metrics(topk, rows, counted, cutoffs, slot_code, slot_cut, novelty, p
                     if count_exposure:
                         exposure[chunk, c, item] += 1  # c: the first cutoff >= p + 1
                 while c < n_cut and cutoffs[c] == p + 1:
-                    k = p + 1
-                    for s in range(n_slots):
-                        if slot_cut[s] != c:
-                            continue
-                        code = slot_code[s]
-                        if code == NOVELTY:
-                            val = nov / n_shown if n_shown > 0 else 0.0
-                        elif code == ARP:
-                            val = pop / n_shown if n_shown > 0 else 0.0
-                        elif code == ILD:
-                            val = 2.0 * pairs / (n_shown * (n_shown - 1.0)) if n_shown > 1 \
-                                else 0.0
-                        else:  # SERENDIPITY
-                            val = lucky / k
-                        out[s, i] = val
+                    _write_slots(out, i, c, p + 1, slot_code, slot_cut, n_shown, nov, pop,
+                                 pairs, lucky)
                     c += 1
+            while c < n_cut:  # cutoffs past the list's columns: the rest is empty
+                _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, n_shown, nov, pop,
+                             pairs, lucky)
+                c += 1

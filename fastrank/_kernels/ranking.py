@@ -62,13 +62,26 @@ def _sort_top(buf, m, limit):
     return length
 
 
+# Exponential gains 2^rel - 1 overflow past rel = 1024 (and their sums earlier): a user
+# whose largest grade exceeds this has every gain scaled by 2^-(largest - _EXP_TOP), the
+# same factor in the DCG and its ideal, so ndcg_exp is unchanged and finite.
+_EXP_TOP = 512.0
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _exp_gain(v, shift):
+    """(2^v - 1) / 2^shift, computed without overflow for v <= shift + _EXP_TOP."""
+    return 2.0 ** (v - shift) - 2.0 ** (-shift)
+
+
 @njit(cache=True, error_model="numpy")
-def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, ideal_lin, ideal_exp):
+def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, ideal_lin,
+                ideal_exp):
     """Graded ideal DCG sums of one user, from the relevant values in buf[:m].
 
-    Writes ideal_lin[c] (and ideal_exp[c] if need_exp) for each cutoff c: the ideal list
-    cut at min(cutoffs[c], m). When `full` is set, returns the linear-gain ideal over all
-    m items, else 0.0. Reorders buf[:m].
+    Writes ideal_lin[c] (and ideal_exp[c] if need_exp, gains scaled by 2^-shift) for each
+    cutoff c: the ideal list cut at min(cutoffs[c], m). When `full` is set, returns the
+    linear-gain ideal over all m items, else 0.0. Reorders buf[:m].
     """
     n_cut = cutoffs.shape[0]
     limit = m if full else cutoffs[n_cut - 1]
@@ -83,7 +96,7 @@ def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, ideal_lin, ide
         v = buf[j]
         acc_lin += v * disc[j]
         if need_exp:
-            acc_exp += (2.0 ** v - 1.0) * disc[j]
+            acc_exp += _exp_gain(v, shift) * disc[j]
         while c < n_cut and cutoffs[c] == j + 1:
             ideal_lin[c] = acc_lin
             ideal_exp[c] = acc_exp
@@ -97,22 +110,73 @@ def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, ideal_lin, ide
     return 0.0
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _write_slots(out, i, c, k, slot_code, slot_cut, m, n_neg, hits, misses, first_hit,
+                 r_hits, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg, auc_sum, ideal_lin,
+                 ideal_exp, ideal_full, ideal_bin):
+    """Write every slot of cutoff index c (cutoff k) for row i from the walk's sums."""
+    for s in range(slot_code.shape[0]):
+        if slot_cut[s] != c:
+            continue
+        code = slot_code[s]
+        if code == codes.PRECISION:
+            val = hits / k
+        elif code == codes.PRECISION_CAPPED:
+            val = _ratio(hits, min(k, m))
+        elif code == codes.RECALL:
+            val = _ratio(hits, m)
+        elif code == codes.F1:
+            val = _ratio(2.0 * hits, k + m)
+        elif code == codes.HIT_RATE:
+            val = 1.0 if hits > 0 else 0.0
+        elif code == codes.MRR:
+            val = 1.0 / first_hit if first_hit > 0 else 0.0
+        elif code == codes.AP_CAPPED:
+            val = _ratio(sum_prec, min(k, m))
+        elif code == codes.AP_FULL:
+            val = _ratio(sum_prec, m)
+        elif code == codes.NDCG:
+            val = _ratio(dcg_lin, ideal_lin[c])
+        elif code == codes.NDCG_UNCUT:
+            val = _ratio(dcg_lin, ideal_full)
+        elif code == codes.NDCG_EXP:
+            val = _ratio(dcg_exp, ideal_exp[c])
+        elif code == codes.NDCG_BINARY:
+            val = _ratio(dcg_bin, ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
+        elif code == codes.DCG:
+            val = dcg_lin
+        elif code == codes.CG:
+            val = cg
+        elif code == codes.R_PRECISION:
+            val = _ratio(r_hits, m)
+        else:  # codes.AUC
+            if m == 0:
+                val = 0.0
+            elif n_neg == 0:
+                val = 1.0
+            else:
+                val = (auc_sum + (hits + m) / 2.0 * (n_neg - misses)) / (
+                    m * np.float64(n_neg))
+        out[s, i] = val
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
                  count_judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted):
     """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
 
     indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
-    topk: (n_rows, K) item ids, -1 for padding; rows: the truth row of each top-K row.
-    cutoffs: sorted distinct cutoffs, each in [1, K]; slot_code / slot_cut: per output slot,
-    a code of `codes` and an index into cutoffs. count_judged: count users with at least
-    one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
-    long enough for K and, if an uncut ideal is requested, for max_row_nnz.
+    topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
+    cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
+    after them. slot_code / slot_cut: per output slot, a code of `codes` and an index
+    into cutoffs. count_judged: count users with at least one stored entry (trec) instead
+    of at least one relevant entry. disc[j] = 1/log2(j+2), for j below W and below
+    min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut ideal is requested.
     """
     n_rows = topk.shape[0]
-    k_max = topk.shape[1]
     n_slots = slot_code.shape[0]
     n_cut = cutoffs.shape[0]
+    k_max = min(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
     need_ideal = False  # a graded ideal: the row's values, largest first
     need_full = False   # ... over all m values, not cut at the largest cutoff
     need_exp = False    # exponential gains 2^rel - 1
@@ -125,7 +189,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
         if code == codes.NDCG_EXP:
             need_exp = True
     # binary ideal: ideal_bin[j] = sum of the first j + 1 discounts
-    ideal_bin = np.cumsum(disc[:k_max])
+    ideal_bin = np.cumsum(disc)
 
     for chunk in prange(n_chunks):
         lo = (chunk * n_rows) // n_chunks
@@ -142,6 +206,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
             end = indptr[r + 1]
             m = 0
             all_equal = True
+            top = 0.0
             for j in range(start, end):
                 v = data[j]
                 if v > 0.0:
@@ -152,6 +217,8 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                         all_equal = False
                     buf[m] = v
                     m += 1
+                    top = max(top, v)
+            shift = max(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
             n_relevant[i] = m
             if count_judged:
                 is_counted = end > start
@@ -167,7 +234,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
             ideal_full = 0.0
             if need_ideal:
                 ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full, need_exp,
-                                         ideal_lin, ideal_exp)
+                                         shift, ideal_lin, ideal_exp)
 
             n_neg = n_items - m
             hits = 0
@@ -195,7 +262,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                         d = disc[p]
                         dcg_lin += v * d
                         if need_exp:
-                            dcg_exp += (2.0 ** v - 1.0) * d
+                            dcg_exp += _exp_gain(v, shift) * d
                         dcg_bin += d
                         cg += v
                     elif st != base + 1:  # not relevant, first time in this list
@@ -207,48 +274,12 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                 if rank == m or (rank == k_max and m > k_max):
                     r_hits = hits
                 while c < n_cut and cutoffs[c] == rank:
-                    k = rank
-                    for s in range(n_slots):
-                        if slot_cut[s] != c:
-                            continue
-                        code = slot_code[s]
-                        if code == codes.PRECISION:
-                            val = hits / k
-                        elif code == codes.PRECISION_CAPPED:
-                            val = _ratio(hits, min(k, m))
-                        elif code == codes.RECALL:
-                            val = _ratio(hits, m)
-                        elif code == codes.F1:
-                            val = _ratio(2.0 * hits, k + m)
-                        elif code == codes.HIT_RATE:
-                            val = 1.0 if hits > 0 else 0.0
-                        elif code == codes.MRR:
-                            val = 1.0 / first_hit if first_hit > 0 else 0.0
-                        elif code == codes.AP_CAPPED:
-                            val = _ratio(sum_prec, min(k, m))
-                        elif code == codes.AP_FULL:
-                            val = _ratio(sum_prec, m)
-                        elif code == codes.NDCG:
-                            val = _ratio(dcg_lin, ideal_lin[c])
-                        elif code == codes.NDCG_UNCUT:
-                            val = _ratio(dcg_lin, ideal_full)
-                        elif code == codes.NDCG_EXP:
-                            val = _ratio(dcg_exp, ideal_exp[c])
-                        elif code == codes.NDCG_BINARY:
-                            val = _ratio(dcg_bin, ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
-                        elif code == codes.DCG:
-                            val = dcg_lin
-                        elif code == codes.CG:
-                            val = cg
-                        elif code == codes.R_PRECISION:
-                            val = _ratio(r_hits, m)
-                        else:  # codes.AUC
-                            if m == 0:
-                                val = 0.0
-                            elif n_neg == 0:
-                                val = 1.0
-                            else:
-                                val = (auc_sum + (hits + m) / 2.0 * (n_neg - misses)) / (
-                                    m * np.float64(n_neg))
-                        out[s, i] = val
+                    _write_slots(out, i, c, rank, slot_code, slot_cut, m, n_neg, hits, misses,
+                                 first_hit, r_hits, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
+                                 auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
                     c += 1
+            while c < n_cut:  # cutoffs past the list's columns: the rest is empty
+                _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, m, n_neg, hits,
+                             misses, first_hit, r_hits, sum_prec, dcg_lin, dcg_exp, dcg_bin,
+                             cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
+                c += 1

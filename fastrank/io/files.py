@@ -9,18 +9,24 @@ when every id of that column in both files is a plain integer.
 """
 
 import csv
+import re
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..validation import check_truth
 from .tables import from_tables, lists, number_column, one_sided
 from .text import lines, parse_number
 
 _KINDS = {".npz": "npz", ".npy": "npy", ".parquet": "parquet", ".pq": "parquet",
           ".csv": "csv", ".tsv": "csv"}
 _NUMBERS = ("relevance", "score", "rank")
+_IDS = ("user", "item")
+_INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")  # what a row or column number may look like
 
 
 @dataclass(frozen=True)
@@ -79,22 +85,41 @@ def read_inputs(truth_path, topk_path, *, k=None):
         if k is not None:
             topk = topk[:, :k]
     else:
-        recs = read_table(topk_path)
-        rows = _positions(recs, "user", n_users, topk_path, "rows of the --truth matrix")
-        items = _positions(recs, "item", n_items, topk_path, "columns of the --truth matrix")
-        if "score" in recs:
-            score = number_column(recs, "score", str(topk_path), "score")
-            topk = lists(rows, items, n_users, k, item_ids=np.arange(n_items), score=score)
-        elif "rank" in recs:
-            rank = number_column(recs, "rank", str(topk_path), "rank")
-            topk = lists(rows, items, n_users, k, item_ids=np.arange(n_items), rank=rank)
-        else:
-            raise ValueError(
-                f"{topk_path}: neither a 'score' nor a 'rank' column, so the order of the "
-                f"recommendations is unknown; its columns are {list(recs)}")
+        topk = _table_topk(read_table(topk_path), topk_path, n_users, n_items, k)
     if topk.shape[0] != n_users:  # evaluate names the mismatch
         return Inputs(truth, topk, np.arange(n_users), 0, 0)
-    return Inputs(truth, topk, np.arange(n_users), **one_sided(sp.csr_array(truth), topk))
+    return Inputs(truth, topk, np.arange(n_users), **one_sided(_rows(truth, truth_path), topk))
+
+
+def _rows(truth, path):
+    """truth with an indptr that one_sided may read: a CSR as loaded (scipy has checked
+    its length), any other format checked before it is converted (scipy's converters
+    trust their input)."""
+    if truth.format == "csr":
+        return truth
+    return check_truth(truth, f"--truth {path}")
+
+
+def _table_topk(recs, path, n_users, n_items, k):
+    """Top-K ids from a table of recommendations whose ids are the row and column numbers of
+    a .npz truth. Only the items it names are looked at: no array has a slot per column."""
+    rows = _positions(recs, "user", n_users, path, "rows of the --truth matrix")
+    items = _positions(recs, "item", n_items, path, "columns of the --truth matrix")
+    used, codes = np.unique(items, return_inverse=True)  # sorted: ties break as before
+    codes = codes.reshape(-1).astype(np.int64)
+    if "score" in recs:
+        score = number_column(recs, "score", str(path), "score")
+        topk = lists(rows, codes, n_users, k, item_ids=used, score=score)
+    elif "rank" in recs:
+        rank = number_column(recs, "rank", str(path), "rank")
+        topk = lists(rows, codes, n_users, k, item_ids=used, rank=rank)
+    else:
+        raise ValueError(
+            f"{path}: neither a 'score' nor a 'rank' column, so the order of the "
+            f"recommendations is unknown; its columns are {list(recs)}")
+    if used.size:
+        topk = np.where(topk >= 0, used[np.maximum(topk, 0)], -1)
+    return topk
 
 
 def read_table(path):
@@ -107,13 +132,23 @@ def read_table(path):
     except ImportError:
         raise ImportError(f"{path}: reading parquet needs pyarrow: pip install pyarrow") \
             from None
-    table = pq.read_table(path)
+    import pyarrow as pa
+
+    try:
+        _unique_names(pq.read_schema(path).names, path)
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as err:  # ArrowInvalid is a ValueError too
+        raise ValueError(f"{path}: not a readable parquet file ({err})") from None
     columns = {}
-    for name in table.column_names:
-        if table.column(name).null_count:
+    for j, name in enumerate(table.column_names):
+        if table.column(j).null_count:
             raise ValueError(f"{path}: column {name!r} has missing values; drop or fill "
                              f"those rows")
-        columns[name] = table.column(name).to_numpy(zero_copy_only=False)
+        try:
+            columns[name] = table.column(j).to_numpy(zero_copy_only=False)
+        except pa.ArrowException as err:
+            raise ValueError(f"{path}: column {name!r} of type {table.column(j).type} cannot "
+                             f"be read as an array ({err})") from None
     return columns
 
 
@@ -126,18 +161,47 @@ def read_csv(path):
     except StopIteration:
         raise ValueError(f"{path}: the file is empty; it needs a header line") from None
     names = _split(header, delimiter)
+    _unique_names(names, path)
     columns = [[] for _ in names]
     numbers = [name in _NUMBERS for name in names]
+    ids = [name in _IDS for name in names]
     for number, line in records:
         fields = _split(line, delimiter)
         if len(fields) != len(names):
             raise ValueError(
                 f"{path}:{number}: {len(fields)} fields where the header has {len(names)} "
                 f"({','.join(names)}) in line {line.rstrip()!r}")
-        for column, field, numeric, name in zip(columns, fields, numbers, names):
-            column.append(parse_number(field, path, number, line, name) if numeric else field)
+        for column, field, numeric, is_id, name in zip(columns, fields, numbers, ids, names):
+            if numeric:
+                column.append(_number(field, path, number, line, name))
+                continue
+            if is_id and not field.strip():
+                raise ValueError(
+                    f"{path}:{number}: the {name} field is empty in line {line.rstrip()!r}; "
+                    f"every row needs its {name} id")
+            column.append(field)
     return {name: np.array(column, dtype=np.float64 if numeric else str)
             for name, column, numeric in zip(names, columns, numbers)}
+
+
+def _unique_names(names, path):
+    """A header must name each column once: a second copy would silently win."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(
+                f"{path}: the header names column {name!r} {names.count(name)} times "
+                f"({', '.join(map(repr, names))}); rename or drop the copies")
+        seen.add(name)
+
+
+def _number(field, path, number, line, name):
+    """A CSV number: parse_number's float, but '1_0' (Python's digit grouping) is refused."""
+    if "_" in field:
+        raise ValueError(
+            f"{path}:{number}: {name} {field!r} is not a number in line {line.rstrip()!r}; "
+            f"write it without '_'")
+    return parse_number(field, path, number, line, name)
 
 
 def write_per_user(path, table):
@@ -194,33 +258,90 @@ def _positions(recs, column, n, path, what):
         raise ValueError(f"{path}: no column {column!r}; its columns are {list(recs)}")
     values = recs[column]
     if values.dtype.kind == "U":
-        try:
-            values = values.astype(np.int64)
-        except ValueError:
-            values = None
-    if values is None or values.dtype.kind not in "iu":
+        values = _text_positions(values, column, n, path, what)
+    if values.dtype.kind not in "iu":
         raise ValueError(
             f"{path}: column {column!r} must hold integers, the {what}, because --truth is "
-            f"a .npz matrix")
+            f"a .npz matrix; got {values.dtype} values")
     if values.size and (values.min() < 0 or values.max() >= n):
+        bad = values.min() if values.min() < 0 else values.max()
         raise ValueError(
-            f"{path}: column {column!r} has values outside [0, {n}), the {what}")
+            f"{path}: column {column!r} has values outside [0, {n}), the {what}: {int(bad)}")
     return values.astype(np.int64)
 
 
+def _text_positions(text, column, n, path, what):
+    """CSV text as int64 row or column numbers: whole numbers only ('1_0' and non-ASCII
+    digits are not), and none beyond int64 (beyond any matrix); errors quote the value."""
+    try:
+        values = text.astype(np.int64)
+    except (ValueError, OverflowError):
+        values = None
+    if values is not None:
+        odd = np.flatnonzero(values.astype(str) != text)  # '01', '+1', ' 1', '1_0', ...
+        if not any(_INTEGER.fullmatch(s) is None for s in text[odd].tolist()):
+            return values
+    text = text.tolist()
+    for value in text:
+        if _INTEGER.fullmatch(value) is None:
+            raise ValueError(
+                f"{path}: column {column!r} must hold integers, the {what}, because --truth "
+                f"is a .npz matrix; got {value!r}")
+        if not 0 <= int(value) < n:
+            raise ValueError(
+                f"{path}: column {column!r} has values outside [0, {n}), the {what}: "
+                f"{value.strip()}")
+    return np.array([int(value) for value in text], np.int64)  # each one in [0, n)
+
+
 def _load_npz(path):
+    """A scipy.sparse matrix saved with save_npz; any other file (empty, truncated, not a
+    zip, a zip of other arrays) is a ValueError naming it."""
+    _not_empty(path, "a scipy.sparse .npz matrix")
     try:
         matrix = sp.load_npz(path)
-    except (ValueError, KeyError, OSError) as err:
+    except (EOFError, zipfile.BadZipFile, zlib.error) as err:
+        raise ValueError(f"{path}: a truncated or corrupt .npz file ({err}); write it again "
+                         f"with scipy.sparse.save_npz") from None
+    except (ValueError, KeyError, OSError, TypeError, AttributeError, IndexError,
+            NotImplementedError) as err:
         raise ValueError(
             f"{path}: not a scipy.sparse .npz file ({err}); write one with "
             f"scipy.sparse.save_npz") from None
+    if len(matrix.shape) != 2:
+        raise ValueError(f"{path}: the matrix must be 2-D (users x items); got shape "
+                         f"{matrix.shape}")
+    if matrix.dtype.kind not in "biuf":
+        raise TypeError(f"{path}: the matrix values must be numeric relevance grades; got "
+                        f"dtype {matrix.dtype}. Save it with matrix.astype(np.float64)")
     return matrix
 
 
 def _load_npy(path):
+    """The top-K ids of a .npy: a 2-D integer array, one row per truth row."""
+    _not_empty(path, "a .npy array of item ids")
     try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+        topk = np.load(path, mmap_mode="r", allow_pickle=False)
+    except EOFError as err:
+        raise ValueError(f"{path}: a truncated .npy file ({err}); write it again with "
+                         f"numpy.save") from None
     except (ValueError, OSError) as err:
         raise ValueError(f"{path}: not a .npy array of item ids ({err}); write one with "
                          f"numpy.save") from None
+    if not isinstance(topk, np.ndarray):  # a .npz archive under a .npy name
+        topk.close()
+        raise ValueError(f"{path}: a .npz archive, not a .npy array of item ids; write one "
+                         f"with numpy.save")
+    if topk.ndim != 2:
+        raise ValueError(
+            f"{path}: the top-K array must be 2-D, one row of item ids per truth row; got "
+            f"shape {topk.shape}. Save a single list as ids.reshape(1, -1)")
+    if topk.dtype == np.bool_ or topk.dtype.kind not in "iu":
+        raise TypeError(f"{path}: the top-K array must hold integer item ids; got dtype "
+                        f"{topk.dtype}. Save it with ids.astype(np.int64)")
+    return topk
+
+
+def _not_empty(path, what):
+    if Path(path).stat().st_size == 0:
+        raise ValueError(f"{path}: the file is empty; it should hold {what}")

@@ -11,16 +11,20 @@ Ids may be of any type that sorts (integers, strings, dates, ...), as long as a 
 the same kind of id in both tables. A dict of equal-length arrays is accepted as a table too.
 """
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..result import Result
 from ..validation import check_int
 from .lists import by_rank, by_score, pack
 
 LIBRARIES = ("pandas", "pyarrow", "polars", "dict")
+_TABLE_TYPES = {"pandas": ("DataFrame",), "pyarrow": ("Table", "RecordBatch"),
+                "polars": ("DataFrame",)}
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,10 @@ def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="rel
     k : int, optional
         Cut every list at k (trec_eval's -M). Default: the longest list.
     user, item, relevance, score, rank : str
-        Column names.
+        Column names. A label equal to the name is used, else the one label whose text is
+        the name's (a frame with columns [0, 1, 2] answers to user=0 and user="0"); a
+        name that matches two columns is an error, as are columns of a dict of unequal
+        lengths.
     """
     library = _library(truth, "truth")
     _library(recs, "recs")
@@ -86,26 +93,29 @@ def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="rel
     t_items = id_column(truth, item, "truth", "item")
     if relevance is None:
         values = np.ones(t_users.shape[0])
+        _same_length("truth", [(user, t_users), (item, t_items)])
     else:
         values = number_column(truth, relevance, "truth", "relevance")
+        _same_length("truth", [(user, t_users), (item, t_items), (relevance, values)])
     r_users = id_column(recs, user, "recs", "user")
     r_items = id_column(recs, item, "recs", "item")
-    columns = _names(recs)
-    if score in columns:
+    scored = _has(recs, score)
+    if scored:
         key = number_column(recs, score, "recs", "score")
-    elif rank in columns:
+    elif _has(recs, rank):
         key = number_column(recs, rank, "recs", "rank")
     else:
         raise ValueError(
             f"recs has neither a {score!r} nor a {rank!r} column, so its order is unknown; "
-            f"its columns are {columns}. Pass score= or rank= to name the column")
+            f"its columns are {_labels(recs)!r}. Pass score= or rank= to name the column")
+    _same_length("recs", [(user, r_users), (item, r_items), (score if scored else rank, key)])
 
     users, (t_rows, r_rows) = _vocabulary(user, t_users, r_users)
     items, (t_cols, r_cols) = _vocabulary(item, t_items, r_items)
     n_users, n_items = users.shape[0], items.shape[0]
     matrix = sp.csr_array((values, (t_rows, t_cols)), shape=(n_users, n_items))
     matrix.sum_duplicates()
-    if score in columns:
+    if scored:
         topk = lists(r_rows, r_cols, n_users, k, score=key, item_ids=items)
     else:
         topk = lists(r_rows, r_cols, n_users, k, item_ids=items, rank=key, row_ids=users,
@@ -151,13 +161,22 @@ def per_user_table(result, user_ids, *, library="pandas", user_column="user"):
     if library not in LIBRARIES:
         raise ValueError(f"library must be one of {', '.join(map(repr, LIBRARIES))}; "
                          f"got {library!r}")
-    ids = np.asarray(user_ids)[result.users]
+    if not isinstance(result, Result):
+        raise TypeError(f"result must be a fastrank Result (what fastrank.evaluate returns); "
+                        f"got {type(result).__name__}")
+    ids = _user_ids(result, user_ids)
     values = {name: np.array(result.per_user(name)) for name in result.metrics
               if name not in result.catalogue}
     if library == "pandas":
         import pandas as pd
 
         return pd.DataFrame(values, index=pd.Index(ids, name=user_column))
+    if library != "dict":
+        user_column = str(user_column)  # pyarrow and polars name columns by text
+    if user_column in values:
+        raise ValueError(
+            f"user_column {user_column!r} is also the name of a metric of the result, whose "
+            f"column would replace the user ids; pass another user_column")
     columns = {user_column: ids, **values}
     if library == "pyarrow":
         import pyarrow as pa
@@ -170,10 +189,32 @@ def per_user_table(result, user_ids, *, library="pandas", user_column="user"):
     return columns
 
 
+def _user_ids(result, user_ids):
+    """The id of each row of `result`: user_ids[r] names truth row r, so user_ids needs an
+    id for every truth row the result has values for."""
+    try:
+        ids = np.asarray(user_ids)
+    except ValueError:
+        raise ValueError("user_ids is ragged; pass a 1-D array with one id per truth row") \
+            from None
+    if ids.ndim != 1:
+        raise ValueError(f"user_ids must be 1-D, one id per truth row; got shape {ids.shape}")
+    rows = np.asarray(result.users)
+    if rows.size and int(rows.max()) >= ids.shape[0]:
+        raise ValueError(
+            f"user_ids has {ids.shape[0]} ids but the result has values for truth row "
+            f"{int(rows.max())}, so it needs at least {int(rows.max()) + 1}; pass one id per "
+            f"truth row (Tables.users, or the ids the truth rows were built from)")
+    return ids[rows]
+
+
 def _library(table, name):
-    module = type(table).__module__.split(".")[0]
-    if module in LIBRARIES[:3]:
-        return module
+    """The library of a table ('pandas', 'pyarrow', 'polars' or 'dict'), or a TypeError
+    naming the argument: a Series, an Array or a lazy frame is not a table."""
+    for library, kinds in _TABLE_TYPES.items():
+        module = sys.modules.get(library)  # a table of a library means it is imported
+        if module is not None and isinstance(table, tuple(getattr(module, k) for k in kinds)):
+            return library
     if isinstance(table, Mapping):
         return "dict"
     raise TypeError(
@@ -181,47 +222,109 @@ def _library(table, name):
         f"{type(table).__name__}")
 
 
-def _names(table):
+def _labels(table):
+    """The column labels of a table as its library holds them (not necessarily str)."""
     if isinstance(table, Mapping):
         return list(table.keys())
-    if type(table).__module__.startswith("pyarrow"):
+    if hasattr(table, "column_names"):  # pyarrow
         return list(table.column_names)
-    return [str(c) for c in table.columns]
+    columns = table.columns
+    return columns.tolist() if hasattr(columns, "tolist") else list(columns)
+
+
+def _matches(labels, column):
+    """Positions of the labels equal to `column`, else of those whose text is its text
+    (a frame with integer labels answers to 0 and to "0")."""
+    same = [j for j, label in enumerate(labels) if _equal(label, column)]
+    if same or column is None:  # None (no such column) never matches the text 'None'
+        return same
+    return [j for j, label in enumerate(labels) if str(label) == str(column)]
+
+
+def _equal(label, column):
+    try:
+        return bool(label == column)
+    except (TypeError, ValueError):  # labels that compare element-wise or not at all
+        return False
+
+
+def _has(table, column):
+    return bool(_matches(_labels(table), column))
+
+
+def _position(table, column, name, role):
+    """The position of `column` among the table's columns; an error names a missing,
+    repeated or ambiguous column."""
+    labels = _labels(table)
+    found = _matches(labels, column)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ValueError(
+            f"{name} has no column {column!r}; its columns are {labels!r}. Rename the "
+            f"column, or pass {role}= with its name")
+    same = [labels[j] for j in found]
+    if len({repr(label) for label in same}) == 1:
+        raise ValueError(
+            f"{name} has {len(found)} columns named {same[0]!r} (positions "
+            f"{', '.join(map(str, found))}), so {role}= is ambiguous; drop or rename the "
+            f"copies")
+    raise ValueError(
+        f"{name} has columns {same!r}, all written {str(column)!r}, so {role}={column!r} is "
+        f"ambiguous; pass {role}= with the exact label")
 
 
 def _column(table, column, name, role):
     """One column as a numpy array; a missing column or a null names the column."""
-    names = _names(table)
-    if column not in names:
-        raise ValueError(
-            f"{name} has no column {column!r}; its columns are {names}. Rename the column, "
-            f"or pass {role}= with its name")
+    j = _position(table, column, name, role)
+    label = _labels(table)[j]
     library = _library(table, name)
     if library == "pandas":
-        series = table[column]
+        series = table.iloc[:, j]
         nulls, values = int(series.isna().sum()), series.to_numpy()
     elif library == "pyarrow":
-        chunked = table.column(column)
+        chunked = table.column(j)
         nulls, values = chunked.null_count, chunked.to_numpy(zero_copy_only=False)
     elif library == "polars":
-        series = table.get_column(column)
+        series = table.to_series(j)
         nulls, values = series.null_count(), series.to_numpy()
     else:
-        values = np.asarray(table[column])
-        nulls = int(sum(v is None for v in values)) if values.dtype == object else 0
+        try:
+            values = np.asarray(table[label])
+        except ValueError:
+            raise ValueError(f"{name} column {label!r} is ragged; give it one value per "
+                             f"row") from None
+        nulls = int(sum(map(_missing, values.tolist()))) if values.dtype == object else 0
     if values.ndim != 1:
-        raise ValueError(f"{name} column {column!r} must be 1-D; got shape {values.shape}")
+        raise ValueError(f"{name} column {label!r} must be 1-D; got shape {values.shape}")
     if nulls:
         raise ValueError(
-            f"{name} column {column!r} has {nulls} missing values; drop or fill those rows "
+            f"{name} column {label!r} has {nulls} missing values; drop or fill those rows "
             f"first")
     return values
+
+
+def _missing(value):
+    """None, pandas.NA or NaT in an object column (NaN is checked by the column's use)."""
+    return value is None or type(value).__name__ in ("NAType", "NaTType")
+
+
+def _same_length(name, columns):
+    """Every (label, values) pair of a table's used columns has one length (a dict of
+    columns can be ragged): an error names the columns and their lengths."""
+    if len({values.shape[0] for _, values in columns}) > 1:
+        lengths = ", ".join(f"{label!r} has {values.shape[0]}" for label, values in columns)
+        raise ValueError(
+            f"{name} columns differ in length: {lengths} values; give every column one "
+            f"value per row")
 
 
 def id_column(table, column, name, role):
     values = _column(table, column, name, role)
     if values.dtype.kind == "f" and np.isnan(values).any():
         raise ValueError(f"{name} column {column!r} has NaN ids; drop those rows first")
+    if values.dtype.kind in "mM" and np.isnat(values).any():
+        raise ValueError(f"{name} column {column!r} has NaT ids; drop those rows first")
     return values
 
 
@@ -266,7 +369,7 @@ def _vocabulary(column, *arrays):
             return vocab, np.split(codes, bounds)
     try:
         vocab, codes = np.unique(joined, return_inverse=True)
-    except TypeError as err:
+    except (TypeError, ValueError) as err:
         raise TypeError(
             f"the {column!r} ids cannot be sorted ({err}); give them one type, e.g. all "
             f"strings or all integers") from None
@@ -312,7 +415,10 @@ def _ids(values, column, role):
     if kind == "text":
         return values.astype(str)  # sorts ~5x faster than objects
     if kind == "float":
-        return values.astype(np.float64)
+        values = values.astype(np.float64)
+        if np.isnan(values).any():
+            raise ValueError(f"{role} column {column!r} has NaN ids; drop those rows first")
+        return values
     if kind == "integer":
         try:
             return values.astype(np.int64)

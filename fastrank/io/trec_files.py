@@ -105,7 +105,8 @@ def _levels(texts, path):
     a field that does not start with an integer, or one beyond 2**31, is an error naming
     its line (trec_eval would silently read 0, or overflow)."""
     values = np.array(texts, dtype=str)
-    if np.char.isdigit(values).all() and np.char.str_len(values).max() < 10:
+    ascii_digits = np.char.str_len(np.char.lstrip(values, "0123456789")) == 0
+    if ascii_digits.all() and np.char.str_len(values).max() < 10:
         return values.astype(np.int64).astype(np.float64)  # plain digits: the usual file
     levels = np.zeros(values.shape[0], np.float64)
     bad = None

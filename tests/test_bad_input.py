@@ -1,0 +1,351 @@
+"""Hostile input at every entry point: correct output or a ValueError / TypeError that
+names the argument and the offending value. Never a crash, a numba or scipy internal
+error, a giant allocation, a silent wrong number or a modified input (SPEC §5)."""
+
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+import fastrank as fr
+import fastrank.implicit as fi
+from fastrank.synthetic import power_law
+
+TRUTH = sp.csr_array(np.array([[3, 0, 1, 0, 0], [0, 0, 0, 2, 1], [0, 1, 0, 0, 0]], float))
+TOPK = np.array([[2, 0, 4], [1, 3, -1], [1, 2, 3]])
+RNG = np.random.default_rng(0)
+U = RNG.standard_normal((6, 4))
+V = RNG.standard_normal((8, 4))
+_DENSE = (RNG.random((6, 8)) < 0.3).astype(float)
+_DENSE[5, 2] = 1.0  # every user has a relevant item
+TEST = sp.csr_array(_DENSE)
+
+
+def declared(n_items):
+    """TRUTH with a catalogue declared far larger than the items used."""
+    return sp.csr_array((TRUTH.data, TRUTH.indices, TRUTH.indptr), shape=(3, n_items))
+
+
+# -- catalogues too large for the kernels' per-item markers ---------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda t: fr.evaluate(t, TOPK, ["ndcg@3"]),
+    lambda t: fr.Evaluator(t, ["ndcg@3"]).update(None, TOPK),
+    lambda t: fr.evaluate(t, TOPK, ["coverage@3", "novelty@3"], train=t),
+    lambda t: fr.evaluate(t, TOPK, ["ndcg@3"], n_threads=1),
+])
+def test_a_declared_catalogue_too_large_for_memory_is_a_clear_error(call):
+    with pytest.raises(ValueError, match=r"truth has 2,199,023,255,552 columns \(items\).* "
+                                         r"number the items that occur 0..n-1"):
+        call(declared(2**41))
+
+
+# -- cutoffs and list lengths far past the catalogue ---------------------------------
+
+def test_topk_past_the_catalogue_pads_and_refuses_absurd_lengths():
+    ids, scores = fr.topk(U, V, 50)
+    assert ids.shape == (6, 50) and (ids[:, 8:] == -1).all() and np.isinf(scores[:, 8:]).all()
+    expected, _ = fr.topk(U, V, 8)
+    np.testing.assert_array_equal(ids[:, :8], expected)
+    with pytest.raises(ValueError, match="lists of k=1,000,000,000,000 items would need"):
+        fr.topk(U, V, 10**12)
+
+
+def test_cutoffs_past_the_catalogue_see_empty_slots():
+    """ndcg@10**12 of 8 items: the lists hold at most 8 items; precision divides by k."""
+    big = fr.evaluate_factors(U, V, TEST, ["ndcg@1000000000000", "precision@1000000000000",
+                                           "recall@1000000000000"])
+    small = fr.evaluate_factors(U, V, TEST, ["ndcg@8", "precision@8", "recall@8"])
+    np.testing.assert_array_equal(big.per_user("ndcg@1000000000000"), small.per_user("ndcg@8"))
+    np.testing.assert_array_equal(big.per_user("recall@1000000000000"),
+                                  small.per_user("recall@8"))
+    np.testing.assert_allclose(big.per_user("precision@1000000000000"),
+                               small.per_user("precision@8") * 8 / 10**12, rtol=1e-12)
+
+
+def test_an_evaluator_with_a_huge_k_builds_no_padding():
+    ev = fr.Evaluator(TRUTH, ["ndcg", "precision@4", "map"], k=10**12).update(None, TOPK)
+    res = ev.result()
+    wide = np.full((3, 6), -1)
+    wide[:, :3] = TOPK
+    padded = fr.evaluate(TRUTH, wide, ["ndcg@6", "precision@4", "map@6"])
+    np.testing.assert_array_equal(res.per_user("ndcg"), padded.per_user("ndcg@6"))
+    np.testing.assert_array_equal(res.per_user("precision@4"), padded.per_user("precision@4"))
+    np.testing.assert_array_equal(res.per_user("map"), padded.per_user("map@6"))
+
+
+def test_narrow_blocks_equal_padded_ones_for_every_metric():
+    truth, topk = power_law(300, 40, 6, seed=3)
+    train, _ = power_law(300, 40, 6, seed=4)
+    metrics = ["ndcg@9", "ndcg_exp", "precision@8", "map@9", "mrr", "auc", "r_precision",
+               "hit_rate@9", "f1@7", "novelty@9", "serendipity@8", "coverage@9", "gini@9"]
+    kw = dict(train=train, baseline="popular")
+    narrow = fr.Evaluator(truth, metrics, k=9, **kw).update(None, topk).result()
+    padded = fr.evaluate(truth, np.pad(topk, ((0, 0), (0, 3)), constant_values=-1), metrics,
+                         **kw)
+    for label in metrics:
+        if label in padded.catalogue:
+            assert narrow[label] == padded[label]
+        else:
+            np.testing.assert_array_equal(narrow.per_user(label), padded.per_user(label))
+
+
+def test_absurd_k_for_a_model_or_the_drop_in(als_like):
+    model, train, test = als_like
+    assert fi.ranking_metrics_at_k(model, train, test, K=10**12, show_progress=False) == \
+        fi.ranking_metrics_at_k(model, train, test, K=test.shape[1] + 5, show_progress=False)
+
+    class Lists:
+        def recommend(self, userids, user_items, N=10, filter_already_liked_items=True):
+            return np.zeros((len(userids), 3), np.int32), None
+
+    with pytest.raises(ValueError, match="lists of 1,000,000,000,000 items .* would need"):
+        fr.evaluate_model(Lists(), test, ["ndcg@1000000000000"], show_progress=False)
+
+
+@pytest.fixture(scope="module")
+def als_like():
+    pytest.importorskip("implicit")
+    from implicit.als import AlternatingLeastSquares
+    from implicit.evaluation import train_test_split
+
+    truth, _ = power_law(300, 50, 5, seed=2)
+    train, test = train_test_split(sp.csr_matrix(truth, dtype=np.float32), 0.8,
+                                   random_state=0)
+    model = AlternatingLeastSquares(factors=4, iterations=2, random_state=0, num_threads=1)
+    model.fit(train, show_progress=False)
+    return model, train, test
+
+
+def test_ab_ndcg_scorer_with_a_huge_k_allocates_nothing_big():
+    scorer = fr.AlphaBetaNDCG(TRUTH, sp.csr_array(np.eye(5, 2)), k=10**12,
+                              user_aspects=np.ones((3, 2)))
+    assert scorer.idcg.shape == (1, 3)
+
+
+# -- overflowing factors --------------------------------------------------------------
+
+@pytest.mark.parametrize("scale, dtype", [(1e200, np.float64), (1e20, np.float32)])
+def test_factors_whose_products_overflow_are_refused(scale, dtype):
+    big_u, big_v = (U * scale).astype(dtype), (V * scale).astype(dtype)
+    for call in (lambda: fr.evaluate_factors(big_u, big_v, TEST, ["auc", "ndcg@3"]),
+                 lambda: fr.topk(big_u, big_v, 3),
+                 lambda: fr.mae(TEST, user_factors=big_u, item_factors=big_v)):
+        with pytest.raises(ValueError, match="dot products can exceed"):
+            call()
+    # large but safe factors still work, and the AUC stays in [0, 1]
+    auc = fr.evaluate_factors(U * 1e100, V * 1e100, TEST, ["auc"]).per_user("auc")
+    assert np.nanmin(auc) >= 0 and np.nanmax(auc) <= 1
+
+
+# -- the evaluator checks what it is given when it is built ---------------------------
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"metrics": ["bogus@3"]}, ValueError, "unknown metric 'bogus@3'"),
+    ({"metrics": [None]}, TypeError, "metrics must be strings"),
+    ({"metrics": ["ndcg@0"]}, ValueError, "must be at least 1"),
+    ({"metrics": ["ndcg@²"]}, ValueError, r"cutoff in 'ndcg@²' must be a positive integer"),
+    ({"metrics": ["novelty@3"]}, ValueError, "novelty@3 needs train="),
+    ({"metrics": ["ndcg@3"], "n_threads": 0}, ValueError, "n_threads must be between 1"),
+    ({"metrics": ["ndcg@3"], "n_threads": "x"}, TypeError, "n_threads must be an int"),
+    ({"metrics": ["ndcg@3"], "repeats": "no"}, TypeError, "repeats must be True or False"),
+])
+def test_evaluator_refuses_bad_arguments_at_construction(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        fr.Evaluator(TRUTH, **kwargs)
+
+
+def test_merge_compares_the_whole_truth_and_the_side_inputs():
+    other = TRUTH.copy()
+    other.indices = other.indices.copy()
+    other.indices[0] = 1  # same shape, nnz and indptr: a different matrix
+    a = fr.Evaluator(TRUTH, ["ndcg@3"]).update([0], TOPK[:1])
+    with pytest.raises(ValueError, match="different truth matrices"):
+        a.merge(fr.Evaluator(other, ["ndcg@3"]).update([1], TOPK[1:2]))
+    b = fr.Evaluator(TRUTH, ["novelty@3"], train=TRUTH).update([0], TOPK[:1])
+    with pytest.raises(ValueError, match="different train="):
+        b.merge(fr.Evaluator(TRUTH, ["novelty@3"], train=other).update([1], TOPK[1:2]))
+
+
+def test_zero_users_give_an_empty_result():
+    res = fr.evaluate_factors(U[:0], V, sp.csr_array((0, 8)), ["ndcg@3", "auc"])
+    assert res.per_user("ndcg@3").shape == (0,) and np.isnan(res["ndcg@3"])
+    res = fr.evaluate_factors(U, V, TEST, ["ndcg@3"], users=np.array([], int))
+    assert res.n_users == 0
+
+
+# -- models and the drop-in -----------------------------------------------------------
+
+def test_model_arguments_are_named():
+    with pytest.raises(TypeError, match="model must have a recommend"):
+        fr.evaluate_model(object(), TEST, ["ndcg@3"], show_progress=False)
+    with pytest.raises(TypeError, match="train must be a scipy.sparse matrix"):
+        fr.evaluate_model(object(), TEST, ["ndcg@3"], train=[[1]], show_progress=False)
+    with pytest.raises(ValueError, match=r"train has shape \(6, 9\) but test has \(6, 8\)"):
+        fr.evaluate_model(object(), TEST, ["ndcg@3"], train=sp.csr_array((6, 9)),
+                          show_progress=False)
+
+
+@pytest.mark.parametrize("answer", [
+    lambda n, k: np.full((n, k), -1, np.int32),            # nothing but filler
+    lambda n, k: np.zeros((n, 0), np.int32),               # no columns at all
+    lambda n, k: np.tile(np.arange(k, dtype=np.int32), (n, 1)),  # training items only
+    lambda n, k: np.full((n, k), 2**63 + 5, np.uint64),    # ids past int64
+])
+def test_a_batch_without_any_real_item_scores_zero(answer):
+    train = sp.csr_array(np.eye(6, 8))
+    train[:, :3] = 1.0
+
+    class Model:
+        def recommend(self, userids, user_items, N=10, filter_already_liked_items=True):
+            return answer(len(userids), 3), None
+
+    res = fr.evaluate_model(Model(), TEST, ["ndcg@3", "hit_rate@3"], train=train,
+                            show_progress=False)
+    counted = res.counted
+    assert (res.per_user("ndcg@3")[counted] == 0).all()
+
+
+def test_drop_in_does_not_touch_the_callers_matrices():
+    implicit = pytest.importorskip("implicit")
+    from implicit.als import AlternatingLeastSquares
+
+    train = sp.csr_matrix(np.eye(2, 4, dtype=np.float32))
+    model = AlternatingLeastSquares(factors=2, iterations=1, random_state=0, num_threads=1)
+    model.fit(train, show_progress=False)
+    test = sp.csr_matrix((np.ones(3, np.float32), np.array([3, 3, 2], np.int32),
+                          np.array([0, 2, 3], np.int32)), shape=(2, 4))
+    before = (test.indices.copy(), test.indptr.copy(), test.data.copy())
+    fi.ranking_metrics_at_k(model, train, test, K=2, show_progress=False)
+    for a, b in zip(before, (test.indices, test.indptr, test.data)):
+        np.testing.assert_array_equal(a, b)
+    broken = test.copy()
+    broken.indptr = np.array([0, 3, 2], np.int32)
+    with pytest.raises(ValueError, match="test_user_items is a malformed CSR matrix"):
+        fi.ranking_metrics_at_k(model, train, broken, K=2, show_progress=False)
+    with pytest.raises(ValueError, match="train_user_items has shape"):
+        fi.ranking_metrics_at_k(model, train[:1], test, K=2, show_progress=False)
+    with pytest.raises(ZeroDivisionError) as nothing:
+        fi.ranking_metrics_at_k(model, train, sp.csr_matrix((2, 4)), K=2, show_progress=False)
+    assert isinstance(nothing.value, ValueError)
+    del implicit
+
+
+def test_callback_checks_its_inputs_when_built():
+    with pytest.raises(TypeError, match="test must be a scipy.sparse matrix"):
+        fi.EvalCallback(TEST.toarray(), ["ndcg@3"])
+    with pytest.raises(TypeError, match="train must be a scipy.sparse matrix"):
+        fi.EvalCallback(TEST, ["ndcg@3"], train=TEST.toarray())
+    with pytest.raises(ValueError, match="min_delta must be finite"):
+        fi.EvalCallback(TEST, ["ndcg@3"], min_delta=float("nan"))
+    with pytest.raises(TypeError, match="min_delta must be a number"):
+        fi.EvalCallback(TEST, ["ndcg@3"], min_delta="abc")
+
+
+# -- arrays of the wrong kind ---------------------------------------------------------
+
+@pytest.mark.parametrize("topk, error, match", [
+    ([[0, 1], [2]], ValueError, "topk is ragged"),
+    (TOPK.astype("timedelta64[s]"), TypeError, "topk must be an integer array"),
+    (TOPK.astype(complex), TypeError, "topk must be an integer array"),
+])
+def test_topk_of_the_wrong_kind(topk, error, match):
+    with pytest.raises(error, match=match):
+        fr.evaluate(TRUTH, topk, ["ndcg@2"])
+
+
+def test_users_of_the_wrong_kind_name_the_offending_value():
+    with pytest.raises(TypeError, match="users must be an integer array"):
+        fr.evaluate(TRUTH, TOPK, ["ndcg@2"], users=np.array([0, 1, 2], "timedelta64[s]"))
+    with pytest.raises(ValueError, match=r"users contains 7, outside \[0, 3\)"):
+        fr.evaluate(TRUTH, TOPK, ["ndcg@2"], users=[0, 7, 1])
+    with pytest.raises(ValueError, match=r"users must be a 1-D array of truth row numbers; "
+                                         r"got shape \(1, 1\)"):
+        fr.AlphaBetaNDCG(TRUTH, sp.csr_array(np.eye(5, 2)), k=2, users=[[0]],
+                         user_aspects=np.ones((3, 2)))
+
+
+def test_aspect_side_inputs():
+    aspects = sp.csr_array(np.eye(5, 2))
+    dense = np.array([[1.0, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 1, 0]])
+    one = fr.ab_ndcg(TRUTH, TOPK, aspects, profile=dense)
+    two = fr.ab_ndcg(TRUTH, TOPK, aspects, profile=sp.csr_array(dense))
+    np.testing.assert_array_equal(one.per_user("ab_ndcg@3"), two.per_user("ab_ndcg@3"))
+    with pytest.raises(TypeError, match="user_aspects must be a 2-D numeric array"):
+        fr.ab_ndcg(TRUTH, TOPK, aspects, user_aspects=np.ones((3, 2), complex))
+    with pytest.raises(TypeError, match="clip must be True or False"):
+        fr.ab_ndcg(TRUTH, TOPK, aspects, user_aspects=np.ones((3, 2)), clip="no")
+    with pytest.raises(TypeError, match="item_vectors must hold real numbers"):
+        fr.evaluate(TRUTH, TOPK, ["ild@3"], item_vectors=np.ones((5, 2), complex))
+    nan_train = TRUTH.copy()
+    nan_train.data[0] = np.nan
+    with pytest.raises(ValueError, match="train contains NaN"):
+        fr.evaluate(TRUTH, TOPK, ["novelty@3"], train=nan_train)
+
+
+# -- several Python threads at once ---------------------------------------------------
+
+def test_python_threads_with_different_thread_counts_agree_bit_for_bit():
+    truth, topk = power_law(3000, 200, 10, seed=9)
+    metrics = ["ndcg@10", "map@5", "auc@10", "recall@3"]
+    expected = fr.evaluate(truth, topk, metrics, n_threads=1)
+    import numba
+
+    before = numba.get_num_threads()
+    failures = []
+
+    def work(n_threads):
+        for _ in range(10):
+            res = fr.evaluate(truth, topk, metrics, n_threads=n_threads)
+            for label in metrics:
+                if not np.array_equal(res.per_user(label), expected.per_user(label),
+                                      equal_nan=True):
+                    failures.append((n_threads, label))
+
+    threads = [threading.Thread(target=work, args=(1 + i % 2,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures and numba.get_num_threads() == before
+
+
+# -- inputs are never modified --------------------------------------------------------
+
+@given(st.integers(0, 2**32 - 1))
+def test_inputs_are_never_modified(seed):
+    rng = np.random.default_rng(seed)
+    truth = sp.random_array((20, 15), density=0.3, rng=rng, format="coo")
+    truth = sp.csr_matrix((truth.data, (truth.row, truth.col)), shape=(20, 15))
+    truth.indices = truth.indices[::-1].copy()  # unsorted: fastrank works on a copy
+    topk = rng.integers(-1, 15, (20, 4))
+    topk.flags.writeable = False
+    saved = [a.copy() for a in (truth.indptr, truth.indices, truth.data)]
+    fr.evaluate(truth, topk, ["ndcg@4", "coverage@4", "novelty@2"], train=truth)
+    fr.Evaluator(truth, ["map@3"]).update(None, topk).result()
+    for a, b in zip(saved, (truth.indptr, truth.indices, truth.data)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_ndcg_exp_of_huge_grades_is_finite_and_exact():
+    """2^rel - 1 overflows past rel = 1024; the ratio is still well defined."""
+    from fractions import Fraction
+
+    truth = sp.csr_array(np.array([[2000.0, 1999.0, 3.0, 0.0], [1.0, 0.0, 2.0, 5.0]]))
+    topk = np.array([[1, 0, 2], [3, 2, 0]])
+    res = fr.evaluate(truth, topk, ["ndcg_exp@3", "ndcg_exp@2"])
+
+    def exact(grades_ranked, grades_all, k):
+        def dcg(grades):
+            return sum(Fraction(2 ** int(g) - 1) * Fraction(1 / np.log2(i + 2))
+                       for i, g in enumerate(grades[:k]))
+        return float(dcg(grades_ranked) / dcg(sorted(grades_all, reverse=True)))
+
+    for k in (2, 3):
+        values = res.per_user(f"ndcg_exp@{k}")
+        assert np.isfinite(values).all()
+        assert values[0] == pytest.approx(exact([1999, 2000, 3], [2000, 1999, 3], k), rel=1e-12)
+        assert values[1] == pytest.approx(exact([5, 2, 1], [5, 2, 1], k), rel=1e-12)
