@@ -48,13 +48,15 @@ def check_aspects(item_aspects, n_items, name="item_aspects"):
         raise ValueError(
             f"{name} has {rows} rows but the catalogue has {n_items} items (the columns of "
             f"truth); pass one row per item, items x aspects")
-    data = np.asarray(data)
-    if data.size and not np.all((data == 0) | (data == 1)):
-        bad = data[(data != 0) & (data != 1)][0]
+    # the values as stored (converting a COO adds up its repeated entries)
+    stored = np.asarray(item_aspects.data if item_aspects.format in ("csr", "csc", "coo", "bsr")
+                        else data)
+    if stored.size and not np.all((stored == 0) | (stored == 1)):
+        bad = stored[(stored != 0) & (stored != 1)].ravel()[0]
         raise ValueError(
             f"{name} must hold 0/1 (or bool) memberships; found the value {bad}. Mark an "
             f"item's aspects with 1, e.g. (item_aspects > 0).astype(np.int8)")
-    keep = data != 0
+    keep = np.asarray(data) != 0
     if not keep.all() or not _is_canonical(indptr, indices):
         csr = sp.csr_array((keep[: indices.shape[0]].astype(np.int8), indices.copy(),
                             indptr.copy()), shape=(rows, n_aspects))

@@ -13,7 +13,7 @@ import numpy as np
 
 from .aspects import check_aspects
 from .metrics import parse_cutoff
-from .validation import _csr_parts, check_scratch
+from .validation import _csr_parts, check_scratch, memory_guard
 
 PER_USER = {"novelty": 0, "arp": 1, "ild": 2, "serendipity": 3}  # codes of the kernel
 CATALOGUE = ("coverage", "gini")
@@ -86,7 +86,7 @@ def _baseline(baseline, n_rows, n_items, pop, k_max):
         order = np.lexsort((np.arange(n_items), -pop[0]))
         return order[:k_max].astype(np.int64)[None, :]
     ids = np.asarray(baseline)
-    if ids.dtype == np.bool_ or not np.issubdtype(ids.dtype, np.integer):
+    if ids.dtype.kind not in "iu":
         raise TypeError(f"baseline must hold integer item ids; got dtype {ids.dtype}")
     if ids.ndim == 1:
         ids = ids[None, :]
@@ -95,7 +95,9 @@ def _baseline(baseline, n_rows, n_items, pop, k_max):
             f"baseline must be one list of item ids (1-D) or one list per topk row "
             f"({n_rows} rows); got shape {np.shape(baseline)}")
     if ids.size and (int(ids.min()) < -1 or int(ids.max()) >= n_items):
-        raise ValueError(f"baseline contains ids outside [-1, {n_items}); -1 only pads")
+        bad = int(ids.min()) if int(ids.min()) < -1 else int(ids.max())
+        raise ValueError(f"baseline contains item id {bad}, outside [-1, {n_items}); -1 only "
+                         f"pads")
     return np.ascontiguousarray(ids, dtype=np.int64)
 
 
@@ -172,17 +174,21 @@ class BeyondPlan:
         exposure = np.zeros((n_chunks if self.catalogue else 0, self.cutoffs.shape[0],
                              self.n_items), np.int32)
         out = np.empty((len(self.per_user), n_rows), np.float64)
-        beyond_metrics(topk, rows, counted.view(np.uint8), self.cutoffs, self.slot_code,
-                       self.slot_cut, self.novelty, self.counts, data.indptr, data.indices,
-                       data.data, base, self.ild_mode, self.a_indptr, self.a_indices,
-                       self.vectors, self.n_items, n_chunks, out, exposure)
+        with memory_guard("the beyond-accuracy kernel"):
+            beyond_metrics(topk, rows, counted.view(np.uint8), self.cutoffs, self.slot_code,
+                           self.slot_cut, self.novelty, self.counts, data.indptr,
+                           data.indices, data.data, base, self.ild_mode, self.a_indptr,
+                           self.a_indices, self.vectors, self.n_items, n_chunks, out,
+                           exposure)
         shown = exposure.sum(axis=0, dtype=np.int64) if self.catalogue else None
         return out, shown
 
     def catalogue_means(self, shown):
         """{label: value} of coverage and gini from the exposure of `run` (summed over
-        blocks)."""
-        cumulative = np.cumsum(shown, axis=0) if shown is not None else None
+        blocks; None before any block: nothing is shown, both are 0)."""
+        if shown is None:
+            return {spec.label: 0.0 for spec in self.catalogue}
+        cumulative = np.cumsum(shown, axis=0)
         return {spec.label: (_coverage if spec.name == "coverage" else _gini)(
             cumulative[self.position[spec.k]]) for spec in self.catalogue}
 

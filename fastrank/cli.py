@@ -129,15 +129,17 @@ def run_evaluate(args, out=None):
     import json
 
     from .evaluate import evaluate
-    from .io.files import read_inputs, write_per_user
+    from .io.files import output_kind, read_inputs, write_per_user
     from .io.tables import per_user_table
 
     out = sys.stdout if out is None else out
+    if args.per_user:
+        output_kind(args.per_user)  # a bad name fails before the evaluation
     inputs = read_inputs(args.truth, args.topk, k=args.k)
     metrics = [m.strip() for text in (args.metric or DEFAULT_METRICS) for m in text.split(",")
                if m.strip()]
     res = evaluate(inputs.truth, inputs.topk, metrics, convention=args.convention,
-                   n_threads=args.threads)
+                   k=args.k, n_threads=args.threads)
     if args.per_user:
         write_per_user(args.per_user, per_user_table(res, inputs.user_ids, library="dict"))
     counts = {"users": int(res.users.shape[0]), "counted": res.n_users,
@@ -146,7 +148,7 @@ def run_evaluate(args, out=None):
     means = {name: (None if res[name] != res[name] else res[name]) for name in res.metrics}
     if args.json:
         print(json.dumps({**means, "counts": counts, "convention": args.convention,
-                          "k": int(inputs.topk.shape[1])}, indent=2), file=out)
+                          "k": int(res.k)}, indent=2), file=out)
     elif args.csv:
         print("metric,mean,users", file=out)
         for name in res.metrics:
@@ -154,7 +156,7 @@ def run_evaluate(args, out=None):
                   file=out)
     else:
         print(f"{counts['users']:,} users, {counts['counted']:,} counted (convention "
-              f"{args.convention}, K = {inputs.topk.shape[1]}); "
+              f"{args.convention}, K = {res.k}); "
               f"{counts['without_recommendations']:,} without recommendations, "
               f"{counts['without_truth']:,} without truth", file=out)
         width = max(len("metric"), *(len(name) for name in res.metrics))

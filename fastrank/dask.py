@@ -135,11 +135,12 @@ def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
         if any(_bare(label) for label in labels):
             # K is the longest list: one more pass, shuffling the user column only
             users = recs[[user]].shuffle(on=user, npartitions=npartitions)
-            k = int(dask.compute(users.map_partitions(_longest, user, meta=(None, "int64"))
-                                 .max())[0])
+            longest = int(dask.compute(users.map_partitions(_longest, user,
+                                                            meta=(None, "int64")).max())[0])
+            k = max(longest, 1)  # no list at all: K = 1, every list empty
         else:
             k = max(s.k for s in parse_metrics(labels, 2**62, convention))
-    k = max(check_int(k, "k"), 1)
+    k = check_int(k, "k")
     truth = truth.shuffle(on=user, npartitions=npartitions)
     recs = recs.shuffle(on=user, npartitions=npartitions)
     specs = parse_metrics(labels, k, convention)  # unknown names and cutoffs > k fail here
@@ -226,6 +227,7 @@ def _same_user_type(truth, recs, user):
     """Both user columns in one dtype that holds every id exactly, so that equal ids hash
     to the same partition (int64 with uint64: int64 or uint64 by the values' range)."""
     import dask
+    import pandas as pd
 
     a, b = truth[user].dtype, recs[user].dtype
     if a == b:
@@ -246,6 +248,10 @@ def _same_user_type(truth, recs, user):
                     f"astype(str)")
         else:
             target = np.result_type(getattr(a, "numpy_dtype", a), getattr(b, "numpy_dtype", b))
+        if any(pd.api.types.is_extension_array_dtype(d) for d in (a, b)):
+            # a nullable column may hold NA: keep it nullable, so that from_tables names
+            # the missing ids instead of the cast failing
+            target = pd.UInt64Dtype() if target == np.uint64 else pd.Int64Dtype()
         return (truth.assign(**{user: truth[user].astype(target)}),
                 recs.assign(**{user: recs[user].astype(target)}))
     if _kind(a) == "float" == _kind(b):

@@ -16,7 +16,8 @@ from .evaluate import counted_mean, discounts, n_ranges, numba_threads
 from .factors import positive_counts
 from .result import Result
 from .validation import (_csr_parts, _is_canonical, check_bool, check_int, check_pattern,
-                         check_scratch, check_topk, check_truth, check_users)
+                         check_scratch, check_topk, check_truth, check_users,
+                         memory_guard)
 
 
 # Bytes per catalogue item of the greedy ideal's scratch in each range of users: an item
@@ -79,11 +80,27 @@ def _nonnegative_rows(matrix, name, shape, what):
     return csr.indptr.astype(np.int64), csr.indices, csr.data
 
 
+# Weights and grades far from 1 lose the ratios γ and r/r_max are made of (sums overflow,
+# subnormal numbers keep few digits): refused, since only their ratios matter.
+_SMALLEST = 2.0 ** -1000
+_LARGEST = 2.0 ** 1000
+
+
 def _check_weights(data, name, what):
     if not np.all(np.isfinite(data)) or (data.size and data.min() < 0):
         raise ValueError(
             f"{name} must hold finite, non-negative {what}; found a negative, NaN or "
             f"infinite value")
+    _check_scale(data, name, what)
+
+
+def _check_scale(data, name, what):
+    positive = data[data > 0]
+    if positive.size and (positive.min() < _SMALLEST or positive.max() > _LARGEST):
+        bad = positive.min() if positive.min() < _SMALLEST else positive.max()
+        raise ValueError(
+            f"{name} holds {bad:g}, outside [2**-1000, 2**1000], where the ratios made of "
+            f"its {what} lose their digits; scale it (only ratios matter here)")
 
 
 @dataclass(frozen=True)
@@ -147,6 +164,7 @@ class AlphaBetaNDCG:
     def __init__(self, truth, item_aspects, *, k, alpha=0.01, beta=0.5, profile=None,
                  user_aspects=None, exclude=None, r_max=None, users=None, n_threads=None):
         self.truth = check_truth(truth)
+        _check_scale(self.truth.data, "truth", "grades (p = beta·r/r_max)")
         n_users, n_items = self.truth.n_users, self.truth.n_items
         self.aspects = check_aspects(item_aspects, n_items)
         self.cutoffs = _check_cutoffs(k, None)
@@ -212,7 +230,7 @@ class AlphaBetaNDCG:
         idcg = np.zeros((self.cutoffs.shape[0], n), np.float64)
         status = np.zeros(n, np.int8)
         t, a, g = self.truth, self.aspects, self.prefs
-        with numba_threads(n_threads) as threads:
+        with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG ideal"):
             chunks = max(n_ranges(n, threads, n * int(groups.ptr.shape[0]), a.n_items), 1)
             check_scratch(a.n_items, _IDEAL_BYTES, chunks)
             ab_ideal(t.indptr, t.indices, t.data, self.users, g.indptr, g.indices, g.data,
@@ -249,7 +267,7 @@ class AlphaBetaNDCG:
                 f"pass one list per user, in the order of users=")
         _check_cutoffs(self.cutoffs.tolist(), topk.shape[1])
         dcg = np.empty((self.cutoffs.shape[0], n), np.float64)
-        with numba_threads(n_threads) as threads:
+        with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG walk"):
             chunks = max(n_ranges(n, threads, n * int(self.cutoffs[-1]), t.n_items), 1)
             check_scratch(t.n_items, 16, chunks)
             ab_dcg(t.indptr, t.indices, t.data, self.users, topk, g.indptr, g.indices, g.data,
@@ -332,7 +350,7 @@ def alpha_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.5, users=None, n_th
     n = rows.shape[0]
     out = np.empty((cutoffs.shape[0], n), np.float64)
     n_relevant = np.empty(n, np.int64)
-    with numba_threads(n_threads) as threads:
+    with numba_threads(n_threads) as threads, memory_guard("the α-nDCG kernel"):
         chunks = max(n_ranges(n, threads, n * int(cutoffs[-1]), data.n_items), 1)
         check_scratch(data.n_items, 8, chunks)
         kernel(data.indptr, data.indices, data.data, rows, topk, aspects.indptr,

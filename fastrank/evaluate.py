@@ -7,7 +7,8 @@ import numpy as np
 from .metrics import _check_convention, metric_labels, parse_metrics, slot_table, with_curves
 from .progress import progress_bar
 from .result import Result
-from .validation import check_n_threads, check_scratch, check_topk, check_truth, check_users
+from .validation import (check_int, check_memory, check_n_threads, check_scratch,
+                         check_topk, check_truth, check_users, memory_guard)
 
 # Ranges of users per thread: a few per thread evens out the load; each range allocates
 # and clears its own O(n_items) scratch once.
@@ -46,7 +47,7 @@ def discounts(length):
     return 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
 
 
-def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads=None,
+def evaluate(truth, topk, metrics, *, convention="recsys", users=None, k=None, n_threads=None,
              train=None, item_aspects=None, item_vectors=None, baseline=None,
              show_progress=False, curves=None):
     """Evaluate ranked lists against graded truth; every metric at every cutoff in one pass.
@@ -64,6 +65,10 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
         Which formulas the names stand for and which users count (see the README).
     users : int array, shape (n_rows,), optional
         The truth row of each topk row; by default row i of topk is row i of truth.
+    k : int, optional
+        The list length K (what a name without @k means, and the largest cutoff).
+        Default: topk's columns. Lists narrower than k end early: their slots past the
+        columns are empty (precision@k still divides by k); columns past k are not read.
     n_threads : int, optional
         Numba threads for this call; the previous setting is restored afterwards.
         Results are bit-identical for any thread count.
@@ -91,8 +96,9 @@ def evaluate(truth, topk, metrics, *, convention="recsys", users=None, n_threads
     data = check_truth(truth)
     topk = check_topk(topk, data.n_items)
     rows = check_users(users, topk.shape[0], data.n_users)
-    metrics = with_curves(metric_labels(metrics), curves, topk.shape[1])
-    plan = Plan(metrics, topk.shape[1], convention, data.n_items, train=train,
+    k = topk.shape[1] if k is None else check_int(k, "k")
+    metrics = with_curves(metric_labels(metrics), curves, k)
+    plan = Plan(metrics, k, convention, data.n_items, train=train,
                 item_aspects=item_aspects, item_vectors=item_vectors, baseline=baseline)
     n_rows = topk.shape[0]
     with numba_threads(n_threads) as threads:
@@ -191,6 +197,11 @@ class Plan:
         self._pooled = {s.label: s for s in self.specs if s.pooled}
 
     def empty(self, n_rows):
+        """An unfilled Block for n_rows rows (its memory checked first)."""
+        check_memory(n_rows * (8 * len(self.per_user) + 9),
+                     f"the per-user values of {len(self.per_user)} metrics for {n_rows:,} "
+                     f"users", "ask for fewer metrics (or curves), or evaluate fewer users "
+                     "at a time")
         return Block(np.empty((len(self.per_user), n_rows)), np.empty(n_rows, np.int64),
                      np.empty(n_rows, np.bool_), None)
 
@@ -263,9 +274,10 @@ def rank_into(data, topk, rows, table, convention, threads, out, n_relevant, cou
     disc = discounts(max(min(width, largest), ideal, 1))
     n_chunks = n_ranges(n_rows, threads, n_rows * width + data.indices.shape[0], data.n_items)
     check_scratch(data.n_items, _RANK_BYTES, n_chunks)
-    rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
-                 table.cutoffs, table.slot_code, table.slot_cut, convention == "trec",
-                 disc, max_row_nnz, n_chunks, out, n_relevant, counted)
+    with memory_guard("the ranking kernel"):
+        rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
+                     table.cutoffs, table.slot_code, table.slot_cut, convention == "trec",
+                     disc, max_row_nnz, n_chunks, out, n_relevant, counted)
 
 
 def pooled_parts(values, n_relevant, k):

@@ -14,7 +14,7 @@ from .evaluate import counted_mean, numba_threads
 from .metrics import MetricSpec, _check_convention, metric_labels, parse_metric
 from .progress import progress_bar
 from .result import Result
-from .validation import check_int, check_memory, check_pattern, check_truth
+from .validation import check_int, check_memory, check_pattern, check_rows, check_truth
 
 # Users per BLAS call and bytes of one score tile: the tile (block x items) stays in a
 # core's L2 cache while the selection reads it. Measured on the 2-core EPYC with 32
@@ -53,16 +53,15 @@ def _no_overflow(user_factors, item_factors, dtype):
         raise ValueError(
             f"user_factors and item_factors are so large that their dot products can exceed "
             f"{dtype.name}'s largest value ({limit:.3g}; norms up to {bound:.3g}): the model "
-            f"probably diverged (lower its learning rate or raise its regularization), or "
-            f"pass float64 factors")
+            f"probably diverged (lower its learning rate or raise its regularization)"
+            + (", or pass float64 factors" if dtype != np.float64 else ""))
 
 
 def _as_matrix(factors, name):
     if hasattr(factors, "to_numpy") and not isinstance(factors, np.ndarray):
         factors = factors.to_numpy()  # implicit.gpu.Matrix
     factors = np.asarray(factors)
-    if factors.dtype == np.bool_ or not (np.issubdtype(factors.dtype, np.floating)
-                                         or np.issubdtype(factors.dtype, np.integer)):
+    if factors.dtype.kind not in "iuf":  # not bool, complex, timedelta, object, ...
         raise TypeError(f"{name} must be a numeric 2-D array; got dtype {factors.dtype}")
     if factors.ndim != 2:
         raise ValueError(
@@ -79,18 +78,10 @@ def _as_matrix(factors, name):
 
 
 def _check_rows(users, n_users, name="users"):
-    """Row numbers into the user factors, int64."""
+    """Row numbers into the user factors, int64 (all rows when None)."""
     if users is None:
         return np.arange(n_users, dtype=np.int64)
-    users = np.asarray(users)
-    if users.dtype == np.bool_ or not np.issubdtype(users.dtype, np.integer):
-        raise TypeError(f"{name} must be an integer array of user rows; got dtype {users.dtype}")
-    if users.ndim != 1:
-        raise ValueError(f"{name} must be 1-D; got shape {users.shape}")
-    if users.size and (int(users.min()) < 0 or int(users.max()) >= n_users):
-        raise ValueError(
-            f"{name} contains rows outside [0, {n_users}), the rows of user_factors")
-    return users.astype(np.int64)
+    return check_rows(users, name, n_users, "the rows of user_factors")
 
 
 def _empty_pattern(n_users):

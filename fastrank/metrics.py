@@ -95,7 +95,10 @@ _CUTOFF = re.compile(r"[0-9]+")
 
 
 def parse_cutoff(label, name, k_text, k_max):
-    """The cutoff written after '@' in label: an integer in [1, k_max]."""
+    """The cutoff written after '@' in label: an integer in [1, k_max], k_max being the
+    list length K (topk's columns, or the k= given), or 2**62 where any length goes."""
+    from .validation import LARGEST_INT
+
     k_text = k_text.strip()
     if not _CUTOFF.fullmatch(k_text):
         raise ValueError(
@@ -103,10 +106,14 @@ def parse_cutoff(label, name, k_text, k_max):
     k = int(k_text)
     if k < 1:
         raise ValueError(f"metrics: cutoff in {label!r} must be at least 1")
-    if k > k_max:
+    if k > min(k_max, LARGEST_INT):
+        if k_max >= LARGEST_INT:
+            raise ValueError(f"metrics: cutoff in {label!r} is larger than 2**62, the largest "
+                             f"cutoff")
         raise ValueError(
-            f"metrics: cutoff in {label!r} is larger than the {k_max} columns of topk; "
-            f"use k <= {k_max} or pass longer lists")
+            f"metrics: cutoff in {label!r} is larger than K = {k_max}, the list length "
+            f"(topk's columns, or the k= given); use cutoffs up to {k_max}, or longer lists "
+            f"or a larger k=")
     return k
 
 

@@ -132,9 +132,9 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_
                               shape=(n_users, n_items))
     k = max(s.k for s in specs)
     check_memory(min(batch_size, n_users) * k * 8,
-                 f"lists of {k:,} items for batches of {min(batch_size, n_users):,} users",
-                 f"use cutoffs up to the catalogue's {n_items:,} items, or a smaller "
-                 f"batch_size")
+                 f"asking model.recommend for lists of {k:,} items (the largest cutoff) for "
+                 f"{min(batch_size, n_users):,} users at a time",
+                 f"use cutoffs up to the catalogue's {n_items:,} items")
     evaluator = Evaluator(data, [s.label for s in specs], convention=convention, k=k)
     n_relevant = positive_counts(data, np.arange(n_users, dtype=np.int64))
     ask = np.flatnonzero(n_relevant > 0)
@@ -201,7 +201,7 @@ def _model_ids(ids, n_users):
         raise ValueError(
             "model.recommend returned ragged ids; it must return one row of K item ids "
             "per user, as a 2-D integer array") from None
-    if ids.dtype == np.bool_ or not np.issubdtype(ids.dtype, np.integer):
+    if ids.dtype.kind not in "iu":  # not bool, float, object, timedelta, ...
         raise TypeError(
             f"model.recommend returned item ids of dtype {ids.dtype}; ids must be integers "
             f"(implicit's models return int32). Return ids.astype(np.int64) if they are "

@@ -40,10 +40,16 @@ def curve_labels(result, metric):
         labels.append(f"{name}@{c}")
         c += 1
     if not labels:
+        from .metrics import METRIC_NAMES, _NO_CUTOFF
+
+        base = name.partition("@")[0]
+        if base not in METRIC_NAMES or base in _NO_CUTOFF:
+            names = ", ".join(n for n in METRIC_NAMES if n not in _NO_CUTOFF)
+            raise ValueError(f"{metric!r} has no curve: curves are drawn for the ranking "
+                             f"metrics with a cutoff ({names})")
         raise ValueError(
-            f"{metric!r} has no curve in this result: evaluate with "
-            f"curves=[{name.partition('@')[0]!r}] (or curves=True) to get it at every cutoff "
-            f"1..K in the same pass")
+            f"{metric!r} has no curve in this result: evaluate with curves=[{base!r}] (or "
+            f"curves=True) to get it at every cutoff 1..K in the same pass")
     return labels
 
 
@@ -106,19 +112,29 @@ def _formats():
 
 
 def check_path(path):
-    """Check before anything is drawn that `path` names a format matplotlib writes: a
-    file name (str or os.PathLike) by its suffix (none: PNG), or a binary file object."""
+    """Check before anything is drawn that `path` can be written: a file name (str or
+    os.PathLike) whose suffix names a format matplotlib writes, in an existing writable
+    folder, or a binary file object."""
     if path is None or hasattr(path, "write"):
         return path
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"path must be a file name (str or pathlib.Path) such as "
                         f"'curves.png', or None; got {path!r} of type {type(path).__name__}")
-    suffix = os.path.splitext(os.fsdecode(path))[1][1:].lower()
+    text = os.fsdecode(path)
+    suffix = os.path.splitext(text)[1][1:].lower()
     formats = _formats()
-    if suffix and formats is not None and suffix not in formats:
-        raise ValueError(f"path {os.fsdecode(path)!r} ends in .{suffix}, a format that "
-                         f"cannot be written; end it in .png, .svg or .pdf (also supported: "
+    if not suffix:
+        raise ValueError(f"path {text!r} has no suffix, which names the format; end it in "
+                         f".png, .svg or .pdf")
+    if formats is not None and suffix not in formats:
+        raise ValueError(f"path {text!r} ends in .{suffix}, a format that cannot be written; "
+                         f"end it in .png, .svg or .pdf (also supported: "
                          f"{', '.join('.' + f for f in formats[len(FORMATS):])})")
+    folder = os.path.dirname(os.path.abspath(text))
+    if os.path.isdir(text) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise ValueError(f"path {text!r} cannot be written: "
+                         + ("it is a directory" if os.path.isdir(text) else
+                            f"the folder {folder!r} does not exist or is not writable"))
     return path
 
 

@@ -98,11 +98,18 @@ def _errors(name, truth, predictions, user_factors, item_factors, n_threads):
     counted = count > 0
     total = squared if name == "rmse" else absolute
     entries = int(rated.indptr[-1])
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         per_user = np.where(counted, total / count, np.nan)
         pooled = total.sum() / entries if entries else np.nan
     if name == "rmse":
         per_user, pooled = np.sqrt(per_user), np.sqrt(pooled)
+    if _out_of_range(squared, absolute, pooled):
+        # errors near the ends of float64 (e**2 overflowing or underflowing): the same
+        # values from errors scaled by each user's largest
+        with np.errstate(over="ignore"):  # an error past float64 is inf, as it should be
+            errors = (_factor_predictions(users, items, rated) if factors else predicted) \
+                - rated.data
+        per_user, pooled = _scaled(name, errors, rated.indptr)
     report = {"entries": entries, "user_mean": counted_mean(per_user, counted)}
     return Result([name], [per_user], {name: pooled}, convention=CONVENTION,
                   users=np.arange(rated.n_users, dtype=np.int64), counted=counted,
@@ -170,7 +177,6 @@ def predicted_values(predictions, rated, n_threads=None):
                 f"(user {rated.rows[j]}, item {rated.indices[j]}); predict every stored entry "
                 f"of truth")
         return _finite(out, "predictions", rated)
-        return out
     values = np.asarray(predictions)
     if values.dtype == np.bool_ or values.dtype.kind not in "iuf":
         raise TypeError(f"predictions must be numeric; got dtype {values.dtype}")
@@ -192,6 +198,49 @@ def predicted_values(predictions, rated, n_threads=None):
             f"predictions must be sparse, 1-D (aligned with truth.data) or 2-D (users x "
             f"items); got {values.ndim} dimensions")
     return _finite(out, "predictions", rated)
+
+
+def _out_of_range(squared, absolute, pooled):
+    """Did the plain sums overflow, or underflow (squares of tiny errors to 0)?"""
+    return (not (np.isfinite(squared).all() and np.isfinite(absolute).all()
+                 and np.isfinite(pooled) | np.isnan(pooled))
+            or bool(((absolute > 0) & (squared < 2.0 ** -1000)).any()))
+
+
+def _factor_predictions(users, items, rated):
+    """user_factors[u] . item_factors[i] at every rating, float64."""
+    return np.einsum("ij,ij->i", users[rated.rows].astype(np.float64),
+                     items[rated.indices].astype(np.float64))
+
+
+def _scaled(name, errors, indptr):
+    """(per-user values, pooled value) of rmse or mae from errors grouped by indptr, each
+    user's errors divided by their largest |e| (and the pooled sum by the largest of
+    those), so that no square overflows or underflows."""
+    count = np.diff(indptr)
+    rated = np.flatnonzero(count > 0)
+    size = np.abs(errors)
+    largest = np.zeros(count.shape[0])
+    if rated.size:
+        largest[rated] = np.maximum.reduceat(size, indptr[rated])
+    scale = np.repeat(largest, count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        part = np.where((scale > 0) & np.isfinite(scale), size / scale, 0.0)
+        sums = np.zeros(count.shape[0])
+        if rated.size:
+            sums[rated] = np.add.reduceat(part * part if name == "rmse" else part,
+                                          indptr[rated])
+        top = largest.max() if largest.size else 0.0
+        weight = np.where((top > 0) & np.isfinite(top), largest / top, 0.0)
+        n = int(count.sum())
+        if name == "rmse":
+            per_user = np.where(count > 0, largest * np.sqrt(sums / count), np.nan)
+            pooled = top * np.sqrt((weight * weight * sums).sum() / n) if n else np.nan
+        else:
+            per_user = np.where(count > 0, largest * (sums / count), np.nan)
+            pooled = top * ((weight * sums).sum() / n) if n else np.nan
+    per_user[np.isinf(largest)] = np.inf  # an error beyond float64
+    return per_user, (np.inf if np.isinf(top) else pooled)
 
 
 def _factors(user_factors, item_factors, rated):

@@ -134,33 +134,47 @@ def _parse_params(name, params, text):
 
 
 def _label(name, param):
+    """The name trec_eval prints for a measure and one of its parameters (or None)."""
+    if param is None:
+        return name
     if name == "iprec_at_recall":
         return f"iprec_at_recall_{param:3.2f}"
     return f"{name}_{param}"
 
 
-def _labels(name, params):
-    return [name] if params is None else [_label(name, p) for p in params]
-
-
 @dataclass
 class TrecReport:
-    """Per-query values ({qid: {measure: value}}) and the `all` summary, in order."""
+    """trec_eval's per-query values and `all` line, in its print order.
+
+    `columns` are the printed names of the per-query measures and `values[row]` the
+    values of `queries[row]`; `totals` the (name, value) pairs of the `all` line. A name
+    may repeat: trec_eval prints two recall points that round to the same two decimals
+    as two lines of one name. `per_query` ({qid: {name: value}}) and `summary`
+    ({name: value}) are the same as dicts, where a repeated name keeps its last value.
+    """
 
     queries: list
-    per_query: dict
-    summary: dict
+    columns: list
+    values: np.ndarray
+    totals: list
     runid: str
+
+    @property
+    def per_query(self):
+        return {qid: dict(zip(self.columns, row.tolist()))
+                for qid, row in zip(self.queries, self.values)}
+
+    @property
+    def summary(self):
+        return dict(self.totals)
 
     def lines(self, per_query=False):
         """trec_eval's output: `measure<TAB>qid|all<TAB>value`, values to 4 decimals."""
         out = []
         if per_query:
-            for qid in self.queries:
-                for name, value in self.per_query[qid].items():
-                    out.append(self._line(name, qid, value))
-        for name, value in self.summary.items():
-            out.append(self._line(name, "all", value))
+            for qid, row in zip(self.queries, self.values.tolist()):
+                out += [self._line(name, qid, value) for name, value in zip(self.columns, row)]
+        out += [self._line(name, "all", value) for name, value in self.totals]
         return out
 
     def _line(self, name, qid, value):
@@ -197,30 +211,31 @@ def evaluate_trec(qrels, run, measures=None, *, relevance_level=1, depth=None, c
     if not queries.size:
         raise ValueError(f"{run.path}: no query has both judgments and results")
     _check_levels(truth, queries, qrels.path)
-    values = _per_query(chosen, truth, topk, level, n_threads)
-    qids = [str(q) for q in queries]
-    shown = [label for name, params in chosen.items() if name not in _SUMMARY_ONLY
-             for label in _labels(name, params)]
-    per_query = {qid: {label: float(values[label][row]) for label in shown}
-                 for row, qid in enumerate(qids)}
-    n_q = len(qids)
-    summary = {}
+    slots = [(name, p) for name, params in chosen.items() if name not in ("runid", "num_q")
+             for p in (params or (None,))]
+    values = _per_query(slots, truth, topk, level, n_threads)
+    shown = [slot for slot in slots if slot[0] not in _SUMMARY_ONLY]
+    n_q = queries.shape[0]
+    totals = []
     for name, params in chosen.items():
         if name == "runid":
-            summary["runid"] = run.runid
+            totals.append(("runid", run.runid))
         elif name == "num_q":
-            summary["num_q"] = n_q
+            totals.append(("num_q", n_q))
         elif name == "gm_map":
-            logs = [math.log(max(v, MIN_GEO_MEAN)) for v in values["map"].tolist()]
-            summary["gm_map"] = math.exp(_sum_in_order(logs) / n_q)
+            logs = [math.log(max(v, MIN_GEO_MEAN)) for v in values[name, None].tolist()]
+            totals.append(("gm_map", math.exp(_sum_in_order(logs) / n_q)))
         elif name == "num_rel" and complete:
             # trec_eval's -c summary recounts the raw qrels: every level > 0, whatever -l
-            summary["num_rel"] = int(np.count_nonzero(qrels.relevance > 0))
+            totals.append(("num_rel", int(np.count_nonzero(qrels.relevance > 0))))
         else:
-            for label in _labels(name, params):
-                total = _sum_in_order(values[label])
-                summary[label] = total if name in _SUMMED else total / n_q
-    return TrecReport(qids, per_query, summary, run.runid)
+            for p in params or (None,):
+                total = _sum_in_order(values[name, p])
+                totals.append((_label(name, p), total if name in _SUMMED else total / n_q))
+    table = (np.stack([values[slot] for slot in shown], axis=1) if shown
+             else np.zeros((n_q, 0)))
+    return TrecReport([str(q) for q in queries], [_label(*slot) for slot in shown], table,
+                      totals, run.runid)
 
 
 def _check_levels(truth, queries, path):
@@ -245,36 +260,34 @@ def _sum_in_order(values):
     return float(np.add.accumulate(values)[-1]) if values.size else 0.0
 
 
-def _per_query(chosen, truth, topk, level, n_threads):
-    """{label: float64 per query} for every chosen measure (and map, for gm_map)."""
+def _per_query(slots, truth, topk, level, n_threads):
+    """{(measure, parameter): float64 per query} for (measure, parameter) slots; a
+    measure without parameters has parameter None, gm_map is map's values."""
     from ._kernels.trec import trec_measures
     from .evaluate import n_ranges, numba_threads
     from .validation import check_truth
 
+    if not slots:  # runid and num_q only
+        return {}
     codes = _codes()
-    slots = []  # (label, code, cutoff, point)
-    for name, params in chosen.items():
-        if name in ("runid", "num_q"):
-            continue
+    kernel_slots = {}  # (measure as computed, parameter) -> (code, cutoff, point)
+    for name, p in slots:
         base = "map" if name == "gm_map" else name
-        if params is None:
-            slots.append((base, codes[base], 0, 0.0))
-        else:
-            for p in params:
-                slots.append((_label(name, p), codes[name],
-                              0 if name == "iprec_at_recall" else p,
-                              float(p) if name == "iprec_at_recall" else 0.0))
-    slots = list({label: (code, cut, point) for label, code, cut, point in slots}.items())
+        point = name == "iprec_at_recall"
+        kernel_slots[base, p] = (codes[base], 0 if point or p is None else p,
+                                 float(p) if point else 0.0)
+    keys = list(kernel_slots)
     data = check_truth(truth)
     n = topk.shape[0]
     longest = max(topk.shape[1], data.max_row_nnz, 1)
     # the C library's log2, which trec_eval divides by (numpy's own may differ in an ulp)
     log2s = np.array([math.log2(j) for j in range(2, longest + 2)], np.float64)
-    out = np.zeros((len(slots), n), np.float64)
+    out = np.zeros((len(keys), n), np.float64)
+    code, cut, point = (np.array(column, dtype) for column, dtype in zip(
+        zip(*kernel_slots.values()), (np.int64, np.int64, np.float64)))
     with numba_threads(n_threads) as threads:
         trec_measures(data.indptr, data.indices, data.data, np.ascontiguousarray(topk),
-                      float(level), np.array([s[1][0] for s in slots], np.int64),
-                      np.array([s[1][1] for s in slots], np.int64),
-                      np.array([s[1][2] for s in slots], np.float64), log2s,
-                      data.max_row_nnz, max(n_ranges(n, threads, topk.size, 1), 1), out)
-    return {label: row for (label, _), row in zip(slots, out)}
+                      float(level), code, cut, point, log2s, data.max_row_nnz,
+                      max(n_ranges(n, threads, topk.size, 1), 1), out)
+    values = dict(zip(keys, out))
+    return {(name, p): values["map" if name == "gm_map" else name, p] for name, p in slots}

@@ -6,6 +6,7 @@ unusual dtypes) they work on a copy.
 """
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -61,8 +62,8 @@ def check_pattern(matrix, name, shape):
                                                        "pattern counts")
     if got != tuple(shape):
         raise ValueError(
-            f"{name} has shape {got} but must have shape {tuple(shape)} (users x items, "
-            f"the rows and columns of the factors); build it with shape={tuple(shape)}")
+            f"{name} has shape {got} but must have shape {tuple(shape)} (users x items, as "
+            f"the matrix or factors it goes with); build it with shape={tuple(shape)}")
     if not _is_canonical(indptr, indices):
         canon = sp.csr_array((np.ones(indices.shape[0], np.int8), indices.copy(), indptr.copy()),
                              shape=got)
@@ -118,8 +119,7 @@ def _compressed(matrix, name, n_outer, n_inner, kind):
         raise ValueError(
             f"{name} is a malformed {kind} matrix: indptr has {indptr.shape[0]} entries, "
             f"expected {n_outer + 1}; {rebuild}")
-    if not np.issubdtype(indptr.dtype, np.integer) or not np.issubdtype(indices.dtype,
-                                                                          np.integer):
+    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
         raise TypeError(f"{name} is a malformed {kind} matrix: indptr and indices must be "
                         f"integers; {rebuild}")
     if indices.ndim != 1 or data.ndim != 1 or indices.shape[0] != data.shape[0]:
@@ -135,11 +135,13 @@ def _compressed(matrix, name, n_outer, n_inner, kind):
         raise ValueError(
             f"{name} is a malformed {kind} matrix: indptr ends at {nnz} but there are "
             f"{indices.shape[0]} stored entries; {rebuild} (or call {name}.prune())")
-    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= n_inner):
-        axis = "column" if kind == "CSR" else "row"
-        raise ValueError(
-            f"{name} is a malformed {kind} matrix: {axis} indices must lie in [0, {n_inner}); "
-            f"{rebuild}")
+    if nnz:
+        lo, hi = int(indices.min()), int(indices.max())
+        if lo < 0 or hi >= n_inner:
+            axis = "column" if kind == "CSR" else "row"
+            raise ValueError(
+                f"{name} is a malformed {kind} matrix: {axis} indices must lie in "
+                f"[0, {n_inner}); found {lo if lo < 0 else hi}; {rebuild}")
     return indptr, indices, data
 
 
@@ -149,17 +151,19 @@ def _coordinates(matrix, name, n_users, n_items):
     coords = getattr(matrix, "coords", None) or (matrix.row, matrix.col)
     for axis, values, n in zip(("row", "col"), coords, (n_users, n_items)):
         values = np.asarray(values)
-        if not np.issubdtype(values.dtype, np.integer):
+        if values.dtype.kind not in "iu":
             raise TypeError(f"{name} is a malformed COO matrix: {axis} indices must be "
                             f"integers; rebuild it with scipy.sparse.coo_array")
         if values.shape != data.shape:
             raise ValueError(
                 f"{name} is a malformed COO matrix: {axis} has {values.shape[0]} entries "
                 f"but data has {data.shape[0]}; rebuild it with scipy.sparse.coo_array")
-        if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
-            raise ValueError(
-                f"{name} is a malformed COO matrix: {axis} indices must lie in [0, {n}); "
-                f"rebuild it with scipy.sparse.coo_array")
+        if values.size:
+            lo, hi = int(values.min()), int(values.max())
+            if lo < 0 or hi >= n:
+                raise ValueError(
+                    f"{name} is a malformed COO matrix: {axis} indices must lie in [0, {n}); "
+                    f"found {lo if lo < 0 else hi}; rebuild it with scipy.sparse.coo_array")
 
 
 def _blocks(matrix, name):
@@ -228,16 +232,26 @@ def check_users(users, n_rows, n_truth_rows):
                 f"topk has {n_rows} rows but truth has {n_truth_rows}; pass users= to map "
                 f"each topk row to its truth row")
         return np.arange(n_rows, dtype=np.int64)
-    users = _int_array(users, "users", "truth row numbers")
-    if users.ndim != 1 or users.shape[0] != n_rows:
+    users = check_rows(users, "users", n_truth_rows, "the rows of truth")
+    if users.shape[0] != n_rows:
         raise ValueError(
             f"users must be 1-D with one truth row per topk row ({n_rows}); got shape "
             f"{users.shape}")
-    if n_rows and (int(users.min()) < 0 or int(users.max()) >= n_truth_rows):
-        bad = int(users.min()) if int(users.min()) < 0 else int(users.max())
-        raise ValueError(
-            f"users contains {bad}, outside [0, {n_truth_rows}), the rows of truth")
-    return users.astype(np.int64)
+    return users
+
+
+def check_rows(values, name, n, what):
+    """A 1-D integer array of row numbers in [0, n), as int64; errors name the argument
+    and the first offending row."""
+    values = _int_array(values, name, f"row numbers ({what})")
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be 1-D row numbers ({what}); got shape {values.shape}")
+    if values.size:
+        lo, hi = int(values.min()), int(values.max())
+        if lo < 0 or hi >= n:
+            raise ValueError(f"{name} contains {lo if lo < 0 else hi}, outside [0, {n}), "
+                             f"{what}")
+    return values.astype(np.int64)
 
 
 def check_n_threads(n_threads, max_threads=None):
@@ -273,12 +287,18 @@ def check_number(value, name):
     return value
 
 
+# The largest count or length any argument may take: kernels index with int64.
+LARGEST_INT = 2 ** 62
+
+
 def check_int(value, name, minimum=1, hint=""):
-    """value as a Python int >= minimum; TypeError / ValueError naming the argument."""
+    """value as a Python int in [minimum, 2**62]; TypeError / ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int >= {minimum}{hint}; got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}{hint}; got {value}")
+    if value > LARGEST_INT:
+        raise ValueError(f"{name} must be at most 2**62; got {value}")
     return int(value)
 
 
@@ -291,13 +311,31 @@ def physical_memory():
     return page * pages if page > 0 and pages > 0 else None  # -1: not known
 
 
+def address_space_limit():
+    """The process's address-space limit in bytes (ulimit -v), or None when unlimited."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, ValueError, OSError, AttributeError):  # not POSIX
+        return None
+    return None if soft == resource.RLIM_INFINITY or soft <= 0 else soft
+
+
 def check_memory(n_bytes, what, fix):
-    """Refuse an allocation of n_bytes that could not fit in half of this machine's
-    memory: a clear error instead of a MemoryError (or numba's SystemError) deep inside."""
-    total = physical_memory()
-    if total is not None and n_bytes > total // 2:
-        raise ValueError(f"{what} would need {_size(n_bytes)}, more than half of this "
-                         f"machine's {_size(total)}; {fix}")
+    """Refuse an allocation of n_bytes that could not fit in half of this machine's memory
+    (or of the process's address-space limit, if lower): a clear error instead of a
+    MemoryError (or numba's SystemError) deep inside."""
+    sizes = [(size, place) for size, place in (
+        (physical_memory(), "this machine's"), (address_space_limit(), "this process's "
+                                                                        "address-space limit of"))
+        if size is not None]
+    if not sizes:
+        return
+    total, place = min(sizes)
+    if n_bytes > total // 2:
+        raise ValueError(f"{what} would need {_size(n_bytes)}, more than half of {place} "
+                         f"{_size(total)}; {fix}")
 
 
 def check_scratch(n_items, bytes_per_item, copies, name="truth"):
@@ -309,6 +347,21 @@ def check_scratch(n_items, bytes_per_item, copies, name="truth"):
                  f"ranges of users)",
                  "number the items that occur 0..n-1 (e.g. with np.unique(ids, "
                  "return_inverse=True)) and build the matrices with that many columns")
+
+
+@contextmanager
+def memory_guard(what):
+    """Turn a kernel's failed allocation (numba raises SystemError, caused by MemoryError)
+    into a ValueError saying what ran out: the checks above refuse what cannot fit, this
+    catches what other processes left too little room for."""
+    try:
+        yield
+    except SystemError as err:
+        if not isinstance(err.__cause__, MemoryError):
+            raise
+        raise ValueError(f"{what} ran out of memory for its per-item markers; free memory, "
+                         f"use fewer threads (n_threads=1), or number the items that occur "
+                         f"0..n-1") from None
 
 
 def _size(n_bytes):

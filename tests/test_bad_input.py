@@ -102,7 +102,7 @@ def test_absurd_k_for_a_model_or_the_drop_in(als_like):
         def recommend(self, userids, user_items, N=10, filter_already_liked_items=True):
             return np.zeros((len(userids), 3), np.int32), None
 
-    with pytest.raises(ValueError, match="lists of 1,000,000,000,000 items .* would need"):
+    with pytest.raises(ValueError, match="lists of 1,000,000,000,000 items .*would need"):
         fr.evaluate_model(Lists(), test, ["ndcg@1000000000000"], show_progress=False)
 
 
@@ -349,3 +349,154 @@ def test_ndcg_exp_of_huge_grades_is_finite_and_exact():
         assert np.isfinite(values).all()
         assert values[0] == pytest.approx(exact([1999, 2000, 3], [2000, 1999, 3], k), rel=1e-12)
         assert values[1] == pytest.approx(exact([5, 2, 1], [5, 2, 1], k), rel=1e-12)
+
+
+# -- second round: the ends of int64 and float64, files, paths, messages --------------
+
+def test_lengths_past_2_to_the_62_are_refused_by_name():
+    for k in (2**63, np.uint64(2**64 - 1)):
+        with pytest.raises(ValueError, match="k must be at most 2\\*\\*62"):
+            fr.Evaluator(TRUTH, ["ndcg"], k=k)
+        with pytest.raises(ValueError, match="k must be at most 2\\*\\*62"):
+            fr.AlphaBetaNDCG(TRUTH, sp.csr_array(np.eye(5, 2)), k=k,
+                             user_aspects=np.ones((3, 2)))
+    with pytest.raises(ValueError, match="larger than 2\\*\\*62, the largest cutoff"):
+        fr.evaluate_factors(U, V, TEST, ["ndcg@9223372036854775808"])
+    with pytest.raises(ValueError, match="cutoff in 'ndcg@3' is larger than K = 2, the list "
+                                         "length .* or the k= given"):
+        fr.Evaluator(TRUTH, ["ndcg@3"], k=2)
+
+
+def test_a_list_length_longer_than_the_lists():
+    """fr.evaluate(k=): lists narrower than k end early, as Tables.evaluate uses it."""
+    res = fr.evaluate(TRUTH, TOPK, ["ndcg@5", "precision@5", "map"], k=5)
+    wide = np.pad(TOPK, ((0, 0), (0, 2)), constant_values=-1)
+    same = fr.evaluate(TRUTH, wide, ["ndcg@5", "precision@5", "map"])
+    for label in ("ndcg@5", "precision@5", "map"):
+        np.testing.assert_array_equal(res.per_user(label), same.per_user(label))
+    assert res.k == 5
+    from fastrank import io
+
+    data = io.from_tables({"user": [1], "item": [2], "relevance": [1.0]},
+                          {"user": np.array([], int), "item": np.array([], int),
+                           "score": np.array([])}, k=5)
+    assert data.evaluate(["ndcg@5"])["ndcg@5"] == 0.0  # no recommendation: scores 0
+
+
+def test_catalogue_metrics_before_any_block_are_zero():
+    res = fr.Evaluator(TRUTH, ["coverage@2", "gini@2", "ndcg@2"], k=2).result()
+    assert res["coverage@2"] == 0.0 and res["gini@2"] == 0.0 and np.isnan(res["ndcg@2"])
+
+
+def test_per_user_outputs_too_large_for_memory_are_refused(monkeypatch):
+    import fastrank.validation as validation
+
+    monkeypatch.setattr(validation, "physical_memory", lambda: 200_000)
+    with pytest.raises(ValueError, match="the per-user values of .* metrics for 10,000 users "
+                                         "would need"):
+        fr.Evaluator(sp.csr_array((10_000, 5)), ["ndcg@2", "map@2"]).update([0], TOPK[:1])
+    truth, topk = power_law(200, 30, 40, seed=1)
+    with pytest.raises(ValueError, match="per-user values of 81 metrics for 200 users"):
+        fr.evaluate(truth, topk, ["ndcg", "map@3"], curves=True)
+
+
+def test_ndcg_of_huge_linear_grades_is_exact():
+    truth = sp.csr_array(np.array([[1e308, 1e308, 1e308, 0.0]]))
+    ones = sp.csr_array(np.array([[1.0, 1.0, 1.0, 0.0]]))
+    for lists in ([[2, 1, 0]], [[0, 3, 1]]):
+        big = fr.evaluate(truth, np.array(lists), ["ndcg@3", "ndcg"])
+        small = fr.evaluate(ones, np.array(lists), ["ndcg@3", "ndcg"])
+        assert big.to_dict() == small.to_dict()
+    assert fr.evaluate(truth, np.array([[2, 1, 0]]), ["dcg@3"])["dcg@3"] == np.inf
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 1e300])
+def test_rmse_and_mae_at_the_ends_of_float64(scale):
+    truth = sp.csr_array(np.array([[3.0, 0.0, 4.0], [0.0, 1.0, 0.0]]) * scale)
+    zeros = np.zeros(3)
+    for fn, name, per_user, pooled in (
+            (fr.rmse, "rmse", [np.sqrt(12.5), 1.0], np.sqrt(26 / 3)),
+            (fr.mae, "mae", [3.5, 1.0], 8 / 3)):
+        res = fn(truth, zeros)
+        np.testing.assert_allclose(res.per_user(name), np.array(per_user) * scale, rtol=1e-14)
+        assert res[name] == pytest.approx(pooled * scale, rel=1e-14)
+
+
+def test_aspect_weights_far_from_one_are_refused():
+    aspects = sp.csr_array(np.eye(5, 3))
+    with pytest.raises(ValueError, match=r"profile holds 1e\+308, outside \[2\*\*-1000"):
+        fr.ab_ndcg(TRUTH, TOPK, aspects,
+                   profile=sp.csr_array(np.array([[1e308, 1e308, 0, 0, 0]] * 3)))
+    with pytest.raises(ValueError, match="user_aspects holds"):
+        fr.ab_ndcg(TRUTH, TOPK, aspects, user_aspects=np.full((3, 3), 1e-320))
+    with pytest.raises(ValueError, match="truth holds"):
+        fr.ab_ndcg(TRUTH * 1e-320, TOPK, aspects, user_aspects=np.ones((3, 3)))
+
+
+def test_integer_scores_and_ranks_past_2_to_the_53_keep_their_order():
+    from fastrank import io
+
+    truth = {"user": [1], "item": [1], "relevance": [1.0]}
+    big = np.array([2**53 + 1, 2**53], np.int64)
+    scored = io.from_tables(truth, {"user": [1, 1], "item": [1, 2], "score": big})
+    assert scored.evaluate(["precision@1"])["precision@1"] == 1.0
+    ranked = io.from_tables(truth, {"user": [1, 1], "item": [1, 2], "rank": big})
+    assert ranked.items[ranked.topk[0]].tolist() == [2, 1]
+    with pytest.raises(ValueError, match="gives rank 9007199254740993 twice for user 1"):
+        io.from_tables(truth, {"user": [1, 1], "item": [1, 2], "rank": big[[0, 0]]})
+
+
+def test_timedelta_ids_from_a_model_are_refused():
+    class Model:
+        def recommend(self, userids, user_items, N=10, filter_already_liked_items=True):
+            return np.zeros((len(userids), 2), "m8[s]"), None
+
+    with pytest.raises(TypeError, match="model.recommend returned item ids of dtype "
+                                        "timedelta64"):
+        fr.evaluate_model(Model(), TEST, ["ndcg@2"], show_progress=False)
+
+
+def test_messages_name_the_offending_values():
+    with pytest.raises(ValueError, match=r"users contains 7, outside \[0, 6\), the rows of "
+                                         r"user_factors"):
+        fr.topk(U, V, 3, users=[0, 7])
+    with pytest.raises(ValueError, match=r"baseline contains item id 9, outside \[-1, 5\)"):
+        fr.evaluate(TRUTH, TOPK, ["serendipity@2"], baseline=[9])
+    bad = TRUTH.copy()
+    bad.indices = bad.indices.copy()
+    bad.indices[0] = 11
+    with pytest.raises(ValueError, match=r"column indices must lie in \[0, 5\); found 11"):
+        fr.evaluate(bad, TOPK, ["ndcg@2"])
+
+
+def test_paths_that_cannot_be_files(tmp_path):
+    from fastrank import io, trec
+
+    with pytest.raises(ValueError, match="cannot be read"):
+        io.read_qrels(tmp_path / ("a" * 300))
+    with pytest.raises(TypeError, match="qrels must be a file path"):
+        trec.evaluate_files(5, tmp_path / "r")
+    with pytest.raises(ValueError, match="no judgments"):  # a device is read like a file
+        io.read_qrels("/dev/null")
+    qrels = tmp_path / "q"
+    qrels.write_text("1 0 a 1\n")
+    run = tmp_path / "r"
+    run.write_text("1 Q0 a 1 1 r\n")
+    with pytest.raises(TypeError, match="qrels must be a fastrank.io.Qrels .* got Run"):
+        io.trec_arrays(io.read_run(run), io.read_qrels(qrels))
+    res = fr.evaluate(TRUTH, TOPK, ["ndcg"], curves=True)
+    for path, match in ((tmp_path / "missing" / "x.png", "does not exist"),
+                        (tmp_path / "x", "has no suffix"), (tmp_path, "has no suffix"),
+                        (tmp_path / "x.xyz", "a format that cannot be written")):
+        with pytest.raises(ValueError, match=match):
+            res.plot("ndcg", path=path)
+
+
+def test_columns_numpy_cannot_hold_are_named():
+    pl = pytest.importorskip("polars")
+    from fastrank import io
+
+    table = pl.DataFrame({"user": pl.Series([1, 2], dtype=pl.Int128), "item": [1, 2],
+                          "relevance": [1.0, 1.0]})
+    with pytest.raises(TypeError, match="truth column 'user' cannot be read as a numpy array"):
+        io.from_tables(table, table.rename({"relevance": "score"}))

@@ -316,3 +316,21 @@ def test_valid_positions_may_be_padded_or_signed(tmp_path, capsys):
                           str(tmp_path / "r.csv"), "-m", "precision@1", "--json"], capsys)
     assert code == 0, err
     assert json.loads(out)["precision@1"] == 1.0
+
+
+def test_per_user_files_by_their_names(csv_files, tmp_path, capsys):
+    import gzip
+
+    base = ["evaluate", "--truth", str(csv_files[0]), "--topk", str(csv_files[1]), "-m",
+            "ndcg@2"]
+    code, _, _ = run(base + ["--per-user", str(tmp_path / "u.csv.gz")], capsys)
+    assert code == 0
+    with gzip.open(tmp_path / "u.csv.gz", "rt") as handle:
+        assert handle.readline().strip() == "user,ndcg@2"
+    code, _, _ = run(base + ["--per-user", str(tmp_path / "u.tsv")], capsys)
+    assert code == 0 and (tmp_path / "u.tsv").read_text().splitlines()[0] == "user\tndcg@2"
+    for name, message in (("u.parquet.gz", "parquet compresses its own columns"),
+                          ("u.txt", "cannot tell the format from the name")):
+        code, _, err = run(base + ["--per-user", str(tmp_path / name)], capsys)
+        assert code == 2 and message in err and err.count("\n") == 1
+        assert not (tmp_path / name).exists()

@@ -162,3 +162,17 @@ def test_ids_of_different_types_are_never_merged(client):
                                  per_user=False)
     assert res.n_users == local.n_users
     assert res["ndcg@10"] == pytest.approx(local["ndcg@10"], rel=1e-12)
+
+
+def test_nullable_ids_with_missing_values_and_empty_tables(client):
+    t, r = tables(n_users=200)
+    t = t.assign(user=pd.array(t["user"].tolist(), dtype="Int64"))
+    t.loc[3, "user"] = pd.NA
+    with pytest.raises(ValueError, match="truth column 'user' has 1 missing values"):
+        fastrank.dask.evaluate(dd.from_pandas(t, npartitions=2),
+                               dd.from_pandas(r, npartitions=2), ["ndcg@10"])
+    empty = r.iloc[:0]
+    res = fastrank.dask.evaluate(dd.from_pandas(t.dropna(), npartitions=2),
+                                 dd.from_pandas(empty, npartitions=1), ["ndcg"],
+                                 per_user=False)
+    assert res["ndcg"] == 0.0  # judged users without lists score 0

@@ -233,3 +233,35 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
     assert cli.main(["trec", str(DATA / "qrels.test"), str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "bad:2: score 'high' is not a number" in err
+
+
+def test_recall_points_that_print_alike_are_two_lines(tmp_path):
+    """0.7451 and 0.7549 both print as 0.75; trec_eval computes and prints each."""
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 4 r\n1 Q0 x 2 3 r\n1 Q0 y 3 2 r\n1 Q0 b 4 1 r\n")
+    report = trec.evaluate_files(tmp_path / "q", tmp_path / "r",
+                                 ["iprec_at_recall.0.7549,0.7451"])
+    assert report.lines(per_query=True) == [
+        "iprec_at_recall_0.75  \t1\t1.0000", "iprec_at_recall_0.75  \t1\t0.5000",
+        "iprec_at_recall_0.75  \tall\t1.0000", "iprec_at_recall_0.75  \tall\t0.5000"]
+
+
+def test_fields_and_lines_end_where_trec_eval_ends_them(tmp_path):
+    """trec_eval splits on C's isspace (ASCII) and ends lines at \\n only: a no-break
+    space is part of a field, a lone carriage return a blank within the line."""
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("1 0 dA 1\n1 0 dB 1\n", encoding="utf-8")
+    r.write_text("1 Q0 dA\u00a0 1 2 run\n1 Q0 dB 2 1 run\n", encoding="utf-8")
+    report = trec.evaluate_files(q, r, ["num_ret", "num_rel_ret", "P.1"])
+    assert report.summary == {"num_ret": 2, "num_rel_ret": 1, "P_1": 0.0}
+    r.write_bytes(b"1 Q0 dA 1 2 run\r1 Q0 dB 2 1 run\r")  # one line with spare fields
+    assert trec.evaluate_files(q, r, ["num_ret"]).summary == {"num_ret": 1}
+
+
+@pytest.mark.parametrize("score", ["1_0", "\uff110", "0x10"])
+def test_scores_must_be_numbers_as_c_writes_them(tmp_path, score):
+    """Python's float() reads 1_0 as 10 and full-width digits; trec_eval's atof reads 1."""
+    (tmp_path / "q").write_text("1 0 dA 1\n")
+    (tmp_path / "r").write_text(f"1 Q0 dA 1 {score} run\n1 Q0 dB 2 5 run\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"r:1: score '{score}' is not a number"):
+        trec.evaluate_files(tmp_path / "q", tmp_path / "r")

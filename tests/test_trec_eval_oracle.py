@@ -115,7 +115,8 @@ def random_options(rng):
                                 "recip_rank", "gm_map", "num_rel", "num_ret", "num_q"],
                                size=int(rng.integers(1, 5)), replace=False):
             if name == "iprec_at_recall" and rng.random() < 0.7:
-                points = rng.choice([0.0, 0.05, 0.1, 0.25, 1 / 3, 0.5, 0.75, 0.9, 1.0],
+                points = rng.choice([0.0, 0.05, 0.1, 0.25, 1 / 3, 0.5, 0.7451, 0.75, 0.9,
+                                     0.999, 1.0],  # 0.7451 prints as 0.75, 0.999 as 1.00
                                     size=int(rng.integers(1, 4)), replace=False)
                 options += ["-m", name + "." + ",".join(f"{p:.4g}" for p in points)]
             elif name in ("P", "recall", "ndcg_cut", "map_cut", "success") and \

@@ -17,6 +17,8 @@ Each user writes only its own column of `out`; means are taken by the facade, so
 values are bit-identical for any thread count.
 """
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -66,6 +68,9 @@ def _sort_top(buf, m, limit):
 # whose largest grade exceeds this has every gain scaled by 2^-(largest - _EXP_TOP), the
 # same factor in the DCG and its ideal, so ndcg_exp is unchanged and finite.
 _EXP_TOP = 512.0
+# Linear gains past this (their sums could overflow) are scaled by a power of two, which
+# is exact: the nDCG ratio is the same to the bit, and dcg@k is scaled back.
+_LIN_TOP = 2.0 ** 512
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -75,11 +80,12 @@ def _exp_gain(v, shift):
 
 
 @njit(cache=True, error_model="numpy")
-def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, ideal_lin,
+def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, scale, ideal_lin,
                 ideal_exp):
     """Graded ideal DCG sums of one user, from the relevant values in buf[:m].
 
-    Writes ideal_lin[c] (and ideal_exp[c] if need_exp, gains scaled by 2^-shift) for each
+    Writes ideal_lin[c] (linear gains times `scale`; and ideal_exp[c] if need_exp, gains
+    scaled by 2^-shift) for each
     cutoff c: the ideal list cut at min(cutoffs[c], m). When `full` is set, returns the
     linear-gain ideal over all m items, else 0.0. Reorders buf[:m].
     """
@@ -94,7 +100,7 @@ def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, ideal_l
     c = 0
     for j in range(length):
         v = buf[j]
-        acc_lin += v * disc[j]
+        acc_lin += v * scale * disc[j]
         if need_exp:
             acc_exp += _exp_gain(v, shift) * disc[j]
         while c < n_cut and cutoffs[c] == j + 1:
@@ -112,7 +118,7 @@ def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, ideal_l
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _write_slots(out, i, c, k, slot_code, slot_cut, m, n_neg, hits, misses, first_hit,
-                 r_hits, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg, auc_sum, ideal_lin,
+                 r_hits, sum_prec, dcg_lin, scale, dcg_exp, dcg_bin, cg, auc_sum, ideal_lin,
                  ideal_exp, ideal_full, ideal_bin):
     """Write every slot of cutoff index c (cutoff k) for row i from the walk's sums."""
     for s in range(slot_code.shape[0]):
@@ -144,7 +150,7 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, m, n_neg, hits, misses, firs
         elif code == codes.NDCG_BINARY:
             val = _ratio(dcg_bin, ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
         elif code == codes.DCG:
-            val = dcg_lin
+            val = dcg_lin / scale  # exact: scale is a power of two (inf past float64)
         elif code == codes.CG:
             val = cg
         elif code == codes.R_PRECISION:
@@ -219,6 +225,9 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                     m += 1
                     top = max(top, v)
             shift = max(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
+            scale = 1.0  # 1: the plain linear gains
+            if top > _LIN_TOP:
+                scale = 2.0 ** -np.float64(math.frexp(top)[1])
             n_relevant[i] = m
             if count_judged:
                 is_counted = end > start
@@ -234,7 +243,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
             ideal_full = 0.0
             if need_ideal:
                 ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full, need_exp,
-                                         shift, ideal_lin, ideal_exp)
+                                         shift, scale, ideal_lin, ideal_exp)
 
             n_neg = n_items - m
             hits = 0
@@ -260,7 +269,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                             first_hit = p + 1
                         v = value[item]
                         d = disc[p]
-                        dcg_lin += v * d
+                        dcg_lin += v * scale * d
                         if need_exp:
                             dcg_exp += _exp_gain(v, shift) * d
                         dcg_bin += d
@@ -275,11 +284,11 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                     r_hits = hits
                 while c < n_cut and cutoffs[c] == rank:
                     _write_slots(out, i, c, rank, slot_code, slot_cut, m, n_neg, hits, misses,
-                                 first_hit, r_hits, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
-                                 auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
+                                 first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, dcg_bin,
+                                 cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
                     c += 1
             while c < n_cut:  # cutoffs past the list's columns: the rest is empty
                 _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, m, n_neg, hits,
-                             misses, first_hit, r_hits, sum_prec, dcg_lin, dcg_exp, dcg_bin,
-                             cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
+                             misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp,
+                             dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
                 c += 1

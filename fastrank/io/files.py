@@ -9,6 +9,7 @@ when every id of that column in both files is a plain integer.
 """
 
 import csv
+import gzip
 import re
 import zipfile
 import zlib
@@ -20,7 +21,7 @@ import scipy.sparse as sp
 
 from ..validation import check_truth
 from .tables import from_tables, lists, number_column, one_sided
-from .text import lines, parse_number
+from .text import lines, parse_number, readable
 
 _KINDS = {".npz": "npz", ".npy": "npy", ".parquet": "parquet", ".pq": "parquet",
           ".csv": "csv", ".tsv": "csv"}
@@ -57,8 +58,7 @@ def file_kind(path, role):
         raise ValueError(
             f"--{role} {path}: cannot tell the format from the name; use one of "
             f"{', '.join(names[k] for k in allowed)}")
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+    readable(path, f"--{role}")
     return kind
 
 
@@ -108,10 +108,10 @@ def _table_topk(recs, path, n_users, n_items, k):
     used, codes = np.unique(items, return_inverse=True)  # sorted: ties break as before
     codes = codes.reshape(-1).astype(np.int64)
     if "score" in recs:
-        score = number_column(recs, "score", str(path), "score")
+        score = number_column(recs, "score", str(path), "score", keep_integers=True)
         topk = lists(rows, codes, n_users, k, item_ids=used, score=score)
     elif "rank" in recs:
-        rank = number_column(recs, "rank", str(path), "rank")
+        rank = number_column(recs, "rank", str(path), "rank", keep_integers=True)
         topk = lists(rows, codes, n_users, k, item_ids=used, rank=rank)
     else:
         raise ValueError(
@@ -204,19 +204,38 @@ def _number(field, path, number, line, name):
     return parse_number(field, path, number, line, name)
 
 
+def output_kind(path):
+    """(".parquet", ".csv" or ".tsv", gzipped) of a --per-user file name, or an error."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    gzipped = bool(suffixes) and suffixes[-1] == ".gz"
+    kind = (suffixes[-2] if gzipped and len(suffixes) > 1 else
+            suffixes[-1] if suffixes and not gzipped else "")
+    kind = ".parquet" if kind == ".pq" else kind
+    if kind == ".parquet" and gzipped:
+        raise ValueError(f"--per-user {path}: parquet compresses its own columns; drop the "
+                         f".gz")
+    if kind not in (".parquet", ".csv", ".tsv"):
+        raise ValueError(f"--per-user {path}: cannot tell the format from the name; end it "
+                         f"in .csv, .tsv or .parquet (.csv.gz and .tsv.gz are gzipped)")
+    return kind, gzipped
+
+
 def write_per_user(path, table):
-    """Write {column: array} to `path`: parquet by its suffix (.parquet, .pq), else CSV with
-    values printed exactly (repr) and an empty field where a user is not counted."""
+    """Write {column: array} to `path`, by its name: parquet (.parquet, .pq), or CSV
+    (.csv; .tsv tab-separated; any of them gzipped with a further .gz) with values
+    printed exactly (repr) and an empty field where a user is not counted."""
     path = Path(path)
-    if path.suffix.lower() in (".parquet", ".pq"):
+    kind, gzipped = output_kind(path)
+    if kind == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         pq.write_table(pa.table(table), path)
         return
     names = list(table)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+    opener = gzip.open if gzipped else open
+    with opener(path, "wt", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, delimiter="\t" if kind == ".tsv" else ",")
         writer.writerow(names)
         columns = [table[name].tolist() for name in names]
         for row in zip(*columns):

@@ -46,11 +46,15 @@ class Tables:
     user_column: str
     without_recommendations: int
     without_truth: int
+    k: int = None  # the list length asked for (from_tables' k), if any
 
     def evaluate(self, metrics, **options):
-        """`fr.evaluate(self.truth, self.topk, metrics, **options)`."""
+        """`fr.evaluate(self.truth, self.topk, metrics, **options)`, with k= the k given
+        to from_tables (lists shorter than it end early), unless options say otherwise."""
         from ..evaluate import evaluate
 
+        if self.k is not None:
+            options.setdefault("k", self.k)
         return evaluate(self.truth, self.topk, metrics, **options)
 
     def per_user(self, result, *, library=None):
@@ -101,9 +105,9 @@ def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="rel
     r_items = id_column(recs, item, "recs", "item")
     scored = _has(recs, score)
     if scored:
-        key = number_column(recs, score, "recs", "score")
+        key = number_column(recs, score, "recs", "score", keep_integers=True)
     elif _has(recs, rank):
-        key = number_column(recs, rank, "recs", "rank")
+        key = number_column(recs, rank, "recs", "rank", keep_integers=True)
     else:
         raise ValueError(
             f"recs has neither a {score!r} nor a {rank!r} column, so its order is unknown; "
@@ -121,7 +125,7 @@ def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="rel
         topk = lists(r_rows, r_cols, n_users, k, item_ids=items, rank=key, row_ids=users,
                      column=rank)
     return Tables(truth=matrix, topk=topk, users=users, items=items, library=library,
-                  user_column=user, **one_sided(matrix, topk))
+                  user_column=user, k=k, **one_sided(matrix, topk))
 
 
 def one_sided(truth, topk):
@@ -141,17 +145,29 @@ def lists(rows, items, n_rows, k=None, *, item_ids, score=None, rank=None, row_i
     rows = np.asarray(rows, np.int64)
     items = np.asarray(items, np.int64)
     if score is not None:
-        order = by_score(rows, items, score, n_rows, item_ids)
+        order = by_score(rows, items, order_key(score), n_rows, item_ids)
     else:
-        order, repeated = by_rank(rows, rank, n_rows)
+        order, repeated = by_rank(rows, order_key(rank), n_rows)
         if repeated >= 0:
             who = rows[repeated] if row_ids is None else row_ids[rows[repeated]]
             who = who.item() if isinstance(who, np.generic) else who
+            value = rank[repeated]
+            shown = f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
             raise ValueError(
-                f"recs gives {column} {rank[repeated]:g} twice for user {who!r}, so that "
-                f"user's order is ambiguous; give each of a user's items its own rank")
+                f"recs gives {column} {shown} twice for user {who!r}, so that user's order "
+                f"is ambiguous; give each of a user's items its own rank")
     topk, _ = pack(rows[order], items[order], n_rows, k)
     return topk
+
+
+def order_key(values):
+    """float64 values that order as `values` do: integers beyond 2**53 (where float64
+    would round distinct values into ties) become their dense ranks."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu" and values.size and \
+            max(abs(int(values.min())), abs(int(values.max()))) > 2 ** 53:
+        return np.unique(values, return_inverse=True)[1].reshape(-1).astype(np.float64)
+    return values.astype(np.float64)
 
 
 def per_user_table(result, user_ids, *, library="pandas", user_column="user"):
@@ -279,15 +295,14 @@ def _column(table, column, name, role):
     j = _position(table, column, name, role)
     label = _labels(table)[j]
     library = _library(table, name)
-    if library == "pandas":
-        series = table.iloc[:, j]
-        nulls, values = int(series.isna().sum()), series.to_numpy()
-    elif library == "pyarrow":
-        chunked = table.column(j)
-        nulls, values = chunked.null_count, chunked.to_numpy(zero_copy_only=False)
-    elif library == "polars":
-        series = table.to_series(j)
-        nulls, values = series.null_count(), series.to_numpy()
+    if library != "dict":
+        try:
+            nulls, values = _library_column(table, library, j)
+        except Exception as err:  # noqa: BLE001 - each library raises its own errors here
+            # a type numpy has no counterpart for: Int128, a struct, ...
+            raise TypeError(
+                f"{name} column {label!r} cannot be read as a numpy array ({err}); cast it "
+                f"to a plain type first, e.g. int64 or str") from None
     else:
         try:
             values = np.asarray(table[label])
@@ -302,6 +317,18 @@ def _column(table, column, name, role):
             f"{name} column {label!r} has {nulls} missing values; drop or fill those rows "
             f"first")
     return values
+
+
+def _library_column(table, library, j):
+    """(number of nulls, numpy values) of column j of a pandas, pyarrow or polars table."""
+    if library == "pandas":
+        series = table.iloc[:, j]
+        return int(series.isna().sum()), series.to_numpy()
+    if library == "pyarrow":
+        chunked = table.column(j)
+        return chunked.null_count, chunked.to_numpy(zero_copy_only=False)
+    series = table.to_series(j)
+    return series.null_count(), series.to_numpy()
 
 
 def _missing(value):
@@ -328,12 +355,16 @@ def id_column(table, column, name, role):
     return values
 
 
-def number_column(table, column, name, role):
+def number_column(table, column, name, role, *, keep_integers=False):
+    """A numeric column as float64 (integers kept as they are with keep_integers: a score
+    or rank beyond 2**53 would round into a false tie in float64)."""
     values = _column(table, column, name, role)
     if values.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} column {column!r} must hold numbers; got dtype {values.dtype}. Convert "
             f"it, e.g. with astype(float)")
+    if keep_integers and values.dtype.kind in "iu":
+        return values
     values = values.astype(np.float64)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:

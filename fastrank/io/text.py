@@ -2,6 +2,7 @@
 errors that name the file, the line number and the text."""
 
 import gzip
+import io
 import math
 import zlib
 from pathlib import Path
@@ -16,33 +17,44 @@ class UnreadableFile(OSError, ValueError):
     """A path that is a directory or cannot be read (OSError and ValueError)."""
 
 
-def readable(path):
-    """path as a Path to an existing regular file, or an error naming it."""
+def readable(path, role="path"):
+    """path as a Path to an existing file that is not a directory (a device or a pipe is
+    fine), or an error naming it and the role it plays (qrels, run, --truth, ...)."""
     try:
         path = Path(path)
     except TypeError:
-        raise TypeError(f"a file path must be a str or os.PathLike; got "
+        raise TypeError(f"{role} must be a file path (str or os.PathLike); got "
                         f"{type(path).__name__}") from None
-    if path.is_dir():
-        raise UnreadableFile(f"{path}: is a directory, not a file")
-    if not path.is_file():
-        raise MissingFile(f"{path}: no such file")
+    try:
+        if path.is_dir():
+            raise UnreadableFile(f"{path}: is a directory, not a file")
+        if not path.exists():
+            raise MissingFile(f"{path}: no such file")
+    except OSError as err:  # a name too long, a loop of links, ...
+        if isinstance(err, ValueError):
+            raise
+        raise UnreadableFile(f"{role} {str(path)[:80]!r}...: cannot be read "
+                             f"({err.strerror or err})") from None
     return path
 
 
-def lines(path, *, comments=False, bom="strip"):
+def lines(path, *, comments=False, bom="strip", newline=None, role="path"):
     """(line number, text) of a plain or gzip file; blank lines are skipped, and with
     `comments` so are lines whose first non-blank character is '#'. A UTF-8 byte-order
-    mark at the start is dropped (bom="strip") or an error (bom="reject")."""
-    path = readable(path)
+    mark at the start is dropped (bom="strip") or an error (bom="reject"). `newline` is
+    open()'s: None ends lines at \\n, \\r\\n or \\r; "\\n" only at \\n (as C reads them)."""
+    path = readable(path, role)
     try:
-        with open(path, "rb") as probe:
-            gzipped = probe.read(2) == b"\x1f\x8b"
-        handle = (gzip.open if gzipped else open)(path, "rt", encoding="utf-8",
-                                                  errors="strict")
+        raw = open(path, "rb")
     except OSError as err:
         raise UnreadableFile(f"{path}: cannot be read ({err.strerror or err})") from None
-    with handle:
+    with raw:
+        try:
+            gzipped = raw.peek(2)[:2] == b"\x1f\x8b"  # by content; nothing consumed
+        except OSError as err:
+            raise UnreadableFile(f"{path}: cannot be read ({err.strerror or err})") from None
+        source = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
+        handle = io.TextIOWrapper(source, encoding="utf-8", errors="strict", newline=newline)
         try:
             for number, line in enumerate(handle, start=1):
                 if number == 1 and line.startswith("\ufeff"):

@@ -51,8 +51,10 @@ def _records(path, kind, layout, exact):
     skipped), with the column count checked: exactly len(layout) columns, or at least
     that many when not exact."""
     n = len(layout.split())
-    for number, line in lines(path, comments=True, bom="reject"):
-        parts = line.split()
+    for number, line in lines(path, comments=True, bom="reject", newline="\n", role=kind):
+        # fields end at C's isspace (ASCII blanks), as trec_eval splits them: a no-break
+        # space or a lone carriage return is part of a field, not a separator
+        parts = line.split() if line.isascii() else _C_BLANKS.split(line.strip(_C_SPACE))
         if len(parts) < n or (exact and len(parts) > n):
             raise ValueError(
                 f"{path}:{number}: a {kind} line has {n} columns ({layout}); found "
@@ -60,12 +62,14 @@ def _records(path, kind, layout, exact):
         yield number, line, parts
 
 
+_C_SPACE = " \t\n\v\f\r"
+_C_BLANKS = re.compile(f"[{_C_SPACE}]+")
 _QRELS = ("qrels", "qid iter docno rel", True)
 _RUN = ("run", "qid Q0 docno rank score runid", False)
 
 
 def read_qrels(path):
-    """Read a TREC qrels file: `qid iter docno rel` per line (whitespace separated)."""
+    """Read a TREC qrels file: `qid iter docno rel` per line (blanks separate the fields)."""
     queries, documents, relevance = [], [], []
     for _, _, parts in _records(path, *_QRELS):
         queries.append(parts[0])
@@ -126,16 +130,27 @@ def _levels(texts, path):
     raise AssertionError("unreachable: the first pass found a bad level")  # pragma: no cover
 
 
+# a finite number as C writes it (what trec_eval's atof reads whole): no '_' or non-ASCII
+# digits, which Python's float() would also take
+_C_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                       r"|inf(?:inity)?|nan)", re.IGNORECASE)
+
+
 def _numbers(texts, path, layout, column, what):
-    """The texts as finite float64 numbers; on failure the file is read again to find the
-    first bad line, so that the error names its number and text."""
+    """The texts as finite float64 numbers written as C writes them; on failure the file
+    is read again to find the first bad line, so that the error names its number and
+    text."""
     try:
         values = np.array(texts, dtype=np.float64)
-        if np.isfinite(values).all():
+        joined = "".join(texts)
+        if np.isfinite(values).all() and "_" not in joined and joined.isascii():
             return values
     except ValueError:
         pass
     for number, line, parts in _records(path, *layout):
+        if not _C_NUMBER.fullmatch(parts[column]):
+            raise ValueError(f"{path}:{number}: {what} {parts[column]!r} is not a number in "
+                             f"line {line.rstrip()!r}")
         parse_number(parts[column], path, number, line, what)
     raise AssertionError("unreachable: the first pass found a bad number")  # pragma: no cover
 
@@ -151,6 +166,10 @@ def trec_arrays(qrels, run, *, depth=None, complete=False):
     and padded with -1. As in trec_eval, a document judged twice for one query, or
     retrieved twice for one query within the cut, is an error.
     """
+    for value, name, kind in ((qrels, "qrels", Qrels), (run, "run", Run)):
+        if not isinstance(value, kind):
+            raise TypeError(f"{name} must be a fastrank.io.{kind.__name__} (from "
+                            f"read_{name}); got {type(value).__name__}")
     if depth is not None:
         depth = check_int(depth, "depth")
     documents, codes = np.unique(np.concatenate([qrels.documents, run.documents]),
