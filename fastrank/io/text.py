@@ -40,9 +40,19 @@ def readable(path, role="path"):
 
 def lines(path, *, comments=False, bom="strip", newline=None, role="path"):
     """(line number, text) of a plain or gzip file; blank lines are skipped, and with
-    `comments` so are lines whose first non-blank character is '#'. A UTF-8 byte-order
-    mark at the start is dropped (bom="strip") or an error (bom="reject"). `newline` is
-    open()'s: None ends lines at \\n, \\r\\n or \\r; "\\n" only at \\n (as C reads them)."""
+    `comments` so are lines whose first non-blank character is '#'. See `chunks`."""
+    for start, chunk in chunks(path, bom=bom, newline=newline, role=role):
+        for offset, line in enumerate(chunk):
+            text = line.strip()
+            if text and not (comments and text[0] == "#"):
+                yield start + offset, line
+
+
+def chunks(path, *, bom="strip", newline=None, role="path", size=1 << 20):
+    """(number of the first line, list of lines) of a plain or gzip file (by content, not
+    name), UTF-8, about `size` characters at a time. A byte-order mark at the start is
+    dropped (bom="strip") or an error (bom="reject"). `newline` is open()'s: None ends
+    lines at \\n, \\r\\n or \\r; "\\n" only at \\n (as C reads them)."""
     path = readable(path, role)
     try:
         raw = open(path, "rb")
@@ -55,18 +65,21 @@ def lines(path, *, comments=False, bom="strip", newline=None, role="path"):
             raise UnreadableFile(f"{path}: cannot be read ({err.strerror or err})") from None
         source = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
         handle = io.TextIOWrapper(source, encoding="utf-8", errors="strict", newline=newline)
+        number = 1
         try:
-            for number, line in enumerate(handle, start=1):
-                if number == 1 and line.startswith("\ufeff"):
+            while True:
+                chunk = handle.readlines(size)
+                if not chunk:
+                    return
+                if number == 1 and chunk[0].startswith("\ufeff"):
                     if bom == "reject":
                         raise ValueError(
                             f"{path}: the file starts with a byte-order mark (U+FEFF), which "
                             f"trec_eval reads as part of the first query id; save it as "
                             f"UTF-8 without a BOM")
-                    line = line[1:]
-                text = line.strip()
-                if text and not (comments and text.startswith("#")):
-                    yield number, line
+                    chunk[0] = chunk[0][1:]
+                yield number, chunk
+                number += len(chunk)
         except UnicodeDecodeError as err:
             raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") \
                 from None

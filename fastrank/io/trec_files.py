@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from .lists import by_score, lookup, pack
 from ..validation import check_int
-from .text import lines, parse_number
+from .text import chunks, parse_number
 
 
 @dataclass(frozen=True)
@@ -47,19 +47,23 @@ class Run:
 
 
 def _records(path, kind, layout, exact):
-    """(line number, line, columns) of every record line (comments and blank lines
+    """(line number, line, fields) of every record line (comments and blank lines
     skipped), with the column count checked: exactly len(layout) columns, or at least
     that many when not exact."""
     n = len(layout.split())
-    for number, line in lines(path, comments=True, bom="reject", newline="\n", role=kind):
+    for start, chunk in chunks(path, bom="reject", newline="\n", role=kind):
         # fields end at C's isspace (ASCII blanks), as trec_eval splits them: a no-break
         # space or a lone carriage return is part of a field, not a separator
-        parts = line.split() if line.isascii() else _C_BLANKS.split(line.strip(_C_SPACE))
-        if len(parts) < n or (exact and len(parts) > n):
-            raise ValueError(
-                f"{path}:{number}: a {kind} line has {n} columns ({layout}); found "
-                f"{len(parts)} in {line.rstrip()!r}")
-        yield number, line, parts
+        ascii_text = "".join(chunk).isascii()
+        for offset, line in enumerate(chunk):
+            parts = line.split() if ascii_text else _C_BLANKS.split(line.strip(_C_SPACE))
+            if not parts or not parts[0] or parts[0][0] == "#":  # blank: [] or [""]
+                continue
+            if len(parts) < n or (exact and len(parts) > n):
+                raise ValueError(
+                    f"{path}:{start + offset}: a {kind} line has {n} columns ({layout}); "
+                    f"found {len(parts)} in {line.rstrip()!r}")
+            yield start + offset, line, parts
 
 
 _C_SPACE = " \t\n\v\f\r"
@@ -83,8 +87,8 @@ def read_qrels(path):
 
 
 def read_run(path):
-    """Read a TREC run file: `qid Q0 docno rank sim runid` per line (whitespace separated;
-    further columns are ignored, as trec_eval ignores them)."""
+    """Read a TREC run file: `qid Q0 docno rank sim runid` per line (blanks separate the
+    fields; further columns are ignored, as trec_eval ignores them)."""
     queries, documents, scores = [], [], []
     runid = ""
     for _, _, parts in _records(path, *_RUN):
@@ -123,9 +127,10 @@ def _levels(texts, path):
     if bad is None:
         return levels
     for j, (number, line, parts) in enumerate(_records(path, *_QRELS)):
+        level = parts[3]
         if j == bad:
             raise ValueError(
-                f"{path}:{number}: relevance {parts[3]!r} is not an integer level (trec_eval "
+                f"{path}:{number}: relevance {level!r} is not an integer level (trec_eval "
                 f"reads levels with C's atol) in line {line.rstrip()!r}")
     raise AssertionError("unreachable: the first pass found a bad level")  # pragma: no cover
 
@@ -148,10 +153,11 @@ def _numbers(texts, path, layout, column, what):
     except ValueError:
         pass
     for number, line, parts in _records(path, *layout):
-        if not _C_NUMBER.fullmatch(parts[column]):
-            raise ValueError(f"{path}:{number}: {what} {parts[column]!r} is not a number in "
+        text = parts[column]
+        if not _C_NUMBER.fullmatch(text):
+            raise ValueError(f"{path}:{number}: {what} {text!r} is not a number in "
                              f"line {line.rstrip()!r}")
-        parse_number(parts[column], path, number, line, what)
+        parse_number(text, path, number, line, what)
     raise AssertionError("unreachable: the first pass found a bad number")  # pragma: no cover
 
 
