@@ -1,5 +1,6 @@
 """`fastrank.evaluate`: validate once, run the one-pass kernel, average per user."""
 
+import threading
 from contextlib import contextmanager
 
 import numpy as np
@@ -27,19 +28,41 @@ def n_ranges(n_rows, threads, work, n_items):
 
 @contextmanager
 def numba_threads(n_threads):
-    """Run the block with numba's thread count set to n_threads (None: leave it)."""
+    """Run the block with numba's thread count set to n_threads (None: leave it); the
+    count is per Python thread. Where numba's threading layer is its own workqueue (no
+    OpenMP or TBB on the machine), which aborts the process when two Python threads run
+    parallel kernels at once, the blocks of concurrent callers take turns."""
     import numba
 
     n_threads = check_n_threads(n_threads, numba.config.NUMBA_NUM_THREADS)
-    if n_threads is None:
-        yield numba.get_num_threads()
-        return
-    previous = numba.get_num_threads()
-    numba.set_num_threads(n_threads)
+    with _turns(numba):
+        if n_threads is None:
+            yield numba.get_num_threads()
+            return
+        previous = numba.get_num_threads()
+        numba.set_num_threads(n_threads)
+        try:
+            yield n_threads
+        finally:
+            numba.set_num_threads(previous)
+
+
+_TURNS = threading.RLock()
+
+
+@contextmanager
+def _turns(numba):
+    """Hold the turn lock while the threading layer is the workqueue, or not yet chosen
+    (the first parallel call chooses it)."""
     try:
-        yield n_threads
-    finally:
-        numba.set_num_threads(previous)
+        serial = numba.threading_layer() == "workqueue"
+    except ValueError:  # not initialised yet
+        serial = True
+    if not serial:
+        yield
+        return
+    with _TURNS:
+        yield
 
 
 def discounts(length):

@@ -500,3 +500,29 @@ def test_columns_numpy_cannot_hold_are_named():
                           "relevance": [1.0, 1.0]})
     with pytest.raises(TypeError, match="truth column 'user' cannot be read as a numpy array"):
         io.from_tables(table, table.rename({"relevance": "score"}))
+
+
+def test_concurrent_calls_take_turns_on_numba_s_workqueue_layer():
+    """Without OpenMP or TBB numba's workqueue layer aborts the process when two Python
+    threads run parallel kernels at once: fastrank's callers take turns there."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import threading, numpy as np, fastrank as fr, numba\n"
+        "from fastrank.synthetic import power_law\n"
+        "truth, topk = power_law(2000, 100, 10, seed=1)\n"
+        "want = fr.evaluate(truth, topk, ['ndcg@10']).per_user('ndcg@10')\n"
+        "assert numba.threading_layer() == 'workqueue'\n"
+        "bad = []\n"
+        "def work(n):\n"
+        "    for _ in range(20):\n"
+        "        got = fr.evaluate(truth, topk, ['ndcg@10'], n_threads=n)\n"
+        "        bad.append(not np.array_equal(got.per_user('ndcg@10'), want, equal_nan=True))\n"
+        "ts = [threading.Thread(target=work, args=(1 + i % 2,)) for i in range(4)]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "assert not any(bad)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "NUMBA_THREADING_LAYER": "workqueue"})
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -25,12 +25,15 @@ def by_score(rows, items, scores, n_rows, ids):
     only when a row has a tie.
     """
     from .._kernels.lists import group_rows, sort_rows
+    from ..evaluate import numba_threads
 
     order, starts = group_rows(rows, n_rows)
-    sort_rows(order, starts, scores, items)
+    with numba_threads(None):
+        sort_rows(order, starts, scores, items)
     if ids.dtype.kind not in "US" and _tied(rows, scores, order):
         order, starts = group_rows(rows, n_rows)
-        sort_rows(order, starts, scores, text_ranks(ids)[items])
+        with numba_threads(None):
+            sort_rows(order, starts, scores, text_ranks(ids)[items])
     return order
 
 
@@ -58,9 +61,11 @@ def by_rank(rows, ranks, n_rows):
     """The order of the records that ranks each row by its rank column, ascending, and the
     position of the first record whose (row, rank) repeats an earlier one (-1 if none)."""
     from .._kernels.lists import group_rows, sort_rows
+    from ..evaluate import numba_threads
 
     order, starts = group_rows(rows, n_rows)
-    sort_rows(order, starts, -ranks, np.zeros(ranks.shape[0], np.int64))
+    with numba_threads(None):
+        sort_rows(order, starts, -ranks, np.zeros(ranks.shape[0], np.int64))
     rows_s, ranks_s = rows[order], ranks[order]
     repeated = np.flatnonzero((rows_s[1:] == rows_s[:-1]) & (ranks_s[1:] == ranks_s[:-1]))
     return order, (int(order[repeated[0] + 1]) if repeated.size else -1)
