@@ -238,8 +238,9 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
         Rows to evaluate (default: every row of test); the result's rows follow it.
     convention : {"recsys", "trec", "implicit"}
     ties : {"low", "implicit"}
-        Order among equal scores, as in `topk`; "implicit" gives exactly the lists of
-        implicit's `recommend`.
+        Order among equal scores, as in `topk`; "implicit" gives the lists of implicit's
+        `recommend` (float32 scores a few ulps apart may round, and so order, differently
+        in the two products).
     n_threads : int, optional
     show_progress : bool
         A progress bar (tqdm) over spans of users, with users/s.

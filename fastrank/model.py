@@ -61,7 +61,8 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
     ties : {"low", "implicit"}
         Order among exactly equal scores on the matrix-factorization path: the lower item
         id first (default; metric@k then never depends on the longest cutoff asked for),
-        or implicit's heap order, which reproduces `model.recommend(N=K)` exactly but is
+        or implicit's heap order, which reproduces `model.recommend(N=K)` (up to float32
+        scores a few ulps apart, which the two products may round differently) but is
         not prefix-consistent (the top 10 of a top-20 list can differ from the top 10).
         Other models order their lists themselves.
     show_progress : bool
