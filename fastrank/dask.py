@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .io.tables import dtype_kind
 from .metrics import _NO_CUTOFF, METRIC_NAMES, _check_convention, metric_labels, parse_metrics
 from .validation import check_int
 
@@ -205,10 +206,7 @@ def _kind(dtype):
         numpy_dtype = np.dtype(numpy_dtype)
     except TypeError:
         return str(dtype)
-    if numpy_dtype.kind == "O":
-        return None
-    return {"i": "integer", "u": "integer", "f": "float", "b": "boolean", "U": "text",
-            "M": "datetime", "m": "timedelta"}.get(numpy_dtype.kind, str(numpy_dtype))
+    return None if numpy_dtype.kind == "O" else dtype_kind(numpy_dtype)
 
 
 def _same_kind(column, truth_dtype, recs_dtype):

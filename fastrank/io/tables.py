@@ -410,13 +410,20 @@ def _vocabulary(column, *arrays):
 _ROLES = ("truth", "recs")
 
 
+_KINDS = {"i": "integer", "u": "integer", "f": "float", "b": "boolean", "U": "text",
+          "S": "bytes", "M": "datetime", "m": "timedelta"}
+
+
+def dtype_kind(dtype):
+    """The kind of id a numpy dtype (not object) holds: ids of two kinds are never equal."""
+    return _KINDS.get(dtype.kind, str(dtype))
+
+
 def _kind(ids):
-    """The kind of id an array holds (after `_ids`): ids of two kinds are never equal."""
+    """The kind of id an array holds (after `_ids`)."""
     if ids.dtype == object:
         return _object_kind(type(ids[0])) if ids.size else "object"
-    return {"i": "integer", "u": "integer", "f": "float", "b": "boolean", "U": "text",
-            "S": "bytes", "M": "datetime", "m": "timedelta"}.get(ids.dtype.kind,
-                                                                  str(ids.dtype))
+    return dtype_kind(ids.dtype)
 
 
 def _object_kind(kind):
