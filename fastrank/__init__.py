@@ -3,6 +3,8 @@
     import fastrank as fr
     res = fr.evaluate(truth, topk, ["precision@10", "ndcg@10", "map@10", "auc@10"])
     res["ndcg@10"], res.per_user("ndcg@10")
+    fr.evaluate(truth, topk, ["nDCG@10", "P(rel=2)@5"], dialect="ir_measures")
+    fr.METRICS.to_frame()                                       # every metric, browsable
 
     ids, scores = fr.topk(user_factors, item_factors, 10, exclude=train)
     fr.evaluate_factors(user_factors, item_factors, test, ["ndcg@10", "auc"], exclude=train)
@@ -16,24 +18,25 @@
     res.ci("ndcg@10"); res.by(segment_labels); fr.compare({"a": res_a, "b": res_b})
     fr.evaluate(test, ids, ["ndcg"], curves=True).plot("ndcg", path="ndcg.png")
     fr.rmse(test, predictions), fr.mae(test, user_factors=U, item_factors=V)
-    data = fastrank.io.from_tables(truth_df, recs_df)           # pandas / pyarrow / polars
+    data = fr.io.from_tables(truth_df, recs_df)                 # pandas / pyarrow / polars
 
 Nothing is compiled at import; numba kernels load (or compile) on first use.
 """
 
+from . import io
+from ._version import __version__
+from .dialects import DIALECTS
 from .diversity import AlphaBetaNDCG, ab_ndcg, alpha_ndcg
 from .evaluate import evaluate
 from .factors import evaluate_factors, topk
-from .metrics import CONVENTIONS, METRIC_NAMES
 from .model import evaluate_model
-from .ratings import mae, rmse
 from .plots import plot_compare
+from .ratings import mae, rmse
+from .registry import CONVENTIONS, METRIC_NAMES, METRICS
 from .result import Result
 from .stats import compare
 from .streaming import Evaluator
 
-__version__ = "0.1.0"
-
 __all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg",
            "alpha_ndcg", "AlphaBetaNDCG", "rmse", "mae", "compare", "plot_compare", "Result",
-           "METRIC_NAMES", "CONVENTIONS", "__version__"]
+           "METRICS", "METRIC_NAMES", "CONVENTIONS", "DIALECTS", "io", "__version__"]

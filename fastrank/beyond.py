@@ -1,5 +1,5 @@
 """Beyond-accuracy measures inside `fastrank.evaluate`: coverage, gini, novelty, arp, ild,
-serendipity. Their side inputs (`train=`, `item_aspects=` / `item_vectors=`,
+serendipity (the registry's "beyond" engine). Their side inputs (`train=`, `item_aspects=` / `item_vectors=`,
 `baseline=`) are checked once here; the walk is `fastrank._kernels.beyond`.
 
 coverage and gini describe the catalogue, not a user: they have one value (the mean
@@ -7,41 +7,15 @@ slot of the Result) and no per-user values. The rest are per user, NaN where the
 convention does not count the user, like every other metric.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .aspects import check_aspects
-from .metrics import parse_cutoff
+from .threads import n_ranges
 from .validation import _csr_parts, check_scratch, memory_guard
 
-PER_USER = {"novelty": 0, "arp": 1, "ild": 2, "serendipity": 3}  # codes of the kernel
-CATALOGUE = ("coverage", "gini")
-NAMES = tuple(PER_USER) + CATALOGUE
-_NEEDS = {"novelty": "train", "arp": "train", "ild": "item_aspects= or item_vectors",
-          "serendipity": "baseline"}
 _WHY = {"train": "the training interactions, to count each item's training users",
-        "item_aspects= or item_vectors": "to measure how different two items are",
+        "item_aspects|item_vectors": "to measure how different two items are",
         "baseline": "the lists to be unexpected against (e.g. baseline='popular', with train=)"}
-
-
-@dataclass(frozen=True)
-class BeyondSpec:
-    label: str
-    name: str
-    k: int
-
-
-def parse_beyond(label, k_max):
-    """A BeyondSpec if label names a beyond-accuracy measure, else None."""
-    if not isinstance(label, str):
-        return None
-    name, sep, k_text = label.strip().partition("@")
-    name = name.strip().lower()
-    if name not in NAMES:
-        return None
-    k = parse_cutoff(label, name, k_text, k_max) if sep else k_max
-    return BeyondSpec(label=label, name=name, k=k)
 
 
 def popularity(train, n_items):
@@ -106,12 +80,13 @@ def check_side_inputs(specs, *, train, item_aspects, item_vectors, baseline,
     """Each measure has the side input it needs (and ild not two notions of distance)."""
     given = {"train": train is not None,
              "baseline": baseline is not None or baseline_later,
-             "item_aspects= or item_vectors": item_aspects is not None
+             "item_aspects|item_vectors": item_aspects is not None
              or item_vectors is not None}
     for spec in specs:
-        need = _NEEDS.get(spec.name)
-        if need and not given[need]:
-            raise ValueError(f"{spec.label} needs {need}= ({_WHY[need]})")
+        for need in spec.metric.needs:
+            if not given[need]:
+                raise ValueError(f"{spec.label} needs {need.replace('|', '= or ')}= "
+                                 f"({_WHY[need]})")
     if item_aspects is not None and item_vectors is not None and \
             any(s.name == "ild" for s in specs):
         raise ValueError("ild takes one notion of distance: pass item_aspects= (Jaccard) "
@@ -147,18 +122,17 @@ class BeyondPlan:
                 aspects = check_aspects(item_aspects, n_items)
                 self.ild_mode = ILD_JACCARD
                 self.a_indptr, self.a_indices = aspects.indptr, aspects.indices
-        self.per_user = [s for s in specs if s.name in PER_USER]
-        self.catalogue = [s for s in specs if s.name in CATALOGUE]
+        self.per_user = [s for s in specs if s.metric.per_user]
+        self.catalogue = [s for s in specs if not s.metric.per_user]
         self.cutoffs = np.array(sorted({s.k for s in specs}), dtype=np.int64)
         self.position = {int(k): c for c, k in enumerate(self.cutoffs)}
-        self.slot_code = np.array([PER_USER[s.name] for s in self.per_user], dtype=np.int64)
+        self.slot_code = np.array([s.code for s in self.per_user], dtype=np.int64)
         self.slot_cut = np.array([self.position[s.k] for s in self.per_user], dtype=np.int64)
 
     def run(self, data, topk, rows, counted, threads, baseline=None):
         """(per-user values, one row per per-user spec; exposure of the counted users'
         lists, int64 (cutoffs x n_items), or None without catalogue specs)."""
         from ._kernels.beyond import beyond_metrics
-        from .evaluate import n_ranges
 
         n_rows = topk.shape[0]
         baseline = self.baseline if baseline is None else baseline

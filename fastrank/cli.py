@@ -1,10 +1,24 @@
 """The `fastrank` command (also `python -m fastrank`)."""
 
 import argparse
+import json
 import sys
 import time
 
-from .metrics import CONVENTIONS
+import numpy as np
+
+from ._version import __version__
+from .dialects import DIALECTS
+from .evaluate import evaluate
+from .grammar import split_labels
+from .io.files import output_kind, read_inputs, write_per_user
+from .io.tables import per_user_table
+from .plots import plot_compare
+from .registry import CONVENTIONS
+from .stats import compare
+from .synthetic import power_law
+from .trec import _ATOL, evaluate_files
+from .validation import check_memory
 
 DEMO_METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "ndcg_exp", "auc")
 
@@ -30,8 +44,6 @@ def _c_long(minimum):
     """An argparse type reading a whole number as C's atol does (trec_eval's options:
     "1.5" is 1), at least `minimum`; text that does not start with a number is an error."""
     def parse(text):
-        from .trec import _ATOL
-
         match = _ATOL.match(text)
         if match is None:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
@@ -44,11 +56,7 @@ def _c_long(minimum):
 
 
 def run_demo(args, out=None):
-    import numba
-
-    import fastrank as fr
-    from fastrank.synthetic import power_law
-    from fastrank.validation import check_memory
+    import numba  # loaded when a kernel runs, not at import
 
     out = sys.stdout if out is None else out
     # building the data takes about 64 bytes per user and list slot, 256 per user
@@ -58,18 +66,18 @@ def run_demo(args, out=None):
     start = time.perf_counter()
     truth, topk = power_law(args.users, args.items, args.k, seed=args.seed)
     built = time.perf_counter() - start
-    print(f"fastrank {fr.__version__} demo: {args.users:,} users x {args.items:,} items, "
+    print(f"fastrank {__version__} demo: {args.users:,} users x {args.items:,} items, "
           f"{truth.nnz:,} relevant pairs, K = {args.k} (built in {built:.1f} s)", file=out)
 
     cutoffs = sorted({min(5, args.k), args.k})
     labels = [f"{name}@{k}" for name in DEMO_METRICS for k in cutoffs] + ["r_precision"]
     warm_rows = min(args.users, 1000)
     start = time.perf_counter()
-    fr.evaluate(truth[:warm_rows], topk[:warm_rows], labels, convention=args.convention)
+    evaluate(truth[:warm_rows], topk[:warm_rows], labels, convention=args.convention)
     first_call = time.perf_counter() - start
 
     start = time.perf_counter()
-    res = fr.evaluate(truth, topk, labels, convention=args.convention, n_threads=args.threads)
+    res = evaluate(truth, topk, labels, convention=args.convention, n_threads=args.threads)
     elapsed = time.perf_counter() - start
 
     print(f"convention {args.convention!r}: {res.n_users:,} users counted\n", file=out)
@@ -92,28 +100,23 @@ def run_demo(args, out=None):
 def compare_demo(truth, topk, args, out):
     """Two systems on the demo's users, compared: the demo's lists ("model") and the same
     lists with the top 3 items of one user in five moved to the end ("shuffled")."""
-    import numpy as np
-
-    import fastrank as fr
 
     rng = np.random.default_rng(args.seed + 1)
     shuffled = topk.copy()
     moved = rng.random(topk.shape[0]) < 0.2
     shuffled[moved] = np.roll(topk[moved], -3, axis=1)
     metrics = [f"ndcg@{args.k}", f"recall@{args.k}", f"mrr@{args.k}", "precision@1"]
-    results = {name: fr.evaluate(truth, lists, metrics, convention=args.convention,
+    results = {name: evaluate(truth, lists, metrics, convention=args.convention,
                                  curves=["ndcg", "recall"])
                for name, lists in (("model", topk), ("shuffled", shuffled))}
-    table = fr.compare(results, metrics, test=args.test, seed=args.seed)
+    table = compare(results, metrics, test=args.test, seed=args.seed)
     print("\n" + table.to_markdown(), file=out)
-    fr.plot_compare(results, ["ndcg", "recall"], path=args.compare,
+    plot_compare(results, ["ndcg", "recall"], path=args.compare,
                     title=f"{args.users:,} users: model vs shuffled")
     print(f"\nmetric@k curves with 95% intervals written to {args.compare}", file=out)
 
 
 def run_trec(args, out=None):
-    from .trec import evaluate_files
-
     out = sys.stdout if out is None else out
     report = evaluate_files(args.qrels, args.run, args.measure, relevance_level=args.level,
                             depth=args.max_docs, complete=args.complete)
@@ -126,20 +129,13 @@ DEFAULT_METRICS = ("precision", "recall", "ndcg", "map", "mrr", "hit_rate")
 
 
 def run_evaluate(args, out=None):
-    import json
-
-    from .evaluate import evaluate
-    from .io.files import output_kind, read_inputs, write_per_user
-    from .io.tables import per_user_table
-
     out = sys.stdout if out is None else out
     if args.per_user:
         output_kind(args.per_user)  # a bad name fails before the evaluation
     inputs = read_inputs(args.truth, args.topk, k=args.k)
-    metrics = [m.strip() for text in (args.metric or DEFAULT_METRICS) for m in text.split(",")
-               if m.strip()]
+    metrics = [m for text in (args.metric or DEFAULT_METRICS) for m in split_labels(text)]
     res = evaluate(inputs.truth, inputs.topk, metrics, convention=args.convention,
-                   k=args.k, n_threads=args.threads)
+                   dialect=args.dialect, k=args.k, n_threads=args.threads)
     if args.per_user:
         write_per_user(args.per_user, per_user_table(res, inputs.user_ids, library="dict"))
     counts = {"users": int(res.users.shape[0]), "counted": res.n_users,
@@ -232,6 +228,9 @@ def build_parser():
                     help="metrics such as ndcg@10 recall@10 (repeatable, or comma "
                          "separated); default: " + " ".join(DEFAULT_METRICS) + " at K")
     ev.add_argument("--convention", choices=CONVENTIONS, default="recsys")
+    ev.add_argument("--dialect", choices=DIALECTS, default=None,
+                    help="read the metric names as this tool writes them (default: "
+                         "fastrank's names, then any tool's unambiguous name)")
     ev.add_argument("-k", type=_positive_int, default=None,
                     help="cut every list at k (default: the longest list)")
     ev.add_argument("--threads", type=_positive_int, default=None,

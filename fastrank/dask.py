@@ -22,9 +22,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .io.tables import dtype_kind
-from .metrics import _NO_CUTOFF, METRIC_NAMES, _check_convention, metric_labels, parse_metrics
-from .validation import check_int
+from .engine import Block, Plan, parse_requests
+from .grammar import metric_labels
+from .io.tables import dtype_kind, from_tables
+from .means import mean_of
+from .streaming import Evaluator
+from .validation import LARGEST_INT, check_int
 
 _PER_USER = ("n_relevant", "counted")
 
@@ -63,7 +66,7 @@ class DaskResult(Mapping):
         return "\n".join(lines)
 
 
-def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
+def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None, n_items=None,
              user="user", item="item", relevance="relevance", score="score", rank="rank",
              npartitions=None, per_user=True, n_threads=1, split_every=None):
     """Evaluate Dask DataFrames of judgments and recommendations.
@@ -103,16 +106,13 @@ def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
     import pandas as pd
 
     labels = list(dict.fromkeys(metric_labels(metrics)))
-    _check_convention(convention)
-    for label in labels:
-        if not isinstance(label, str):
-            raise TypeError(f"metrics must be strings such as 'ndcg@10'; got {label!r} of "
-                            f"type {type(label).__name__}")
-        name = label.partition("@")[0].strip().lower()
-        if name not in METRIC_NAMES:
+    requests = parse_requests(labels, LARGEST_INT, convention, dialect)
+    for request in requests:
+        if request.metric.engine not in ("ranking", "trec"):
             raise ValueError(
-                f"metrics: {label!r} is not available on Dask; fastrank.dask evaluates the "
-                f"ranking metrics {', '.join(METRIC_NAMES)} (with or without @k)")
+                f"metrics: {request.label!r} is not available on Dask; fastrank.dask "
+                f"evaluates the metrics of the lists and the truth alone (the families "
+                f"ranking, counts and trec of fastrank.METRICS)")
     if n_items is not None:
         n_items = check_int(n_items, "n_items")
     if npartitions is not None:
@@ -133,18 +133,18 @@ def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
     truth, recs = _same_user_type(truth, recs, user)
     npartitions = npartitions or max(truth.npartitions, recs.npartitions)
     if k is None:
-        if any(_bare(label) for label in labels):
+        if any(r.bare for r in requests):
             # K is the longest list: one more pass, shuffling the user column only
             users = recs[[user]].shuffle(on=user, npartitions=npartitions)
             longest = int(dask.compute(users.map_partitions(_longest, user,
                                                             meta=(None, "int64")).max())[0])
             k = max(longest, 1)  # no list at all: K = 1, every list empty
         else:
-            k = max(s.k for s in parse_metrics(labels, 2**62, convention))
+            k = max(r.k for r in requests)
     k = check_int(k, "k")
     truth = truth.shuffle(on=user, npartitions=npartitions)
     recs = recs.shuffle(on=user, npartitions=npartitions)
-    specs = parse_metrics(labels, k, convention)  # unknown names and cutoffs > k fail here
+    specs = parse_requests(labels, k, convention, dialect)  # cutoffs > k fail here
     if n_items is None and any(s.name == "auc" for s in specs):
         n_items = int(dask.compute(_distinct_items(truth, recs, item))[0])
 
@@ -156,28 +156,23 @@ def evaluate(truth, recs, metrics, *, convention="recsys", k=None, n_items=None,
     import dask.dataframe as dd
 
     values = dd.map_partitions(_evaluate_partition, truth, recs, labels=labels,
-                               convention=convention, k=k, n_items=n_items, names=names,
+                               convention=convention, dialect=dialect, k=k, n_items=n_items, names=names,
                                n_threads=n_threads, user_dtype=meta[user].dtype, meta=meta,
                                align_dataframes=False)
     if per_user:
         values = values.persist()
     sums_meta = pd.DataFrame({c: pd.Series(dtype="float64")
                               for c in _sum_columns(labels)})
-    sums = values.map_partitions(_partial_sums, labels, convention, k, meta=sums_meta)
+    sums = values.map_partitions(_partial_sums, labels, convention, dialect, k,
+                                 meta=sums_meta)
     totals = dask.compute(sums.sum(split_every=split_every))[0]
     counted = totals["counted"]
     means = {}
     for label in labels:
         num, den = totals[f"{label}:num"], totals[f"{label}:den"]
-        means[label] = num / den if den else float("nan")
+        means[label] = mean_of(num, den, specs[labels.index(label)].aggregate)
     return DaskResult(means, counted, totals["rows"], convention,
                       values if per_user else None)
-
-
-def _bare(label):
-    """Does the label depend on the list length K (no @k, or r_precision)?"""
-    name, sep, _ = label.partition("@")
-    return not sep or name.strip().lower() in _NO_CUTOFF
 
 
 def _check_frame(frame, name, needed):
@@ -269,14 +264,11 @@ def _distinct_items(truth, recs, item):
     return both[item].nunique()
 
 
-def _evaluate_partition(truth, recs, *, labels, convention, k, n_items, names, n_threads,
-                        user_dtype):
+def _evaluate_partition(truth, recs, *, labels, convention, dialect, k, n_items, names,
+                        n_threads, user_dtype):
     """One partition pair: from_tables, the kernel, the per-user frame."""
     import pandas as pd
     import scipy.sparse as sp
-
-    from .io.tables import from_tables
-    from .streaming import Evaluator
 
     user = names["user"]
     data = from_tables(truth, recs, k=k, **names)
@@ -288,7 +280,8 @@ def _evaluate_partition(truth, recs, *, labels, convention, k, n_items, names, n
     matrix = sp.csr_array((data.truth.data, data.truth.indices, data.truth.indptr),
                           shape=(data.truth.shape[0], width))
     # lists of K slots: a partition's shorter lists end early, with no padding built
-    res = Evaluator(matrix, labels, convention=convention, k=k, n_threads=n_threads).update(
+    res = Evaluator(matrix, labels, convention=convention, dialect=dialect, k=k,
+                    n_threads=n_threads).update(
         None, data.topk).result()
     return pd.DataFrame({user: pd.Series(data.users).astype(user_dtype),
                          **{label: res.per_user(label) for label in labels},
@@ -300,14 +293,12 @@ def _sum_columns(labels):
                                   for part in ("num", "den")]
 
 
-def _partial_sums(values, labels, convention, k):
+def _partial_sums(values, labels, convention, dialect, k):
     """One row of sums over a partition's counted users, as fastrank.evaluate takes its
     means (Plan.sums: implicit's pooled precision as hits and min(k, m))."""
     import pandas as pd
 
-    from .evaluate import Block, Plan
-
-    plan = Plan(labels, k, convention, 1)
+    plan = Plan(labels, k, convention, 1, dialect=dialect)
     counted = values["counted"].to_numpy(bool)
     block = Block(np.vstack([values[label].to_numpy(np.float64) for label in labels])
                   if labels else np.empty((0, len(values))),

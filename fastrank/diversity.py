@@ -12,7 +12,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .aspects import check_aspects
-from .evaluate import counted_mean, discounts, n_ranges, numba_threads
+from .engine import discounts
+from .means import counted_mean, counted_rows
+from .threads import n_ranges, numba_threads
 from .factors import positive_counts
 from .result import Result
 from .validation import (_csr_parts, _is_canonical, check_bool, check_int, check_pattern,
@@ -357,7 +359,7 @@ def alpha_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.5, users=None, n_th
                aspects.indices, aspects.n_aspects, data.n_items, alpha, cutoffs,
                discounts(int(cutoffs[-1])), data.max_row_nnz, chunks, out, n_relevant)
     labels = [f"alpha_ndcg@{int(c)}" for c in cutoffs]
-    counted = n_relevant > 0
+    counted = counted_rows(data.indptr, rows, n_relevant, "recsys")
     means = {label: counted_mean(v, counted) for label, v in zip(labels, out)}
     report = {"above_one": {label: int(np.count_nonzero(v > 1.0))
                             for label, v in zip(labels, out)}}

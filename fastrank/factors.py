@@ -10,11 +10,13 @@ results plus one span of ids, never a users x items score matrix.
 import numpy as np
 
 from ._blas import single_threaded_blas
-from .evaluate import counted_mean, numba_threads
-from .metrics import MetricSpec, _check_convention, metric_labels, parse_metric
+from .engine import parse_requests
+from .means import counted_rows
 from .progress import progress_bar
-from .result import Result
-from .validation import check_int, check_memory, check_pattern, check_rows, check_truth
+from .streaming import Evaluator
+from .threads import numba_threads
+from .validation import (LARGEST_INT, check_int, check_memory, check_pattern, check_rows,
+                         check_truth)
 
 # Users per BLAS call and bytes of one score tile: the tile (block x items) stays in a
 # core's L2 cache while the selection reads it. Measured on the 2-core EPYC with 32
@@ -192,31 +194,29 @@ def topk(user_factors, item_factors, k, *, exclude=None, users=None, ties="low",
     return ids, scores
 
 
-def parse_factor_metrics(metrics, convention):
-    """Metric specs for evaluate_factors: every name needs @k, except `auc` (full ranking)."""
-    _check_convention(convention)
-    labels = metric_labels(metrics)
-    specs = {}
-    for label in labels:
-        if isinstance(label, str) and "@" not in label:
-            name = label.strip().lower()
-            if name == "auc":
-                specs.setdefault(label, MetricSpec(label=label, name="auc", k=0, code=-1))
-                continue
-            parse_metric(label, 1, convention)  # unknown names fail here with the list
+def parse_factor_metrics(metrics, convention, dialect=None):
+    """(Requests, labels of the full-ranking auc) for evaluate_factors: every metric needs
+    a cutoff (lists are ranked down to the largest one), except `auc`, which without one
+    is the exact AUC over the whole catalogue."""
+    requests = parse_requests(metrics, LARGEST_INT, convention, dialect)
+    full = [r.label for r in requests if r.name == "auc" and r.bare and not r.params]
+    for r in requests:
+        if r.bare and r.label not in full:
+            name = r.metric.name
+            if not r.metric.cutoff:
+                raise ValueError(
+                    f"metrics: {r.label!r} is not available from factors: {name} has no "
+                    f"cutoff of its own, and lists are ranked down to the largest cutoff "
+                    f"asked for; rank with fr.topk and use fr.evaluate")
             raise ValueError(
-                f"metrics: {label!r} needs a cutoff here, as in '{name}@10': lists are "
-                f"ranked down to the largest cutoff asked for"
-                + (" (r_precision, whose cutoff is each user's m, is not available from "
-                   "factors: rank with fr.topk and use fr.evaluate)" if name == "r_precision"
-                   else ""))
-        spec = parse_metric(label, 2**62, convention)
-        specs.setdefault(spec.label, spec)
-    return tuple(specs.values())
+                f"metrics: {r.label!r} needs a cutoff here, as in '{name}@10': lists are "
+                f"ranked down to the largest cutoff asked for")
+    return requests, full
 
 
 def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None, users=None,
-                     convention="recsys", ties="low", n_threads=None, show_progress=False):
+                     convention="recsys", dialect=None, ties="low", n_threads=None,
+                     show_progress=False):
     """Score, rank and evaluate in one fused pass: factors -> top-K -> metrics, per user block.
 
     Equal to `fr.evaluate(test, fr.topk(user_factors, item_factors, K, exclude=exclude)[0],
@@ -237,6 +237,8 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
     users : int array, optional
         Rows to evaluate (default: every row of test); the result's rows follow it.
     convention : {"recsys", "trec", "implicit"}
+    dialect : str, optional
+        As for `fr.evaluate`: read the labels as this tool writes them.
     ties : {"low", "implicit"}
         Order among equal scores, as in `topk`; "implicit" gives the lists of implicit's
         `recommend` (float32 scores a few ulps apart may round, and so order, differently
@@ -249,7 +251,7 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
     -------
     Result
     """
-    specs = parse_factor_metrics(metrics, convention)
+    specs = parse_factor_metrics(metrics, convention, dialect)
     scorer = _Scorer(user_factors, item_factors, exclude, desc_ties=_check_ties(ties))
     data = check_truth(test, name="test")
     if (data.n_users, data.n_items) != (scorer.n_users, scorer.n_items):
@@ -259,23 +261,25 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
             f"shape=({scorer.n_users}, {scorer.n_items})")
     rows = _check_rows(users, data.n_users)
     with numba_threads(n_threads) as threads:
-        return evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progress)
+        return evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progress,
+                               dialect)
 
 
-def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progress):
-    """Rank users `rows` with the scorer, span by span, and evaluate them against data: the
-    ranked metrics through an Evaluator, the full-ranking auc from the scorer."""
-    from .streaming import Evaluator
-
-    ranked = [s for s in specs if s.code >= 0]
-    want_auc = len(ranked) < len(specs)
-    k = max((s.k for s in ranked), default=1)
-    evaluator = (Evaluator(data, [s.label for s in ranked], convention=convention, k=k,
-                           repeats=True) if ranked else None)
+def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progress,
+                    dialect=None):
+    """Rank users `rows` with the scorer, span by span, and evaluate them against data
+    through an Evaluator: the ranked metrics by the engine, the full-ranking auc from the
+    scorer (given to the Evaluator as the values of its labels)."""
+    requests, full = specs
+    want_auc = bool(full)
+    ranked = [r for r in requests if r.label not in full]
+    k = max((r.k for r in ranked), default=1)
+    evaluator = Evaluator(data, [r.label for r in requests], convention=convention,
+                          dialect=dialect, k=k, repeats=True, _external=full)
     n = rows.shape[0]
     n_relevant = positive_counts(data, rows)
-    counted = counted_rows(data, rows, n_relevant, convention)
-    auc = np.where(counted, 0.0, np.nan) if want_auc else None
+    counted = counted_rows(data.indptr, rows, n_relevant,
+                           "trec" if evaluator._plan.judged else "recsys")
     width = scorer.width(k)  # cutoffs past the catalogue see empty slots
     span = max(1024, _SPAN_IDS // width)
     with progress_bar(n, show_progress, "users") as bar:
@@ -285,27 +289,16 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
             scored = np.flatnonzero(n_relevant[lo:hi] > 0)
             ids, _, values = scorer.rank(span_rows[scored], k, threads,
                                          truth=data if want_auc else None)
-            if ranked:
-                lists = np.full((hi - lo, width), -1, dtype=scorer.id_dtype)
-                lists[scored] = ids
-                evaluator.update(span_rows, lists)
+            lists = np.full((hi - lo, width), -1, dtype=scorer.id_dtype)
+            lists[scored] = ids
+            external = None
             if want_auc:
-                auc[lo + scored] = values
+                auc = np.where(counted[lo:hi], 0.0, np.nan)
+                auc[scored] = values
+                external = {label: auc for label in full}
+            evaluator.update(span_rows, lists, _external=external)
             bar.update(hi - lo)
-    if not want_auc:
-        return evaluator.result()
-    means = {s.label: counted_mean(auc, counted) for s in specs if s.code < 0}
-    per_user = {s.label: auc for s in specs if s.code < 0}
-    pooled = {}
-    if ranked:
-        res = evaluator.result()
-        means.update(res.to_dict())
-        per_user.update({label: res.per_user(label) for label in res.metrics})
-        pooled = res.pooled
-    labels = [s.label for s in specs]
-    return Result(labels, [per_user[label] for label in labels], means,
-                  convention=convention, users=rows, counted=counted, n_relevant=n_relevant,
-                  pooled=pooled)
+    return evaluator.result()
 
 
 def positive_counts(data, rows):
@@ -313,10 +306,3 @@ def positive_counts(data, rows):
     from ._kernels.factors import positive_counts as count
 
     return count(data.indptr, data.data, rows, np.empty(rows.shape[0], dtype=np.int64))
-
-
-def counted_rows(data, rows, n_relevant, convention):
-    """Which rows count (the kernel's rule): a stored entry under trec, else m >= 1."""
-    if convention == "trec":
-        return data.indptr[rows + 1] > data.indptr[rows]
-    return n_relevant > 0

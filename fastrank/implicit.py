@@ -16,6 +16,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from .factors import parse_factor_metrics
 from .model import evaluate_model, mf_factors, train_rows
 from .validation import check_bool, check_int, check_number, check_pattern, check_truth
 
@@ -151,9 +152,7 @@ class EvalCallback:
 
     def __init__(self, test, metrics, *, train=None, every=1, model=None, convention="recsys",
                  monitor=None, patience=None, min_delta=0.0, restore_best=True, verbose=False):
-        from .factors import parse_factor_metrics
-
-        specs = parse_factor_metrics(metrics, convention)
+        specs, _ = parse_factor_metrics(metrics, convention)
         self.metrics = [s.label for s in specs]
         every = check_int(every, "every")
         if patience is not None:

@@ -14,11 +14,11 @@ Users without a relevant test item are never asked for.
 import numpy as np
 import scipy.sparse as sp
 
-from .evaluate import numba_threads
 from .factors import (_check_ties, _Scorer, evaluate_scorer,
                       parse_factor_metrics, positive_counts)
 from .progress import progress_bar
 from .streaming import Evaluator
+from .threads import numba_threads
 from .validation import _csr_parts, check_int, check_memory, check_pattern, check_truth
 
 
@@ -41,7 +41,7 @@ def mf_factors(model):
 
 
 def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convention="recsys",
-                   ties="low", show_progress=True, n_threads=None):
+                   dialect=None, ties="low", show_progress=True, n_threads=None):
     """Evaluate a trained model on held-out interactions.
 
     Parameters
@@ -72,7 +72,7 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
     -------
     Result over every row of test (NaN for the users not counted).
     """
-    specs = parse_factor_metrics(metrics, convention)
+    specs = parse_factor_metrics(metrics, convention, dialect)
     batch_size = check_int(batch_size, "batch_size")
     desc_ties = _check_ties(ties)
     data = check_truth(test, name="test")
@@ -98,13 +98,13 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
                     f"test has {data.n_items} columns but the model knows {scorer.n_items} "
                     f"items; build test with shape=({data.n_users}, {scorer.n_items})")
             return evaluate_scorer(scorer, data, specs, rows, convention, threads,
-                                   show_progress)
-        if any(s.code < 0 for s in specs):
+                                   show_progress, dialect)
+        if specs[1]:
             raise ValueError(
                 "metrics: 'auc' (full ranking) needs the score of every item, which only "
                 "matrix-factorization models expose; use auc@k, or fr.evaluate_factors")
-        return _evaluate_recommend(model, data, specs, train, batch_size, convention,
-                                   show_progress)
+        return _evaluate_recommend(model, data, specs[0], train, batch_size, convention,
+                                   show_progress, dialect)
 
 
 def train_rows(train, n_users, n_items, name="train"):
@@ -120,7 +120,8 @@ def train_rows(train, n_users, n_items, name="train"):
                          shape=(n_users, n_items))
 
 
-def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_progress):
+def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_progress,
+                        dialect=None):
     """Ask the model for batches of lists and evaluate them through an Evaluator, which
     runs on the thread count the caller set."""
     n_users, n_items = data.n_users, data.n_items
@@ -136,7 +137,8 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_
                  f"asking model.recommend for lists of {k:,} items (the largest cutoff) for "
                  f"{min(batch_size, n_users):,} users at a time",
                  f"use cutoffs up to the catalogue's {n_items:,} items")
-    evaluator = Evaluator(data, [s.label for s in specs], convention=convention, k=k)
+    evaluator = Evaluator(data, [s.label for s in specs], convention=convention,
+                          dialect=dialect, k=k)
     n_relevant = positive_counts(data, np.arange(n_users, dtype=np.int64))
     ask = np.flatnonzero(n_relevant > 0)
     empty = sp.csr_matrix((min(batch_size, max(ask.size, 1)), n_items), dtype=np.float32)

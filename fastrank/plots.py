@@ -12,6 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .evaluation import Evaluation
+from .grammar import check_curve_name
+from .stats import (METHODS, _seed, check_choice, check_level, check_resamples, check_seed,
+                    metric_names, result_ci)
+
 # The formats named in the docs first; whatever else matplotlib writes follows them.
 FORMATS = ("png", "svg", "pdf")
 
@@ -40,13 +45,8 @@ def curve_labels(result, metric):
         labels.append(f"{name}@{c}")
         c += 1
     if not labels:
-        from .metrics import METRIC_NAMES, _NO_CUTOFF
-
         base = name.partition("@")[0]
-        if base not in METRIC_NAMES or base in _NO_CUTOFF:
-            names = ", ".join(n for n in METRIC_NAMES if n not in _NO_CUTOFF)
-            raise ValueError(f"{metric!r} has no curve: curves are drawn for the ranking "
-                             f"metrics with a cutoff ({names})")
+        check_curve_name(base, repr(metric))
         raise ValueError(
             f"{metric!r} has no curve in this result: evaluate with curves=[{base!r}] (or "
             f"curves=True) to get it at every cutoff 1..K in the same pass")
@@ -54,8 +54,6 @@ def curve_labels(result, metric):
 
 
 def result_curve(result, metric, level=0.95, method="normal", n_resamples=1000, seed=None):
-    from .stats import METHODS, _seed, check_choice, check_level, check_resamples, \
-        check_seed, result_ci
 
     labels = curve_labels(result, metric)
     level = None if level is None else check_level(level)
@@ -140,8 +138,6 @@ def check_path(path):
 
 def _check_results(results):
     """results as a non-empty dict of fastrank Results."""
-    from .result import Result
-
     if not isinstance(results, dict):
         raise TypeError(f"results must be a non-empty dict {{name: Result}}, e.g. "
                         f"{{'als': res_als}}; got {type(results).__name__}")
@@ -149,7 +145,7 @@ def _check_results(results):
         raise ValueError("results must be a non-empty dict {name: Result}, e.g. "
                          "{'als': res_als}; got an empty dict")
     for name, res in results.items():
-        if not isinstance(res, Result):
+        if not isinstance(res, Evaluation):
             raise TypeError(f"results[{name!r}] must be a fastrank Result (what fr.evaluate "
                             f"returns); got {type(res).__name__}")
     return results
@@ -162,8 +158,6 @@ def _save(fig, path):
 
 
 def plot_result(result, metrics, path=None, level=0.95, title=None):
-    from .stats import metric_names
-
     metrics = metric_names(metrics, example="ndcg")
     check_path(path)
     curves = [result_curve(result, m, level) for m in metrics]
@@ -177,8 +171,6 @@ def plot_result(result, metrics, path=None, level=0.95, title=None):
 def plot_compare(results, metrics, path=None, level=0.95, title=None):
     """One panel per metric, one line per system (with its interval band) over k = 1..K;
     written to `path` (PNG, SVG or PDF by its suffix) if given. Returns the Figure."""
-    from .stats import metric_names
-
     _check_results(results)
     metrics = metric_names(metrics, example="ndcg")
     check_path(path)

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .evaluate import counted_mean, numba_threads
+from .factors import check_factors
+from .means import counted_mean
+from .threads import numba_threads
 from .result import Result
 from .validation import _csr_parts, _is_canonical
 
@@ -244,8 +246,6 @@ def _scaled(name, errors, indptr):
 
 
 def _factors(user_factors, item_factors, rated):
-    from .factors import check_factors
-
     users, items = check_factors(user_factors, item_factors)
     for name, factors, n, what in (("user_factors", users, rated.n_users, "rows (users)"),
                                    ("item_factors", items, rated.n_items, "columns (items)")):

@@ -10,6 +10,9 @@ import math
 
 import numpy as np
 
+from .evaluation import Evaluation, UnknownMetric
+from .means import pooled_parts
+from .threads import numba_threads
 from .validation import check_memory
 
 METHODS = ("bootstrap", "normal")
@@ -145,14 +148,19 @@ def mean_parts(result, metric):
     values = result.per_user(metric)  # catalogue metrics and unknown names raise here
     counted = result.counted
     num = values[counted]
+    aggregate = result.aggregates.get(metric, "mean")
+    if aggregate in ("sum", "geometric"):
+        raise ValueError(
+            f"{metric!r} is {'a sum over users' if aggregate == 'sum' else 'a geometric mean'}"
+            f" (as trec_eval reports it); intervals, tests and segments are taken of "
+            f"arithmetic means: use a per-user mean instead (e.g. 'hits@k' for "
+            f"num_rel_ret, 'map' for gm_map)")
     pooled = result.pooled.get(metric)
     if pooled is None:
         return Parts(num)
     if isinstance(pooled, tuple):  # ("entries", power): rating errors over all entries
         den = result.n_relevant[counted].astype(np.float64)
         return Parts(num ** pooled[1] * den, den, pooled[1])
-    from .evaluate import pooled_parts
-
     hits, den = pooled_parts(num, result.n_relevant[counted], pooled)
     return Parts(hits, den)
 
@@ -179,7 +187,6 @@ def interval(parts, *, level, method, n_resamples, seed, n_threads=None):
         low, high = centre - z * se, centre + z * se
         return (float(max(low, 0.0) ** root if root != 1 else low), float(high ** root))
     from ._kernels.resample import bootstrap_means
-    from .evaluate import numba_threads
 
     if n >= 2**32:
         raise ValueError(f"the bootstrap takes at most 2**32 - 1 users; got {n}: use "
@@ -275,8 +282,6 @@ def compare(results, metrics=None, *, baseline=None, test="t", correction="holm"
 
 def _check_compared(res, name, metric):
     """metric is a per-user metric of system `name`'s Result."""
-    from .result import UnknownMetric
-
     if metric not in res.metrics:
         raise UnknownMetric(
             f"metrics: metric {metric!r} is not in the result of system {name!r}; it holds "
@@ -287,8 +292,6 @@ def _check_compared(res, name, metric):
 
 
 def _check_systems(results, baseline):
-    from .result import Result
-
     if not isinstance(results, dict) or len(results) < 2:
         got = (f"a dict of {len(results)} system(s)" if isinstance(results, dict)
                else f"{type(results).__name__}")
@@ -298,7 +301,7 @@ def _check_systems(results, baseline):
     for name, res in results.items():
         if not isinstance(name, str):
             raise TypeError(f"system names must be strings; got {name!r}")
-        if not isinstance(res, Result):
+        if not isinstance(res, Evaluation):
             raise TypeError(f"results[{name!r}] must be a fastrank Result; got "
                             f"{type(res).__name__}")
     if baseline is not None and not isinstance(baseline, str):
@@ -380,7 +383,6 @@ def _paired(parts, base, test, level, n_permutations, seed, n_threads):
 def randomization_p(diff, n_permutations, seed, n_threads=None):
     """Two-sided sign-flip p-value of sum(diff): (1 + #|S_p| >= |S|) / (1 + P)."""
     from ._kernels.resample import signflip_sums
-    from .evaluate import numba_threads
 
     diff = np.ascontiguousarray(diff, dtype=np.float64)
     observed = abs(float(diff.sum()))

@@ -13,8 +13,9 @@ array holds the per-user outputs and one block, never a second copy of either.
 import numpy as np
 import scipy.sparse as sp
 
-from .evaluate import Block, Plan, check_metrics, numba_threads
-from .metrics import metric_labels
+from .engine import Block, Plan, check_requests
+from .grammar import metric_labels
+from .threads import numba_threads
 from .validation import (Truth, check_bool, check_int, check_n_threads, check_topk,
                          check_truth, check_users)
 
@@ -29,6 +30,8 @@ class Evaluator:
     metrics : str or list of str
         As for `fr.evaluate`, the beyond-accuracy measures included.
     convention : {"recsys", "trec", "implicit"}
+    dialect : str, optional
+        As for `fr.evaluate`: read the labels as this tool writes them.
     k : int, optional
         The list length K (what "ndcg" without @k means). Default: the width of the first
         block. Narrower blocks are lists that end early (their missing slots are empty);
@@ -49,15 +52,17 @@ class Evaluator:
     means. More blocks may follow a `result()`.
     """
 
-    def __init__(self, truth, metrics, *, convention="recsys", k=None, repeats=False,
-                 train=None, item_aspects=None, item_vectors=None, baseline=None,
-                 n_threads=None, show_progress=False):
+    def __init__(self, truth, metrics, *, convention="recsys", dialect=None, k=None,
+                 repeats=False, train=None, item_aspects=None, item_vectors=None,
+                 baseline=None, n_threads=None, show_progress=False, _external=()):
         self._data = truth if isinstance(truth, Truth) else check_truth(truth)
         self._metrics = list(metric_labels(metrics))
         self._side = dict(train=train, item_aspects=item_aspects, item_vectors=item_vectors,
                           baseline=baseline)
-        check_metrics(self._metrics, convention, **self._side)
+        check_requests(self._metrics, convention, dialect, **self._side)
         self.convention = convention
+        self.dialect = dialect
+        self._external = tuple(_external)  # labels whose values update() is given
         self.repeats = check_bool(repeats, "repeats")
         self._n_threads = check_n_threads(n_threads)
         self._show_progress = show_progress
@@ -83,10 +88,11 @@ class Evaluator:
         return None if self._plan is None else self._plan.k
 
     def _make_plan(self, k):
-        return Plan(self._metrics, k, self.convention, self._data.n_items, **self._side,
-                    baseline_later=True)
+        return Plan(self._metrics, k, self.convention, self._data.n_items,
+                    dialect=self.dialect, **self._side, baseline_later=True,
+                    external=self._external)
 
-    def update(self, users, topk, *, baseline=None):
+    def update(self, users, topk, *, baseline=None, _external=None):
         """Evaluate one block: `topk` rows are the lists of truth rows `users` (None: every
         truth row, in order). Returns self."""
         data = self._data
@@ -100,7 +106,7 @@ class Evaluator:
         self._reserve(rows.shape[0])
         with numba_threads(self._n_threads) as threads:
             self._plan.run(data, topk, rows, threads, baseline=baseline, into=self._store,
-                           at=self._size)
+                           at=self._size, external=_external)
         self._rows[self._size:self._size + rows.shape[0]] = rows
         self._size += rows.shape[0]
         if self._show_progress:
@@ -119,7 +125,8 @@ class Evaluator:
             if not _same_input(value, other._side[name]):
                 raise ValueError(f"merge: the two Evaluators have different {name}=; partial "
                                  f"evaluations merge only with the same side inputs")
-        if other._metrics != self._metrics or other.convention != self.convention:
+        if other._metrics != self._metrics or other.convention != self.convention or \
+                other.dialect != self.dialect or other._external != self._external:
             raise ValueError(
                 f"merge: metrics or convention differ ({self._metrics}, {self.convention!r} "
                 f"here; {other._metrics}, {other.convention!r} there); merge only "

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import io
-from .validation import check_int
+from .threads import n_ranges, numba_threads
+from .validation import check_int, check_truth
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 SUCCESS_CUTOFFS = (1, 5, 10)
@@ -264,8 +265,6 @@ def _per_query(slots, truth, topk, level, n_threads):
     """{(measure, parameter): float64 per query} for (measure, parameter) slots; a
     measure without parameters has parameter None, gm_map is map's values."""
     from ._kernels.trec import trec_measures
-    from .evaluate import n_ranges, numba_threads
-    from .validation import check_truth
 
     if not slots:  # runid and num_q only
         return {}

@@ -1,4 +1,7 @@
 import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,8 +14,44 @@ settings.register_profile("default", max_examples=60, deadline=None)
 settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("FASTRANK_HYPOTHESIS_PROFILE", "default"))
 
-ALL_METRICS = ["precision@2", "recall@2", "f1@2", "hit_rate@1", "mrr@3", "map@2", "mar@3",
-               "ndcg@2", "ndcg", "ndcg_exp@3", "dcg@3", "cg@2", "r_precision", "auc@3", "auc"]
+TREC_EVAL_SOURCE = Path(__file__).resolve().parent / "oracles" / "trec_eval-10.0"
+
+
+
+def registry_labels():
+    """One label with a cutoff (where the metric takes one) and one without, for every
+    registered metric computed from lists and truth alone: a metric is tested from the
+    moment it is registered."""
+    labels = []
+    for name in fr.METRICS.names():
+        metric = fr.METRICS[name]
+        if metric.engine not in ("ranking", "trec"):
+            continue
+        base = f"{name}(recall=0.4)" if metric.param("recall") else name
+        labels.append(base)
+        if metric.cutoff:
+            labels.append(f"{base}@2")
+        if metric.param("rel") is not None and name != "precision":  # implicit pools it
+            labels.append(base.replace(")", ", rel=2)") if "(" in base else f"{base}(rel=2)")
+    return labels
+
+
+ALL_METRICS = registry_labels()
+
+
+@pytest.fixture(scope="session")
+def trec_eval(tmp_path_factory):
+    """trec_eval 10 built from its source (tests/oracles/trec_eval-10.0) in a temporary
+    folder: the oracle of `fastrank trec` and of the trec_eval dialect."""
+    compiler = next((c for c in ("gcc", "cc", "clang") if shutil.which(c)), None)
+    if compiler is None or shutil.which("make") is None:
+        pytest.skip("no C compiler or make: trec_eval cannot be built")
+    build = tmp_path_factory.mktemp("trec_eval") / "src"
+    shutil.copytree(TREC_EVAL_SOURCE, build)
+    done = subprocess.run(["make", f"CC={compiler}", "trec_eval"], cwd=build,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return build / "trec_eval"
 
 
 @pytest.fixture(scope="session", autouse=True)

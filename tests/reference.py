@@ -21,17 +21,21 @@ def d(rank):
     return 1.0 / math.log2(rank + 1)
 
 
-def n_relevant(row):
-    """m: the number of relevant (value > 0) items of a truth row."""
-    return sum(1 for v in row.values() if v > 0)
+def n_relevant(row, rel=None):
+    """m: the number of relevant items of a truth row (value > 0, or >= rel if given)."""
+    return sum(1 for v in row.values() if is_relevant(v, rel))
 
 
-def walk(row, ids, k):
+def is_relevant(value, rel=None):
+    return value > 0 if rel is None else value >= rel
+
+
+def walk(row, ids, k, rel=None):
     """rel(i) for ranks 1..k: the gain value of a first-occurrence relevant id, else 0."""
     seen = set()
     gains = []
     for item in ids[:k]:
-        if item >= 0 and item not in seen and row.get(item, 0.0) > 0:
+        if item >= 0 and item not in seen and is_relevant(row.get(item, 0.0), rel):
             gains.append(row[item])
         else:
             gains.append(0.0)
@@ -47,12 +51,37 @@ def ideal(row, gain, cut):
     return sum(gain(v) * d(i + 1) for i, v in enumerate(values))
 
 
-def user_metric(name, k, row, ids, n_items, convention, uncut=False):
-    """One user's value of metric `name` at cutoff k (ids is the whole list of length K)."""
-    m = n_relevant(row)
-    gains = walk(row, ids, k)
+# every metric of fastrank.METRICS this reference computes (tests/test_registry.py checks
+# that each registered metric of the ranking and trec engines is here)
+NAMES = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "mar", "ndcg", "ndcg_exp", "dcg",
+         "dcg_exp", "cg", "r_precision", "auc", "hits", "num_ret", "num_rel", "num_rel_ret",
+         "gm_map", "bpref", "iprec")
+# how the mean over users is taken, where it is not the plain mean
+SUMMED = ("num_ret", "num_rel", "num_rel_ret")
+
+
+def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel_level=None,
+                recall_point=None):
+    """One user's value of metric `name` at cutoff k (ids is the whole list of length K);
+    rel_level: an entry is relevant when its value is >= it (default: > 0)."""
+    m = n_relevant(row, rel_level)
+    gains = walk(row, ids, k, rel_level)
     rel = [1 if g > 0 else 0 for g in gains]
     hits = sum(rel)
+    if name == "gm_map":
+        return user_metric("map", k, row, ids, n_items, convention, uncut, rel_level)
+    if name in ("hits", "num_rel_ret"):
+        return float(hits)
+    if name == "num_rel":
+        return float(m)
+    if name == "num_ret":
+        return float(len({i for i in ids[:k] if i >= 0}))
+    if name == "dcg_exp":
+        return sum((2.0 ** g - 1) * d(i + 1) for i, g in enumerate(gains))
+    if name == "bpref":
+        return bpref(row, ids[:k], rel_level)
+    if name == "iprec":
+        return iprec(row, ids[:k], rel_level, recall_point)
 
     def safe(num, den):
         return num / den if den > 0 else 0.0
@@ -96,7 +125,7 @@ def user_metric(name, k, row, ids, n_items, convention, uncut=False):
     if name == "cg":
         return sum(gains)
     if name == "r_precision":
-        return safe(sum(walk_rel(row, ids, m)), m)
+        return safe(sum(walk_rel(row, ids, m, rel_level)), m)
     if name == "auc":
         if m == 0:
             return 0.0
@@ -108,7 +137,7 @@ def user_metric(name, k, row, ids, n_items, convention, uncut=False):
             if item < 0 or item in seen:
                 continue
             seen.add(item)
-            if row.get(item, 0.0) > 0:
+            if is_relevant(row.get(item, 0.0), rel_level):
                 h += 1
             else:
                 miss += 1
@@ -118,8 +147,57 @@ def user_metric(name, k, row, ids, n_items, convention, uncut=False):
     raise ValueError(name)
 
 
-def walk_rel(row, ids, k):
-    return [1 if g > 0 else 0 for g in walk(row, ids, k)]
+def walk_rel(row, ids, k, rel=None):
+    return [1 if g > 0 else 0 for g in walk(row, ids, k, rel)]
+
+
+def ranked(ids):
+    """The list as trec_eval sees it: every slot up to the last real id, a slot holding
+    -1 or a repeat being a retrieved document that no one judged (None)."""
+    last = max((i for i, item in enumerate(ids) if item >= 0), default=-1)
+    seen, out = set(), []
+    for item in ids[:last + 1]:
+        out.append(item if item >= 0 and item not in seen else None)
+        if item >= 0:
+            seen.add(item)
+    return out
+
+
+def bpref(row, ids, rel_level):
+    """Buckley & Voorhees' bpref as trec_eval 10 computes it: R relevant, N judged
+    non-relevant (stored, 0 <= value, not relevant); negative values are unjudged."""
+    big_r = n_relevant(row, rel_level)
+    big_n = sum(1 for v in row.values() if v >= 0 and not is_relevant(v, rel_level))
+    if big_r == 0:
+        return 0.0
+    total, nonrel_above = 0.0, 0
+    for item in ranked(ids):
+        value = row.get(item) if item is not None else None
+        if value is None or value < 0:
+            continue  # not judged
+        if is_relevant(value, rel_level):
+            total += 1.0 if nonrel_above == 0 else \
+                1.0 - min(nonrel_above, big_r) / min(big_n, big_r)
+        else:
+            nonrel_above += 1
+    return total / big_r
+
+
+def iprec(row, ids, rel_level, point):
+    """Interpolated precision at a recall point (trec_eval 10): the best precision at any
+    rank at or after the one where round(point * R) relevant documents are found (half
+    away from zero); 0 if the list never finds that many."""
+    big_r = n_relevant(row, rel_level)
+    need = math.floor(point * big_r + 0.5)
+    docs = ranked(ids)
+    hits, at = [], 0
+    for item in docs:
+        at += 1 if item is not None and is_relevant(row.get(item, 0.0), rel_level) else 0
+        hits.append(at)
+    if not docs or need > at:
+        return 0.0
+    first = next((r for r, h in enumerate(hits) if h >= need), 0) if need > 0 else 0
+    return max(hits[r] / (r + 1) for r in range(first, len(docs)))
 
 
 def counts(row, convention):
@@ -138,19 +216,25 @@ def reference(truth, topk, metrics, convention="recsys", users=None):
     K = len(topk[0]) if topk else 0
     out = {}
     for label in metrics:
-        name, _, kt = label.partition("@")
+        name, params, kt = split_label(label)
         k = int(kt) if kt else K
         uncut = convention == "trec" and name == "ndcg" and not kt
+        rel_level, point = params.get("rel"), params.get("recall")
         per_user = []
         for ids, u in zip(topk, users):
             row = rows[u]
             if not counts(row, convention):
                 per_user.append(None)
                 continue
-            per_user.append(user_metric(name, k, row, ids, n_items, convention, uncut))
+            per_user.append(user_metric(name, k, row, ids, n_items, convention, uncut,
+                                        rel_level, point))
         counted = [v for v in per_user if v is not None]
         if not counted:
             mean = math.nan
+        elif name in SUMMED:
+            mean = sum(counted)
+        elif name == "gm_map":
+            mean = math.exp(sum(math.log(max(v, 0.00001)) for v in counted) / len(counted))
         elif convention == "implicit" and name == "precision":
             num = den = 0
             for ids, u in zip(topk, users):
@@ -163,6 +247,18 @@ def reference(truth, topk, metrics, convention="recsys", users=None):
             mean = sum(counted) / len(counted)
         out[label] = (per_user, mean)
     return out
+
+
+def split_label(label):
+    """(name, {param: number}, cutoff text) of "name(key=value, ...)@k" labels."""
+    head, _, kt = label.partition("@")
+    name, _, inside = head.partition("(")
+    params = {}
+    for part in inside.rstrip(")").split(","):
+        if "=" in part:
+            key, value = part.split("=")
+            params[key.strip()] = float(value)
+    return name.strip(), params, kt
 
 
 def scores_of(user_factors, item_factors):

@@ -3,6 +3,8 @@
 import numpy as np
 from hypothesis import strategies as st
 
+import fastrank as fr
+
 from .conftest import csr
 
 # stored values: relevant grades, judged non-relevant zeros and negatives
@@ -32,13 +34,28 @@ def cases(draw, max_users=8, max_items=12, max_k=6):
     return truth, topk, users
 
 
+# the registered metrics each evaluation of lists and truth computes: a metric is drawn
+# from the moment it is in fastrank.METRICS
+LIST_METRICS = tuple(name for name in fr.METRICS.names()
+                     if fr.METRICS[name].engine in ("ranking", "trec"))
+
+
 @st.composite
-def metric_lists(draw, k_max):
-    names = ["precision", "recall", "f1", "hit_rate", "mrr", "map", "mar", "ndcg", "ndcg_exp",
-             "dcg", "cg", "auc"]
+def metric_lists(draw, k_max, convention="recsys", names=LIST_METRICS):
+    """Labels of registered metrics: with or without a cutoff, a relevance threshold
+    (rel=) where the metric takes one (not the implicit convention's pooled precision),
+    and every required parameter."""
     labels = []
     for name in draw(st.lists(st.sampled_from(names), min_size=1, max_size=8, unique=True)):
-        labels.append(name if draw(st.booleans()) else f"{name}@{draw(st.integers(1, k_max))}")
-    if draw(st.booleans()):
-        labels.append("r_precision")
+        metric = fr.METRICS[name]
+        params = []
+        if metric.param("recall") is not None:
+            params.append(f"recall={draw(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.7, 1.0]))}")
+        pooled = convention == "implicit" and name == "precision"
+        if metric.param("rel") is not None and not pooled and draw(st.booleans()):
+            params.append(f"rel={draw(st.sampled_from([1, 2, 3, 0.5]))}")
+        label = name + (f"({', '.join(params)})" if params else "")
+        if metric.cutoff and draw(st.booleans()):
+            label += f"@{draw(st.integers(1, k_max))}"
+        labels.append(label)
     return labels

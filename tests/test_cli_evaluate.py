@@ -190,7 +190,8 @@ def test_errors_exit_2_with_one_line(tmp_path, capsys, files, message):
 def test_unknown_metric_lists_the_known_ones(csv_files, capsys):
     code, _, err = run(["evaluate", "--truth", str(csv_files[0]), "--topk", str(csv_files[1]),
                         "-m", "nDCG10"], capsys)
-    assert code == 2 and "unknown metric 'nDCG10'; known names are precision, recall" in err
+    assert code == 2 and "unknown metric 'nDCG10'; did you mean 'nDCG'" in err
+    assert "known names are precision, recall" in err
 
 
 def test_no_traceback_from_the_installed_command(tmp_path):

@@ -238,7 +238,7 @@ def test_implicit_precision_mean_is_pooled():
 
 
 def test_user_ranges_stay_proportional_to_the_work():
-    from fastrank.evaluate import n_ranges
+    from fastrank.threads import n_ranges
 
     assert n_ranges(1_000_000, 2, 14_000_000, 50_000) == 8       # many users: 4 per thread
     assert n_ranges(50, 2, 50 * 1000 + 5000, 10_000_000) == 2     # huge catalogue: 1 per thread

@@ -34,5 +34,5 @@ def assert_matches_reference(truth, topk, metrics, convention, users=None):
 @given(data=st.data())
 def test_random_inputs_match_reference(convention, data):
     truth, topk, users = data.draw(cases())
-    metrics = data.draw(metric_lists(topk.shape[1]))
+    metrics = data.draw(metric_lists(topk.shape[1], convention))
     assert_matches_reference(truth, topk, metrics, convention, users)

@@ -76,8 +76,8 @@ def test_any_order_split_and_merge_equals_evaluate_on_the_concatenation(workload
 def test_random_blocks_equal_evaluate(case, data):
     truth, topk, users = case
     rows = np.arange(truth.shape[0]) if users is None else users
-    metrics = data.draw(metric_lists(topk.shape[1]))
     convention = data.draw(st.sampled_from(CONVENTIONS))
+    metrics = data.draw(metric_lists(topk.shape[1], convention))
     cuts = sorted(data.draw(st.lists(st.integers(0, topk.shape[0]), max_size=3)))
     ev = fr.Evaluator(truth, metrics, convention=convention, repeats=True)
     for part in np.split(np.arange(topk.shape[0]), cuts):

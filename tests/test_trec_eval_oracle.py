@@ -12,34 +12,19 @@ and where trec_eval stops with an error, fastrank must stop with one too.
 import contextlib
 import io as stdio
 import re
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fastrank import cli
 
-SOURCE = Path(__file__).resolve().parent / "oracles" / "trec_eval-10.0"
+from .conftest import TREC_EVAL_SOURCE
 
 # the lines fastrank prints: its measures, with their parameters
 SUPPORTED = re.compile(
     r"(runid|num_q|num_ret|num_rel|num_rel_ret|map|gm_map|Rprec|bpref|recip_rank|ndcg"
     r"|iprec_at_recall_-?[0-9.]+|(P|recall|ndcg_cut|map_cut|success)_[0-9]+)")
-
-
-@pytest.fixture(scope="session")
-def trec_eval(tmp_path_factory):
-    compiler = next((c for c in ("gcc", "cc", "clang") if shutil.which(c)), None)
-    if compiler is None or shutil.which("make") is None:
-        pytest.skip("no C compiler or make: trec_eval cannot be built")
-    build = tmp_path_factory.mktemp("trec_eval") / "src"
-    shutil.copytree(SOURCE, build)
-    done = subprocess.run(["make", f"CC={compiler}", "trec_eval"], cwd=build,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return build / "trec_eval"
 
 
 def run_oracle(binary, options, qrels, run):
@@ -159,7 +144,7 @@ def test_every_line_equals_trec_eval_10_on_random_files(trec_eval, tmp_path, see
                                       "-m", "success.2,5,20", "-m", "recall.20,2000",
                                       "-m", "iprec_at_recall..10,.20,.25,.75,.50", "-q"]])
 def test_trec_evals_own_test_files(trec_eval, name, options):
-    test = SOURCE / "test"
+    test = TREC_EVAL_SOURCE / "test"
     for run in ("results.test", "results.trunc"):
         code, expected = run_oracle(trec_eval, options, test / name, test / run)
         mine_code, mine, err = run_fastrank(options, test / name, test / run)
@@ -169,7 +154,7 @@ def test_trec_evals_own_test_files(trec_eval, name, options):
 
 
 def test_comment_files_of_trec_eval_10(trec_eval):
-    test = SOURCE / "test"
+    test = TREC_EVAL_SOURCE / "test"
     for qrels, run in (("qrels.test.with-comments", "results.test"),
                        ("qrels.comment.test", "results.comment.test")):
         code, expected = run_oracle(trec_eval, ["-c"], test / qrels, test / run)

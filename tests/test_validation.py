@@ -120,7 +120,8 @@ def test_users_must_be_valid_rows():
 
 
 @pytest.mark.parametrize("label, pattern", [
-    ("ndgc@2", "unknown metric 'ndgc@2'; known names are precision, recall"),
+    ("ndgc@2", "unknown metric 'ndgc@2'; did you mean 'ndcg'.* known names are precision, "
+               "recall"),
     ("ndcg@3", "larger than K = 2, the list length"),
     ("ndcg@0", "must be at least 1"),
     ("ndcg@-1", "must be a positive integer"),

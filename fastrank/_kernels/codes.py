@@ -22,3 +22,23 @@ DCG = 12               # linear gain, discounted
 CG = 13                # linear gain, no discount
 R_PRECISION = 14       # hits in the first m / m
 AUC = 15               # implicit's top-k AUC
+HITS = 16              # hits: relevant items in the first k
+RETRIEVED = 17         # distinct real ids in the first k (no padding, no repeats)
+N_RELEVANT = 18        # m
+DCG_EXP = 19           # gain 2^rel - 1, discounted
+
+# Codes of trec_eval's kernel (`fastrank._kernels.trec`), one per trec_eval measure.
+TREC_NUM_RET = 0
+TREC_NUM_REL = 1
+TREC_NUM_REL_RET = 2
+TREC_MAP = 3
+TREC_RPREC = 4
+TREC_BPREF = 5
+TREC_RECIP_RANK = 6
+TREC_NDCG = 7
+TREC_IPREC = 8
+TREC_P = 9
+TREC_RECALL = 10
+TREC_NDCG_CUT = 11
+TREC_MAP_CUT = 12
+TREC_SUCCESS = 13

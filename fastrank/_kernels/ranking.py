@@ -118,8 +118,8 @@ def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, scale, 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _write_slots(out, i, c, k, slot_code, slot_cut, m, n_neg, hits, misses, first_hit,
-                 r_hits, sum_prec, dcg_lin, scale, dcg_exp, dcg_bin, cg, auc_sum, ideal_lin,
-                 ideal_exp, ideal_full, ideal_bin):
+                 r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift, dcg_bin, cg, auc_sum,
+                 ideal_lin, ideal_exp, ideal_full, ideal_bin):
     """Write every slot of cutoff index c (cutoff k) for row i from the walk's sums."""
     for s in range(slot_code.shape[0]):
         if slot_cut[s] != c:
@@ -155,6 +155,14 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, m, n_neg, hits, misses, firs
             val = cg
         elif code == codes.R_PRECISION:
             val = _ratio(r_hits, m)
+        elif code == codes.HITS:
+            val = np.float64(hits)
+        elif code == codes.RETRIEVED:
+            val = np.float64(hits + misses)
+        elif code == codes.N_RELEVANT:
+            val = np.float64(m)
+        elif code == codes.DCG_EXP:
+            val = dcg_exp * 2.0 ** shift  # undoes the scaling of grades above 512
         else:  # codes.AUC
             if m == 0:
                 val = 0.0
@@ -192,7 +200,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
             need_ideal = True
         if code == codes.NDCG_UNCUT:
             need_full = True
-        if code == codes.NDCG_EXP:
+        if code == codes.NDCG_EXP or code == codes.DCG_EXP:
             need_exp = True
     # binary ideal: ideal_bin[j] = sum of the first j + 1 discounts
     ideal_bin = np.cumsum(disc)
@@ -284,11 +292,11 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                     r_hits = hits
                 while c < n_cut and cutoffs[c] == rank:
                     _write_slots(out, i, c, rank, slot_code, slot_cut, m, n_neg, hits, misses,
-                                 first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, dcg_bin,
-                                 cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
+                                 first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift,
+                                 dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
                     c += 1
             while c < n_cut:  # cutoffs past the list's columns: the rest is empty
                 _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, m, n_neg, hits,
-                             misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp,
+                             misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift,
                              dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
                 c += 1

@@ -15,22 +15,24 @@ the ranking filled as trec_eval fills them, so every value is trec_eval's to the
 import numpy as np
 from numba import njit, prange
 
+from . import codes
+
 # measure codes of slot_code; slot_cut holds the cutoff of P .. SUCCESS, slot_point
 # the recall point of IPREC
-NUM_RET = 0
-NUM_REL = 1
-NUM_REL_RET = 2
-MAP = 3
-RPREC = 4
-BPREF = 5
-RECIP_RANK = 6
-NDCG = 7
-IPREC = 8
-P = 9
-RECALL = 10
-NDCG_CUT = 11
-MAP_CUT = 12
-SUCCESS = 13
+NUM_RET = codes.TREC_NUM_RET
+NUM_REL = codes.TREC_NUM_REL
+NUM_REL_RET = codes.TREC_NUM_REL_RET
+MAP = codes.TREC_MAP
+RPREC = codes.TREC_RPREC
+BPREF = codes.TREC_BPREF
+RECIP_RANK = codes.TREC_RECIP_RANK
+NDCG = codes.TREC_NDCG
+IPREC = codes.TREC_IPREC
+P = codes.TREC_P
+RECALL = codes.TREC_RECALL
+NDCG_CUT = codes.TREC_NDCG_CUT
+MAP_CUT = codes.TREC_MAP_CUT
+SUCCESS = codes.TREC_SUCCESS
 
 _NONPOOL = -1.0   # trec_eval's RELVALUE_NONPOOL: retrieved, not in the qrels
 _UNJUDGED = -2.0  # RELVALUE_UNJUDGED: in the qrels with a negative level

@@ -6,6 +6,8 @@ retrieved item and get back a (n_rows, width) int64 array, best first, padded wi
 
 import numpy as np
 
+from ..threads import numba_threads
+
 
 def lookup(vocab, values):
     """(position of each value in the sorted vocab, whether it is there)."""
@@ -25,7 +27,6 @@ def by_score(rows, items, scores, n_rows, ids):
     only when a row has a tie.
     """
     from .._kernels.lists import group_rows, sort_rows
-    from ..evaluate import numba_threads
 
     order, starts = group_rows(rows, n_rows)
     with numba_threads(None):
@@ -61,7 +62,6 @@ def by_rank(rows, ranks, n_rows):
     """The order of the records that ranks each row by its rank column, ascending, and the
     position of the first record whose (row, rank) repeats an earlier one (-1 if none)."""
     from .._kernels.lists import group_rows, sort_rows
-    from ..evaluate import numba_threads
 
     order, starts = group_rows(rows, n_rows)
     with numba_threads(None):

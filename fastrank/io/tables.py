@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..evaluate import evaluate
 from ..result import Result
 from ..validation import check_int
 from .lists import by_rank, by_score, pack
@@ -51,8 +52,6 @@ class Tables:
     def evaluate(self, metrics, **options):
         """`fr.evaluate(self.truth, self.topk, metrics, **options)`, with k= the k given
         to from_tables (lists shorter than it end early), unless options say otherwise."""
-        from ..evaluate import evaluate
-
         if self.k is not None:
             options.setdefault("k", self.k)
         return evaluate(self.truth, self.topk, metrics, **options)

@@ -1,0 +1,310 @@
+"""The metric names of other tools, each mapped to the registry entry and convention that
+reproduces that tool's number, or refused with the reason.
+
+    fr.evaluate(truth, topk, ["nDCG@10", "P(rel=2)@5"], dialect="ir_measures")
+    fr.evaluate(truth, topk, ["ndcg_cut_10", "P_5", "recip_rank"])   # unambiguous: found
+    fr.evaluate(truth, topk, ["recbole:NDCG@10", "rectools:MAP@10"])  # one dialect each
+
+A dialect is a table {name as the tool spells it: Meaning or Refusal}. A Meaning names a
+registry metric, the convention whose formula is the tool's, fixed parameters, and how
+the tool's cutoff is written. A Refusal says why the name is not computed: fastrank
+computes something different under that name, or does not compute it yet. Nothing is
+approximated: a name maps only where the formula, the gains, the ideal, the
+denominator and the users that count are the tool's.
+"""
+
+from dataclasses import dataclass
+
+DIALECTS = ("fastrank", "ir_measures", "ranx", "trec_eval", "recbole", "rectools")
+# how users write them in a prefix (`ir-measures:nDCG@10`) or a dialect= argument
+_ALIASES = {"ir-measures": "ir_measures", "irmeasures": "ir_measures",
+            "trec-eval": "trec_eval", "treceval": "trec_eval", "pytrec_eval": "trec_eval"}
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """A foreign name's meaning: registry metric, convention, fixed parameters
+    ((name, value), ...), and its cutoff: "optional" (@k or none, none meaning the whole
+    list), "required", "none", or a parameter name the @ value fills (ir-measures'
+    IPrec@0.3 is the recall point)."""
+
+    metric: str
+    convention: str
+    params: tuple = ()
+    cutoff: str = "optional"
+    bare_refusal: str = ""   # why the name without a cutoff is refused, if it is
+
+
+class Refused(ValueError):
+    """Another tool's metric name that fastrank does not compute as that tool does."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    reason: str
+
+
+def _not_yet(what):
+    issue = ""
+    if what.endswith(" (issue 17)"):
+        what, issue = what[:-len(" (issue 17)")], " (issue 17)"
+    elif what.endswith("; issue 17)"):
+        what, issue = what[:-len("; issue 17)")] + ")", " (issue 17)"
+    return Refusal(f"fastrank does not compute {what} yet{issue}")
+
+
+_REL_ONLY = ("rel",)
+
+_EXP_UNCUT = ("without a cutoff its exponential-gain nDCG takes the ideal over every "
+              "judged item; fastrank's ndcg_exp cuts it at K: give a cutoff")
+
+# ir-measures 0.4: its default providers for these are pytrec_eval (trec_eval) and, for
+# RR@k, msmarco (the same formula on the lists given): the trec convention. Every query of
+# the qrels counts, as in fastrank's trec convention.
+IR_MEASURES = {
+    "P": Meaning("precision", "trec", cutoff="required"),
+    "R": Meaning("recall", "trec", cutoff="required"),
+    "AP": Meaning("map", "trec"),
+    "RR": Meaning("mrr", "trec"),
+    "nDCG": Meaning("ndcg", "trec"),
+    "Rprec": Meaning("r_precision", "trec", cutoff="none"),
+    "Bpref": Meaning("bpref", "trec", cutoff="none"),
+    "NumRet": Meaning("num_ret", "trec", cutoff="none"),
+    "NumRel": Refusal("ir-measures scores a judged query without results 0 in every "
+                      "measure, NumRel too, where its number of relevant documents is not 0; "
+                      "trec_eval's num_rel counts them: write 'trec_eval:num_rel'"),
+    "NumRelRet": Meaning("num_rel_ret", "trec", cutoff="none"),
+    "Success": Meaning("hit_rate", "trec", cutoff="required"),
+    "IPrec": Refusal("ir-measures computes IPrec with pytrec_eval, whose trec_eval 9 finds the "
+                     "recall point at (long)(point·R + 0.9) relevant documents; fastrank's "
+                     "iprec is trec_eval 10's, lround(point·R): write "
+                     "'trec_eval:iprec_at_recall_0.30'"),
+    "MAP": Meaning("map", "trec"), "MRR": Meaning("mrr", "trec"),
+    "NDCG": Meaning("ndcg", "trec"), "Precision": Meaning("precision", "trec", cutoff="required"),
+    "Recall": Meaning("recall", "trec", cutoff="required"),
+    "BPref": Meaning("bpref", "trec", cutoff="none"),
+    "RPrec": Meaning("r_precision", "trec", cutoff="none"),
+    "NumQ": Refusal("NumQ counts queries, not a per-query value: it is Result.n_users"),
+    "SetP": _not_yet("set precision (SetP; issue 17)"),
+    "SetR": _not_yet("set recall (SetR; issue 17)"),
+    "SetF": _not_yet("set F (SetF; issue 17)"),
+    "SetAP": _not_yet("set AP (SetAP; issue 17)"),
+    "infAP": _not_yet("infAP (issue 17)"),
+    "ERR": _not_yet("ERR (issue 17)"),
+    "RBP": _not_yet("RBP (issue 17)"),
+    "Judged": _not_yet("Judged@k (issue 17)"),
+    "alpha_nDCG": Refusal("ir-measures' alpha_nDCG takes its subtopics from the qrels; "
+                          "fastrank's fr.alpha_ndcg takes an item_aspects matrix: call it"),
+    "NERR8": _not_yet("NERR8 (issue 17)"), "NERR9": _not_yet("NERR9 (issue 17)"),
+    "NERR10": _not_yet("NERR10 (issue 17)"), "NERR11": _not_yet("NERR11 (issue 17)"),
+    "INST": _not_yet("INST"), "INSQ": _not_yet("INSQ"), "SDCG": _not_yet("SDCG"),
+    "Compat": _not_yet("Compat"), "ERR_IA": _not_yet("ERR-IA (issue 17)"),
+    "nERR_IA": _not_yet("nERR-IA (issue 17)"), "P_IA": _not_yet("P-IA (issue 17)"),
+    "AP_IA": _not_yet("AP-IA (issue 17)"), "MAP_IA": _not_yet("MAP-IA (issue 17)"),
+    "SetRelP": _not_yet("relative set precision (issue 17)"),
+    "α_nDCG": Refusal("ir-measures' α_nDCG takes its subtopics from the qrels; fastrank's "
+                      "fr.alpha_ndcg takes an item_aspects matrix: call it"),
+    "alpha_DCG": _not_yet("α-DCG (issue 17)"), "α_DCG": _not_yet("α-DCG (issue 17)"),
+    "NRBP": _not_yet("NRBP"), "nNRBP": _not_yet("nNRBP"), "BPM": _not_yet("BPM"),
+    "StRecall": _not_yet("subtopic recall"), "Accuracy": _not_yet("Accuracy"),
+}
+# trec_eval 10 (and pytrec_eval, which spells a cutoff "P.5" where trec_eval prints
+# "P_5"): the trec convention, where the last number is the cutoff.
+TREC_EVAL = {
+    "map": Meaning("map", "trec", cutoff="none"),
+    "gm_map": Meaning("gm_map", "trec", cutoff="none"),
+    "Rprec": Meaning("r_precision", "trec", cutoff="none"),
+    "bpref": Meaning("bpref", "trec", cutoff="none"),
+    "recip_rank": Meaning("mrr", "trec", cutoff="none"),
+    "ndcg": Meaning("ndcg", "trec", cutoff="none"),
+    "num_ret": Meaning("num_ret", "trec", cutoff="none"),
+    "num_rel": Meaning("num_rel", "trec", cutoff="none"),
+    "num_rel_ret": Meaning("num_rel_ret", "trec", cutoff="none"),
+    "P": Meaning("precision", "trec", cutoff="required"),
+    "recall": Meaning("recall", "trec", cutoff="required"),
+    "ndcg_cut": Meaning("ndcg", "trec", cutoff="required"),
+    "map_cut": Meaning("map", "trec", cutoff="required"),
+    "success": Meaning("hit_rate", "trec", cutoff="required"),
+    "iprec_at_recall": Meaning("iprec", "trec", cutoff="recall"),
+    "runid": Refusal("runid is the run's name, not a measure of users"),
+    "num_q": Refusal("num_q counts queries, not a per-query value: it is Result.n_users"),
+    **{name: _not_yet(f"trec_eval's {name} (issue 17)") for name in (
+        "set_P", "set_recall", "set_F", "set_map", "set_relative_P", "relative_P",
+        "Rprec_mult", "infAP", "gm_bpref", "11pt_avg", "utility", "binG", "G", "ndcg_rel",
+        "Rndcg", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unjudged", "success_P",
+        "P_avgjg", "map_avgjg", "Rprec_mult_avgjg", "ndcg_p", "yaap", "relstring")},
+    **{name: Refusal(f"{name} names a set of measures; name each one, e.g. P_10")
+       for name in ("official", "all_trec")},
+}
+
+_RANX_BARE = ("without a cutoff ranx divides by each query's own list length, not K: give "
+              "a cutoff")
+# ranx 0.3: trec_eval's definitions (map divides by every relevant item), lowercase.
+RANX = {
+    "hits": Meaning("hits", "trec"),  # ranx 0.3: every query of the qrels counts
+    "hit_rate": Meaning("hit_rate", "trec"),
+    "precision": Meaning("precision", "trec", bare_refusal=_RANX_BARE),
+    "recall": Meaning("recall", "trec"),
+    "f1": Meaning("f1", "trec", bare_refusal=_RANX_BARE),
+    "r-precision": Meaning("r_precision", "trec", cutoff="none"),
+    "mrr": Meaning("mrr", "trec"),
+    "map": Meaning("map", "trec"),
+    "ndcg": Meaning("ndcg", "trec"),
+    "ndcg_burges": Meaning("ndcg_exp", "trec", bare_refusal=_EXP_UNCUT),
+    "dcg": Meaning("dcg", "trec"),
+    "dcg_burges": Meaning("dcg_exp", "trec"),
+    "bpref": Refusal("ranx's bpref is NaN for a query without a judged non-relevant "
+                     "document (trec_eval's is defined) and counts negative grades as judged; "
+                     "fastrank's bpref is trec_eval's: write 'trec_eval:bpref'"),
+    "rbp": _not_yet("ranx's rbp (issue 17)"),
+}
+
+# RecBole 1.2: metric names are case-insensitive, results keyed "ndcg@10".
+RECBOLE = {
+    "recall": Meaning("recall", "recsys", cutoff="required"),
+    "mrr": Meaning("mrr", "recsys", cutoff="required"),
+    "ndcg": Meaning("ndcg", "implicit", cutoff="required"),  # binary gains, ideal min(k, m)
+    "hit": Meaning("hit_rate", "recsys", cutoff="required"),
+    "map": Meaning("map", "recsys", cutoff="required"),      # over min(k, m)
+    "precision": Meaning("precision", "recsys", cutoff="required"),
+    "itemcoverage": Refusal(
+        "RecBole's ItemCoverage divides by its item count, which includes its padding item "
+        "0 (one more than the catalogue); fastrank's coverage divides by n_items"),
+    "averagepopularity": Refusal(
+        "RecBole's AveragePopularity counts an item's training interactions (every row, "
+        "repeats included) where fastrank's arp counts its training users"),
+    "giniindex": Refusal(
+        "RecBole's GiniIndex runs over its item count, which includes its padding item 0; "
+        "fastrank's gini runs over the n_items of the catalogue"),
+    "gauc": _not_yet("RecBole's GAUC (issue 17)"),
+    "auc": Refusal("RecBole's AUC is one global AUC over every scored pair; fastrank's "
+                   "auc is per user (fr.evaluate_factors computes its full-ranking form)"),
+    "shannonentropy": _not_yet("RecBole's ShannonEntropy"),
+    "tailpercentage": _not_yet("RecBole's TailPercentage"),
+    "logloss": Refusal("LogLoss scores predicted probabilities, not rankings"),
+    "rmse": Refusal("RMSE scores rating predictions: use fr.rmse(truth, predictions)"),
+    "mae": Refusal("MAE scores rating predictions: use fr.mae(truth, predictions)"),
+}
+
+# RecTools 0.x: metric classes keyed by the user, conventionally "NDCG@10".
+RECTOOLS = {
+    "precision": Meaning("precision", "recsys", cutoff="required"),
+    "recall": Meaning("recall", "recsys", cutoff="required"),
+    "hitrate": Meaning("hit_rate", "recsys", cutoff="required"),
+    "mrr": Meaning("mrr", "recsys", cutoff="required"),
+    "map": Meaning("mar", "recsys", cutoff="required"),   # divide_by_k=False: over m
+    "ndcg": Meaning("ndcg", "implicit", cutoff="required"),  # divide_by_achievable=True
+    "f1beta": Meaning("f1", "recsys", cutoff="required"),      # beta=1
+    "meaninvuserfreq": Refusal(
+        "RecTools' MeanInvUserFreq averages over every user with recommendations; fastrank "
+        "counts the users with a relevant item (novelty@k is the same number when every "
+        "user with a list has one)"),
+    "avgrecpopularity": Refusal(
+        "RecTools' AvgRecPopularity counts an item's training interactions where fastrank's "
+        "arp counts its training users"),
+    "serendipity": Refusal(
+        "RecTools' Serendipity multiplies relevance by unexpectedness from popularity "
+        "ranks; fastrank's serendipity is the share of relevant items not in a baseline "
+        "list"),
+    "intralistdiversity": Refusal(
+        "RecTools' IntraListDiversity takes a distance calculator of its own; fastrank's "
+        "ild is Jaccard of aspects or cosine of vectors: use ild with item_aspects= or "
+        "item_vectors="),
+    "partialauc": _not_yet("RecTools' PartialAUC (issue 17)"),
+    "pap": _not_yet("RecTools' PAP (issue 17)"),
+    "accuracy": Refusal("RecTools' Accuracy needs the full catalogue of negatives per user"),
+    "sufficientreco": _not_yet("RecTools' SufficientReco"),
+    "debiasedcalcmetric": _not_yet("debiased metrics (issue 17)"),
+}
+
+TABLES = {"ir_measures": IR_MEASURES, "trec_eval": TREC_EVAL, "ranx": RANX,
+          "recbole": RECBOLE, "rectools": RECTOOLS}
+# dialects whose names are matched case-insensitively (stored lowercase above)
+CASELESS = {"recbole", "rectools"}
+
+
+def check_dialect(dialect, argument="dialect"):
+    """A dialect name, canonical (aliases and case folded); None is fastrank's own."""
+    if dialect is None:
+        return "fastrank"
+    if not isinstance(dialect, str):
+        raise TypeError(f"{argument} must be one of {', '.join(DIALECTS)} (a string); got "
+                        f"{dialect!r} of type {type(dialect).__name__}")
+    key = dialect.strip().lower().replace(" ", "_")
+    key = _ALIASES.get(key, key)
+    if key not in DIALECTS:
+        raise ValueError(f"{argument} {dialect!r} is not a dialect fastrank speaks; use one "
+                         f"of {', '.join(DIALECTS)}")
+    return key
+
+
+def translate(label, dialect, name, meaning, raw):
+    """(metric name, {param: text}) of a foreign name's parameters `raw` ({key: text as
+    written}): the tool's options fastrank reproduces become its metric or parameters,
+    the rest are refused with the reason."""
+    metric, params = meaning.metric, {}
+    key_name = name.lower() if dialect in CASELESS else name
+    for key, value in raw.items():
+        flag = value.strip().lower()
+        if dialect == "ir_measures" and key == "dcg" and key_name == "nDCG":
+            if value not in ("log2", "exp-log2"):
+                raise ValueError(f"metrics: {label!r}: ir-measures' dcg={value!r} is not one "
+                                 f"fastrank computes ('log2' or 'exp-log2')")
+            metric = "ndcg_exp" if value == "exp-log2" else metric
+        elif dialect == "ir_measures" and key == "gains":
+            raise Refused(f"metrics: {label!r} is refused: fastrank's nDCG takes the "
+                             f"stored values as gains; ir-measures' gains= maps them")
+        elif dialect == "ir_measures" and key == "judged_only":
+            if flag != "false":
+                raise Refused(f"metrics: {label!r} is refused: judged_only=True drops the "
+                                 f"unjudged documents from the ranking first, which fastrank "
+                                 f"does not do")
+        elif dialect == "rectools" and key_name == "ndcg" and key == "divide_by_achievable":
+            if flag != "true":
+                raise Refused(f"metrics: {label!r} is refused: {_RECTOOLS_NDCG}")
+        elif dialect == "rectools" and key_name == "ndcg" and key == "log_base":
+            pass  # the ratio of two sums in the same base does not depend on it
+        elif dialect == "rectools" and key_name == "map" and key == "divide_by_k":
+            if flag != "false":
+                raise Refused(f"metrics: {label!r} is refused: fastrank has no AP over k "
+                                 f"(RecTools' divide_by_k=True)")
+        elif dialect == "rectools" and key_name == "f1beta" and key == "beta":
+            if _number(value) != 1.0:
+                raise Refused(f"metrics: {label!r} is refused: fastrank computes F-beta "
+                                 f"for beta=1 only (f1) so far")
+        elif dialect == "rectools" and key_name == "precision" and key == "r_precision":
+            if flag != "false":
+                raise Refused(
+                    f"metrics: {label!r} is refused: RecTools' r_precision=True averages "
+                    f"hits / min(k, m) over users with equal weight; fastrank's implicit "
+                    f"precision pools it (Σ hits / Σ min(k, m))")
+        else:
+            params[key] = value
+    if dialect == "rectools" and key_name == "ndcg" and \
+            raw.get("divide_by_achievable", "").strip().lower() != "true":
+        raise Refused(f"metrics: {label!r} is refused: {_RECTOOLS_NDCG}; write "
+                         f"'NDCG(divide_by_achievable=True)@k' for the achievable ideal")
+    return metric, params
+
+
+_RECTOOLS_NDCG = ("RecTools' NDCG divides by default by the ideal of k relevant items for "
+                  "every user, where fastrank's ndcg divides by the ideal the user can reach "
+                  "(min(k, m) items)")
+
+
+def _number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def lookup(dialect, name):
+    """The Meaning or Refusal of `name` in a foreign dialect, or None."""
+    table = TABLES[dialect]
+    return table.get(name.lower() if dialect in CASELESS else name)
+
+
+def foreign_names(dialect):
+    """Every name of a foreign dialect as the tool spells it (for suggestions and docs)."""
+    return tuple(TABLES[dialect])

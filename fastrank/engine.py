@@ -1,0 +1,320 @@
+"""The engine: parsed metric requests to kernel passes, per-user Blocks, means and the Result.
+
+A `Plan` holds the requests of one evaluation for lists of length k and knows which
+engine computes each (the registry's `engine`): the one-pass ranking kernel (one pass per
+relevance threshold), trec_eval's kernel (bpref, iprec), the beyond-accuracy walk, or
+values the caller computes (evaluate_factors' full-ranking auc). `run` fills a Block of
+per-user values for some rows; `sums` and `means` aggregate them as each metric's
+registry entry says; `result` is the one place a ranking `Result` is built.
+"""
+
+import math
+
+import numpy as np
+
+from ._kernels import codes
+from .beyond import BeyondPlan, check_side_inputs
+from .grammar import check_convention, parse_all
+from .means import counts_judged, mean_of, sum_parts
+from .result import Result
+from .threads import n_ranges
+from .validation import LARGEST_INT, Truth, check_memory, check_scratch, memory_guard
+
+# Bytes of the ranking kernel's scratch per item and range: an int64 stamp, a float64 value.
+_RANK_BYTES = 16
+
+
+class Block:
+    """Per-user outputs of some top-K rows: one row of `values` per per-user metric,
+    n_relevant, counted, and the item exposure of catalogue metrics (or None)."""
+
+    def __init__(self, values, n_relevant, counted, shown):
+        self.values, self.n_relevant, self.counted, self.shown = \
+            values, n_relevant, counted, shown
+
+    def fill(self, lo, part):
+        """Copy a Block of rows lo.. into this one and add its exposure."""
+        hi = lo + part.n_relevant.shape[0]
+        self.values[:, lo:hi] = part.values
+        self.n_relevant[lo:hi] = part.n_relevant
+        self.counted[lo:hi] = part.counted
+        if part.shown is not None:
+            self.shown = part.shown if self.shown is None else self.shown + part.shown
+
+
+def parse_requests(metrics, k, convention="recsys", dialect=None, external=()):
+    """The Requests of metric labels for lists of length k, one counting rule for all
+    (labels in `external` are parsed too, but computed by the caller)."""
+    check_convention(convention)
+    requests = parse_all(metrics, k, convention, dialect)
+    rules = {counts_judged(r.convention) for r in requests}
+    if len(rules) > 1:
+        judged = [r.label for r in requests if counts_judged(r.convention)]
+        other = [r.label for r in requests if not counts_judged(r.convention)]
+        raise ValueError(
+            f"metrics: {judged} count every judged user (trec_eval's rule) and {other} "
+            f"only users with a relevant item; one Result has one set of counted users: "
+            f"evaluate the two groups in two calls")
+    return requests
+
+
+def check_requests(metrics, convention, dialect=None, **side):
+    """Check metric names and the side inputs they need before any list is seen (for
+    lists of any length): what Plan would refuse later, refused now."""
+    requests = parse_requests(metrics, LARGEST_INT, convention, dialect)
+    check_side_inputs([r for r in requests if r.metric.engine == "beyond"], **side,
+                      baseline_later=True)
+    return requests
+
+
+class Plan:
+    """Metric labels parsed for lists of length k: the passes that compute them and how
+    their per-user values become means."""
+
+    def __init__(self, metrics, k, convention, n_items, *, dialect=None, train=None,
+                 item_aspects=None, item_vectors=None, baseline=None, baseline_later=False,
+                 external=()):
+        requests = parse_requests(metrics, k, convention, dialect)
+        self.requests = {r.label: r for r in requests}
+        self.k = k
+        self.convention = _common(r.convention for r in requests) or convention
+        self.judged = (counts_judged(requests[0].convention) if requests
+                       else counts_judged(convention))
+        self.external = [label for label in external if label in self.requests]
+        own = [r for r in requests if r.label not in self.external]
+        self.passes = _ranking_passes([r for r in own if r.metric.engine == "ranking"])
+        self.trec = _trec_passes([r for r in own if r.metric.engine == "trec"])
+        beyond = [r for r in own if r.metric.engine == "beyond"]
+        self.beyond = (BeyondPlan(beyond, n_items, k, train=train, item_aspects=item_aspects,
+                                  item_vectors=item_vectors, baseline=baseline,
+                                  baseline_later=baseline_later) if beyond else None)
+        self.beyond_baseline = baseline
+        self.labels = list(self.requests)
+        per_user = [r.label for p in self.passes for r in p.requests]
+        per_user += [r.label for p in self.trec for r in p.requests]
+        if self.beyond:
+            per_user += [r.label for r in self.beyond.per_user]
+        self.per_user = per_user + self.external
+        self.catalogue = [label for label in self.labels if label not in self.per_user]
+
+    def empty(self, n_rows):
+        """An unfilled Block for n_rows rows (its memory checked first)."""
+        check_memory(n_rows * (8 * len(self.per_user) + 9),
+                     f"the per-user values of {len(self.per_user)} metrics for {n_rows:,} "
+                     f"users", "ask for fewer metrics (or curves), or evaluate fewer users "
+                     "at a time")
+        return Block(np.empty((len(self.per_user), n_rows)), np.empty(n_rows, np.int64),
+                     np.empty(n_rows, np.bool_), None)
+
+    def run(self, data, topk, rows, threads, baseline=None, into=None, at=0, external=None):
+        """The Block of checked top-K rows; written into columns at.. of the Block `into`
+        (its exposure added) when given, with no intermediate copy of the ranking values.
+        `external` gives the values of the caller's labels for these rows."""
+        n_rows = topk.shape[0]
+        block = self.empty(n_rows) if into is None else Block(
+            into.values[:, at:at + n_rows], into.n_relevant[at:at + n_rows],
+            into.counted[at:at + n_rows], None)
+        row = 0
+        if not self.passes or self.passes[0].rel is not None:
+            # m and the counted rows come from the truth as given: a pass with no slots
+            rank_into(data, topk, rows, _Pass(None, []), self.judged, threads,
+                      block.values[:0], block.n_relevant, block.counted.view(np.uint8))
+        for ranking in self.passes:
+            n_slots = len(ranking.requests)
+            view = _at_least(data, ranking.rel)
+            if ranking.rel is None:
+                rank_into(view, topk, rows, ranking, self.judged, threads,
+                          block.values[row:row + n_slots], block.n_relevant,
+                          block.counted.view(np.uint8))
+            else:  # another threshold: every row with an entry is computed (the
+                # zeroed entries stay stored), then the Result's rule picks the rows
+                values = block.values[row:row + n_slots]
+                rank_into(view, topk, rows, ranking, True, threads, values,
+                          np.empty(n_rows, np.int64), np.empty(n_rows, np.uint8))
+                values[:, ~block.counted] = np.nan
+            row += n_slots
+        for trec in self.trec:
+            n_slots = len(trec.requests)
+            trec_into(data, topk, rows, trec, threads, block.values[row:row + n_slots],
+                      block.counted)
+            row += n_slots
+        if self.beyond:
+            values, block.shown = self.beyond.run(data, topk, rows, block.counted, threads,
+                                                  baseline=baseline)
+            block.values[row:row + values.shape[0]] = values
+            row += values.shape[0]
+        for label in self.external:
+            block.values[row] = external[label]
+            row += 1
+        if into is not None and block.shown is not None:
+            into.shown = block.shown if into.shown is None else into.shown + block.shown
+        return block
+
+    def sums(self, block):
+        """{label: (numerator, denominator)} of every per-user mean over a Block: parts
+        over the counted rows that add up across blocks (means.sum_parts)."""
+        counted = block.counted
+        all_counted = counted.all()
+        m = block.n_relevant if all_counted else block.n_relevant[counted]
+        out = {}
+        for label, values in zip(self.per_user, block.values):
+            request = self.requests[label]
+            picked = values if all_counted else values[counted]
+            out[label] = sum_parts(picked, request.aggregate, m, request.k)
+        return out
+
+    def means(self, sums, shown):
+        """{label: mean} from accumulated `sums` and catalogue exposure."""
+        means = {label: mean_of(num, den, self.requests[label].aggregate)
+                 for label, (num, den) in sums.items()}
+        if self.beyond:
+            means.update(self.beyond.catalogue_means(shown))
+        return means
+
+    def result(self, block, rows, means=None):
+        """The Result of a Block (means from it unless given): the one place a ranking
+        Result is built."""
+        if means is None:
+            means = self.means(self.sums(block), block.shown)
+        values = dict(zip(self.per_user, block.values))
+        aggregates = {label: r.aggregate for label, r in self.requests.items()}
+        return Result(self.labels, [values.get(label) for label in self.labels], means,
+                      convention=self.convention, users=rows, counted=block.counted,
+                      n_relevant=block.n_relevant, catalogue=self.catalogue,
+                      pooled={label: r.k for label, r in self.requests.items()
+                              if aggregates[label] == "pooled"},
+                      aggregates=aggregates, requests=self.requests, k=self.k)
+
+
+def _common(conventions):
+    """The one convention of all requests, or "mixed" (None without requests)."""
+    found = set(conventions)
+    if not found:
+        return None
+    return found.pop() if len(found) == 1 else "mixed"
+
+
+class _Pass:
+    """The requests of one kernel pass and the kernel's slot table for them."""
+
+    def __init__(self, rel, requests):
+        self.rel, self.requests = rel, list(requests)
+        cutoffs = sorted({r.k for r in self.requests}) or [1]
+        self.cutoffs = np.array(cutoffs, dtype=np.int64)
+        position = {int(k): c for c, k in enumerate(self.cutoffs)}
+        self.slot_code = np.array([r.code for r in self.requests], dtype=np.int64)
+        self.slot_cut = np.array([position[r.k] for r in self.requests], dtype=np.int64)
+        self.needs_uncut_ideal = any(r.code == codes.NDCG_UNCUT for r in self.requests)
+
+
+def _ranking_passes(requests):
+    """One pass per relevance threshold; the default (value > 0) first."""
+    groups = {}
+    for r in requests:
+        groups.setdefault(r.rel, []).append(r)
+    order = sorted(groups, key=lambda rel: (rel is not None, rel or 0))
+    return [_Pass(rel, groups[rel]) for rel in order]
+
+
+def _trec_passes(requests):
+    groups = {}
+    for r in requests:
+        groups.setdefault(r.rel, []).append(r)
+    return [_Pass(rel, groups[rel]) for rel in groups] if groups else []
+
+
+def _at_least(data, rel):
+    """The truth with entries below `rel` stored as 0 (judged, not relevant)."""
+    if rel is None:
+        return data
+    values = np.where(data.data >= rel, data.data, 0.0)
+    return Truth(indptr=data.indptr, indices=data.indices, data=values, n_users=data.n_users,
+                 n_items=data.n_items)
+
+
+def discounts(length):
+    """d(i) = 1 / log2(i + 1) for ranks i = 1..length, as an array indexed from 0."""
+    return 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
+
+
+def rank_into(data, topk, rows, ranking, judged, threads, out, n_relevant, counted):
+    """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
+    from ._kernels.ranking import rank_metrics  # numba loads on first use, not at import
+
+    n_rows, width = topk.shape
+    max_row_nnz = data.max_row_nnz
+    largest = int(ranking.cutoffs[-1])
+    # discounts for the positions walked and for the ideal (cut at the largest cutoff)
+    ideal = max_row_nnz if ranking.needs_uncut_ideal else min(largest, max_row_nnz)
+    disc = discounts(max(min(width, largest), ideal, 1))
+    n_chunks = n_ranges(n_rows, threads, n_rows * width + data.indices.shape[0], data.n_items)
+    check_scratch(data.n_items, _RANK_BYTES, n_chunks)
+    with memory_guard("the ranking kernel"):
+        rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
+                     ranking.cutoffs, ranking.slot_code, ranking.slot_cut, judged, disc,
+                     max_row_nnz, n_chunks, out, n_relevant, counted)
+
+
+def trec_into(data, topk, rows, trec, threads, out, counted):
+    """trec_eval's measures (bpref, iprec) of checked inputs, NaN where not counted.
+
+    trec_eval's kernel reads truth row i for list i, stops at the first -1 and looks every
+    id up: rows are gathered, padding and repeats before the end of a list become an id
+    outside the catalogue (retrieved, not judged), as the ranking kernel counts them."""
+    from ._kernels.trec import trec_measures
+
+    n_rows = topk.shape[0]
+    k = max(r.k for r in trec.requests)
+    lists = _trec_lists(topk[:, :k], data.n_items)
+    indptr, indices, values = _rows_of(data, rows)
+    level = math.ulp(0.0) if trec.rel is None else float(trec.rel)
+    slot_code = np.array([r.code for r in trec.requests], np.int64)
+    slot_point = np.array([dict(r.params).get("recall", 0.0) for r in trec.requests])
+    max_row_nnz = int(np.diff(indptr).max()) if n_rows else 0
+    longest = max(lists.shape[1], max_row_nnz, 1)
+    log2s = np.array([math.log2(j) for j in range(2, longest + 2)], np.float64)
+    values_out = np.zeros((len(trec.requests), n_rows), np.float64)
+    with memory_guard("trec_eval's kernel"):
+        trec_measures(indptr, indices, values, lists, level, slot_code,
+                      np.zeros(len(trec.requests), np.int64), slot_point, log2s, max_row_nnz,
+                      max(n_ranges(n_rows, threads, lists.size, 1), 1), values_out)
+    values_out[:, ~counted] = np.nan
+    out[...] = values_out
+
+
+def _trec_lists(topk, n_items):
+    """Lists for trec_eval's kernel: a -1 or a repeated id before a list's last real id
+    becomes n_items (a retrieved document that is in no qrels); trailing padding stays."""
+    lists = np.array(topk, dtype=np.int64)
+    if lists.size == 0:
+        return lists
+    order = np.argsort(lists, axis=1, kind="stable")
+    ordered = np.take_along_axis(lists, order, axis=1)
+    repeat = np.zeros(lists.shape, np.bool_)
+    repeat[:, 1:] = ordered[:, 1:] == ordered[:, :-1]
+    again = np.zeros(lists.shape, np.bool_)
+    np.put_along_axis(again, order, repeat, axis=1)
+    hole = again | (lists < 0)
+    real = ~hole
+    # the position after each list's last real id: holes before it are filled
+    last = lists.shape[1] - np.argmax(real[:, ::-1], axis=1)
+    last[~real.any(axis=1)] = 0
+    inside = np.arange(lists.shape[1])[None, :] < last[:, None]
+    lists[hole & inside] = n_items
+    lists[hole & ~inside] = -1
+    return np.ascontiguousarray(lists)
+
+
+def _rows_of(data, rows):
+    """The CSR arrays of truth rows `rows` in that order (the truth itself when rows is
+    every row in order)."""
+    if rows.shape[0] == data.n_users and (rows == np.arange(data.n_users)).all():
+        return data.indptr, data.indices, data.data
+    starts, ends = data.indptr[rows], data.indptr[rows + 1]
+    lengths = ends - starts
+    indptr = np.zeros(rows.shape[0] + 1, np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    take = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+    return indptr, data.indices[take], data.data[take]
+
+

@@ -1,0 +1,174 @@
+"""`Evaluation`: the means and per-user values of one evaluation, a read-only mapping.
+
+`fastrank.Result` (in `result.py`) adds the statistics and plots on top; the statistics
+and plots modules take any Evaluation, so they sit below Result in the import graph."""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+
+class UnknownMetric(KeyError, ValueError):
+    """A metric name that a Result does not hold. A KeyError, as the Mapping protocol
+    (`result["x"]`) wants, and a ValueError, as a bad argument of a method is."""
+
+    def __str__(self):
+        # KeyError's str() quotes its argument; the message reads better plain.
+        return str(self.args[0]) if self.args else ""
+
+
+def _frozen(arr):
+    arr = np.asarray(arr)
+    arr.flags.writeable = False
+    return arr
+
+
+class Evaluation(Mapping):
+    """Means and per-user values of one evaluation.
+
+    `result["ndcg@10"]` is the mean over the counted users, `result.per_user("ndcg@10")`
+    the float64 value of every top-K row (NaN where the user is not counted). The
+    per-user arrays are read-only views; copy them to modify. A name the result does not
+    hold raises UnknownMetric, both a KeyError (the Mapping protocol) and a ValueError.
+
+    Attributes
+    ----------
+    metrics : tuple of str
+        The metric labels, in the order asked for.
+    convention : str
+        "recsys", "trec" or "implicit".
+    users : ndarray of int64
+        The truth row of each top-K row.
+    counted : ndarray of bool
+        Which rows count in the means (see the convention's rule).
+    n_relevant : ndarray of int64
+        m, the number of relevant items in each row's truth.
+    n_users : int
+        How many rows count in the means.
+    catalogue : tuple of str
+        Metrics that describe the catalogue (coverage, gini): one value, no per-user values.
+    report : dict
+        What the metric wants said beside the means: e.g. for `ab_ndcg`, how many users
+        had no profile and how many values exceed 1. Empty for most evaluations.
+    pooled : dict
+        Metrics whose mean is pooled rather than a mean of the per-user values:
+        implicit's precision (sum of hits / sum of min(k, m)) with its k, and the rating
+        errors ("entries", power) of `fr.rmse` / `fr.mae`.
+    k : int or None
+        The list length K that metrics without @k refer to (None if not a ranking).
+    aggregates : dict
+        How each metric's mean is taken: "mean", "pooled", "sum" (trec_eval's counts) or
+        "geometric" (gm_map); "catalogue" for coverage and gini.
+    requests : dict
+        {label: fastrank.grammar.Request}: what each label computed (its canonical name,
+        convention and dialect); see `describe`.
+    """
+
+    def __init__(self, metrics, per_user, means, *, convention, users, counted, n_relevant,
+                 report=None, catalogue=(), pooled=None, k=None, aggregates=None,
+                 requests=None):
+        self._metrics = tuple(metrics)
+        self.catalogue = tuple(catalogue)
+        self._per_user = {name: _frozen(values) for name, values in zip(self._metrics, per_user)
+                          if name not in self.catalogue}
+        self._means = {name: float(means[name]) for name in self._metrics}
+        self.convention = convention
+        self.users = _frozen(users)
+        self.counted = _frozen(counted)
+        self.n_relevant = _frozen(n_relevant)
+        self.report = dict(report or {})
+        self.pooled = dict(pooled or {})
+        self.k = k
+        self.aggregates = {name: "mean" for name in self._metrics}
+        self.aggregates.update({name: "pooled" for name in self.pooled})
+        self.aggregates.update({name: "catalogue" for name in self.catalogue})
+        self.aggregates.update(aggregates or {})
+        self.requests = dict(requests or {})
+
+    @property
+    def metrics(self):
+        return self._metrics
+
+    @property
+    def n_users(self):
+        return int(np.count_nonzero(self.counted))
+
+    def __getitem__(self, name):
+        try:
+            return self._means[name]
+        except KeyError:
+            raise UnknownMetric(self._unknown(name)) from None
+        except TypeError:  # unhashable: a list or an array
+            raise TypeError(self._not_a_name(name, "the key")) from None
+
+    def __iter__(self):
+        return iter(self._metrics)
+
+    def __len__(self):
+        return len(self._metrics)
+
+    def _unknown(self, name):
+        return (f"{name!r} is not in this result; it holds {', '.join(self._metrics)}: "
+                f"pass one of these, or evaluate again with {name!r} among the metrics")
+
+    def _not_a_name(self, name, argument):
+        example = self._metrics[0] if self._metrics else "ndcg@10"
+        return (f"{argument} must be a metric name (a string) such as {example!r}; got "
+                f"{name!r} of type {type(name).__name__}")
+
+    def _check_metric(self, name, argument="metric"):
+        """name if this result holds it: a TypeError for a non-string, UnknownMetric (a
+        KeyError and a ValueError) for a name it does not hold."""
+        if not isinstance(name, str):
+            raise TypeError(self._not_a_name(name, argument))
+        if name not in self._means:
+            raise UnknownMetric(self._unknown(name))
+        return name
+
+    def per_user(self, name):
+        """Per-user values of one metric: float64, one per top-K row, NaN where not counted."""
+        self._check_metric(name, "name")
+        if name in self.catalogue:
+            raise ValueError(
+                f"{name!r} describes the catalogue, not a user: it has one value, "
+                f"result[{name!r}], and no per-user values")
+        return self._per_user[name]
+
+    def canonical(self, name):
+        """fastrank's own label of what `name` (a label as asked) computed, e.g.
+        "ndcg@10" for ir-measures' "nDCG@10"."""
+        self._check_metric(name, "name")
+        request = self.requests.get(name)
+        return request.canonical if request is not None else name
+
+    def describe(self, name=None):
+        """One line per metric (or for `name`): the label as asked, the canonical metric,
+        the convention and the formula computed."""
+        names = self._metrics if name is None else [self._check_metric(name, "name")]
+        lines = [self.requests[n].describe() if n in self.requests else repr(n)
+                 for n in names]
+        return "\n".join(lines)
+
+    def to_dict(self):
+        """{metric: mean} as a plain dict."""
+        return dict(self._means)
+
+    def to_frame(self):
+        """Per-user values as a pandas DataFrame indexed by truth row (needs pandas);
+        catalogue-level metrics have no column."""
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ImportError("Result.to_frame() needs pandas: pip install pandas") from None
+        frame = pd.DataFrame({name: self._per_user[name] for name in self._metrics
+                              if name not in self.catalogue},
+                             index=pd.Index(self.users, name="user"))
+        return frame
+
+    def __repr__(self):
+        width = max(len(name) for name in self._metrics)
+        lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of {self.users.shape[0]} users counted)"]
+        lines += [f"  {name:<{width}}  {self._means[name]:.6f}"
+                  + ("  (catalogue)" if name in self.catalogue else "") for name in self._metrics]
+        lines += [f"  {key}: {value}" for key, value in self.report.items()]
+        return "\n".join(lines)

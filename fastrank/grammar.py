@@ -1,0 +1,485 @@
+"""One grammar: a metric label to (metric, cutoff, parameters, convention), in every dialect.
+
+fastrank's own labels are `name`, `name@k` and `name(param=value, ...)@k`, the name
+case-insensitive: "ndcg@10", "map", "precision(rel=2)@5", "iprec(recall=0.3)". A label
+may start with a dialect, "trec_eval:ndcg_cut_10", or the call may name one for all its
+labels (dialect="ir_measures"); a name fastrank does not know is looked up in every
+other dialect and taken if its meaning there is unambiguous ("ndcg_cut_10", "P@5").
+
+Every entry point (`evaluate`, `Evaluator`, `evaluate_factors`, the drop-in, Dask, the
+CLI, curves and plots) parses here, so the errors are the same everywhere: each names the
+label and the nearest valid names.
+"""
+
+import difflib
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dialects
+from ._kernels import codes
+from .registry import CONVENTIONS, METRICS
+from .validation import LARGEST_INT
+
+# name, optional (params), optional @cutoff
+_LABEL = re.compile(r"^\s*(?P<name>[^\W\d][\w\-]*)\s*"
+                    r"(?:\((?P<params>[^()]*)\))?\s*(?:@(?P<cut>.*))?$", re.S)
+# trec_eval's name_cutoff and pytrec_eval's name.cutoff, optionally (params)
+_TREC = re.compile(r"^\s*(?P<name>P|recall|ndcg_cut|map_cut|success|iprec_at_recall)"
+                   r"[._](?P<cut>[0-9.]+)\s*(?:\((?P<params>[^()]*)\))?\s*$")
+# ranx's rbp.8 (persistence 0.8), and its relevance level suffix: ndcg@10-l2
+_RANX_DOT = re.compile(r"^\s*(?P<name>[a-z_]+)\.(?P<p>[0-9]+)\s*(?:@(?P<cut>.*))?$")
+_RANX_LEVEL = re.compile(r"^(?P<label>.*?)-l(?P<level>[0-9]+)\s*$")
+_CUTOFF = re.compile(r"[0-9]+")
+_PARAM = re.compile(r"^\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One parsed label: what it asks for, as written and as computed.
+
+    `label` is as the user wrote it (the Result answers to it), `metric` the registry
+    entry, `k` the cutoff (the list length K where the label has none), `bare` whether
+    the label had none, `params` ((name, value), ...) sorted, `convention` the one whose
+    formula is computed and `dialect` where the name came from."""
+
+    label: str
+    metric: object
+    k: int
+    bare: bool
+    params: tuple
+    convention: str
+    dialect: str
+
+    @property
+    def name(self):
+        return self.metric.name
+
+    @property
+    def canonical(self):
+        """fastrank's own label for what is computed: "precision(rel=2)@5"."""
+        text = self.metric.name
+        if self.params:
+            text += "(" + ", ".join(f"{key}={_show(value)}" for key, value in self.params) + ")"
+        if self.metric.cutoff and not self.bare:
+            text += f"@{self.k}"
+        return text
+
+    @property
+    def code(self):
+        """The kernel code of the ranking and beyond engines (None for the others)."""
+        return self.metric.code(self.convention, not self.bare)
+
+    @property
+    def rel(self):
+        """The relevance threshold: None (a value above 0 is relevant) or a number."""
+        return dict(self.params).get("rel")
+
+    @property
+    def aggregate(self):
+        if self.metric.aggregate == "mean" and self.code is not None and \
+                self.metric.engine == "ranking" and _is_pooled(self.code):
+            return "pooled"
+        return self.metric.aggregate
+
+    def describe(self):
+        return (f"{self.label!r}: {self.canonical} under the {self.convention} convention "
+                f"({self.metric.describe(self.convention)})")
+
+
+def _is_pooled(code):
+    return code == codes.PRECISION_CAPPED
+
+
+def _show(value):
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def check_convention(convention):
+    if not isinstance(convention, str) or convention not in CONVENTIONS:
+        raise ValueError(
+            f"convention must be one of {', '.join(repr(c) for c in CONVENTIONS)}; "
+            f"got {convention!r}")
+    return convention
+
+
+def metric_labels(metrics):
+    """A metric string or a sequence of them, as a non-empty list of strings."""
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        labels = list(metrics)
+    except TypeError:
+        raise TypeError(
+            f"metrics must be a string or a list of strings such as ['ndcg@10', 'map@10']; "
+            f"got {type(metrics).__name__}") from None
+    if not labels:
+        raise ValueError("metrics is empty; ask for at least one metric, e.g. ['ndcg@10']")
+    for label in labels:
+        if not isinstance(label, str):
+            raise TypeError(
+                f"metrics must be strings such as 'ndcg@10'; got {label!r} of type "
+                f"{type(label).__name__}")
+    return labels
+
+
+def split_labels(text):
+    """Labels from a comma-separated text ("ndcg@10,P(rel=2)@5"): commas inside
+    parentheses belong to a label's parameters."""
+    out, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return [label.strip() for label in out if label.strip()]
+
+
+def parse(label, k_max=LARGEST_INT, convention="recsys", dialect=None):
+    """The Request of one label for lists of length k_max (LARGEST_INT: any length)."""
+    if not isinstance(label, str):
+        raise TypeError(f"metrics must be strings such as 'ndcg@10'; got {label!r} of type "
+                        f"{type(label).__name__}")
+    check_convention(convention)
+    dialect = dialects.check_dialect(dialect)
+    text = label
+    head, colon, rest = label.partition(":")
+    if colon and _is_dialect(head):
+        dialect, text = dialects.check_dialect(head.strip(), "the dialect of " + repr(label)), rest
+    if dialect == "fastrank":
+        try:
+            found = _own(label, text, convention)
+            if found is not None:
+                return _finish(label, *found, k_max, "fastrank")
+        except ValueError as own_error:
+            try:  # another tool's spelling of a fastrank name, e.g. nDCG(dcg=exp-log2)@10
+                return _anywhere(label, text, k_max)
+            except dialects.Refused:
+                raise  # the tool's name, refused: its reason says more
+            except ValueError:
+                raise own_error from None
+        return _anywhere(label, text, k_max)
+    meaning, params, cut = _foreign(label, text, dialect)
+    return _request(label, meaning, params, cut, k_max, dialect)
+
+
+def parse_all(metrics, k_max=LARGEST_INT, convention="recsys", dialect=None):
+    """The Requests of a metric string or a list of them; a repeated label is kept once."""
+    labels = metric_labels(metrics)
+    requests = {}
+    for label in labels:
+        if label not in requests:
+            requests[label] = parse(label, k_max, convention, dialect)
+    return tuple(requests.values())
+
+
+def _is_dialect(head):
+    key = head.strip().lower().replace(" ", "_")
+    return key in dialects.DIALECTS or key in dialects._ALIASES
+
+
+# -- fastrank's own names ----------------------------------------------------------------
+
+def _own(label, text, convention):
+    """(metric, params, cutoff text or None, convention) if `text` is a fastrank label."""
+    match = _LABEL.match(text)
+    if match is None:
+        return None
+    name = match["name"].lower()
+    metric = METRICS.get(name)
+    if metric is None:
+        return None
+    params = _params(label, metric, match["params"])
+    return metric, params, match["cut"], convention
+
+
+def _finish(label, metric, params, cut, convention, k_max, dialect):
+    if metric.engine in ("aspects", "ratings"):
+        raise ValueError(
+            f"metrics: {label!r} is computed by {metric.entry}, which takes what it needs "
+            f"({'item aspects' if metric.engine == 'aspects' else 'rating predictions'}); "
+            f"call {metric.entry}(...) for it")
+    if cut is not None and not metric.cutoff:
+        raise ValueError(
+            f"metrics: {metric.name!r} has no cutoff of its own"
+            + (" (it looks at the first m positions)" if metric.name == "r_precision" else "")
+            + f"; write {metric.name!r} without @k")
+    bare = cut is None
+    k = k_max if bare else parse_cutoff(label, metric.name, cut, k_max)
+    for param in metric.params:
+        if param.default is None and param.name != "rel" and \
+                param.name not in dict(params):
+            raise ValueError(f"metrics: {label!r} needs the parameter {param.name} "
+                             f"({param.doc}), as in '{metric.name}({param.name}=0.3)'")
+    request = Request(label=label, metric=metric, k=k, bare=bare,
+                      params=tuple(sorted(params.items())), convention=convention,
+                      dialect=dialect)
+    if request.aggregate == "pooled" and request.rel is not None:
+        raise ValueError(f"metrics: {label!r}: the implicit convention's precision is pooled "
+                         f"over users (Σ hits / Σ min(k, m)) and takes no rel=; use the "
+                         f"recsys or trec convention for a relevance threshold")
+    return request
+
+
+def _params(label, metric, text):
+    """{name: value} of a '(key=value, ...)' text, each checked against the registry."""
+    if text is None:
+        return {}
+    out = {}
+    for part in filter(str.strip, text.split(",")):
+        match = _PARAM.match(part)
+        if match is None:
+            raise ValueError(f"metrics: {label!r}: parameters are written name=value, as in "
+                             f"'precision(rel=2)@5'; got {part.strip()!r}")
+        key, value = match["key"], match["value"]
+        param = metric.param(key)
+        if param is None:
+            known = ", ".join(p.name for p in metric.params) or "none"
+            raise ValueError(f"metrics: {label!r}: {metric.name} has no parameter {key!r} "
+                             f"(its parameters: {known})")
+        out[key] = _value(label, param, value)
+    return out
+
+
+def _value(label, param, text):
+    text = text.strip().strip("'\"")
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not param.low <= value <= param.high or (
+            param.name == "rel" and value <= 0):
+        raise ValueError(
+            f"metrics: {label!r}: {param.name}={text!r} is not a number in "
+            f"{'(0' if param.name == 'rel' else f'[{param.low:g}'}, {param.high:g}]; "
+            f"{param.describe()}")
+    if param.name == "rel" and value == int(value):
+        return int(value)
+    return value
+
+
+def parse_cutoff(label, name, k_text, k_max):
+    """The cutoff written after '@' in label: an integer in [1, k_max], k_max being the
+    list length K (topk's columns, or the k= given), or 2**62 where any length goes."""
+    k_text = k_text.strip()
+    if not _CUTOFF.fullmatch(k_text):
+        raise ValueError(
+            f"metrics: cutoff in {label!r} must be a positive integer, as in '{name}@10'")
+    k = int(k_text)
+    if k < 1:
+        raise ValueError(f"metrics: cutoff in {label!r} must be at least 1")
+    if k > min(k_max, LARGEST_INT):
+        if k_max >= LARGEST_INT:
+            raise ValueError(f"metrics: cutoff in {label!r} is larger than 2**62, the largest "
+                             f"cutoff")
+        raise ValueError(
+            f"metrics: cutoff in {label!r} is larger than K = {k_max}, the list length "
+            f"(topk's columns, or the k= given); use cutoffs up to {k_max}, or longer lists "
+            f"or a larger k=")
+    return k
+
+
+# -- other tools' names ------------------------------------------------------------------
+
+def _foreign(label, text, dialect):
+    """(Meaning, {param: value} as written, cutoff text) of a label in a foreign dialect."""
+    if dialect == "trec_eval":
+        match = _TREC.match(text)
+        if match is not None:
+            meaning = dialects.lookup(dialect, match["name"])
+            return meaning, _raw_params(label, match["params"]), match["cut"]
+    if dialect == "ranx":
+        match = _RANX_DOT.match(text)
+        if match is not None and dialects.lookup(dialect, match["name"]) is not None:
+            return dialects.lookup(dialect, match["name"]), {}, match["cut"]
+        level = _RANX_LEVEL.match(text)
+        if level is not None:
+            meaning, raw, cut = _foreign(label, level["label"], dialect)
+            if isinstance(meaning, dialects.Meaning) and \
+                    METRICS[meaning.metric].param("rel") is None:
+                return dialects.Refusal(
+                    f"ranx's -l{level['level']} keeps the raw grades at or above it as "
+                    f"gains; fastrank's {meaning.metric} takes no relevance level"), {}, cut
+            return meaning, {**raw, "rel": level["level"]}, cut
+    if dialect == "trec_eval" and dialects.lookup(dialect, text.strip()) is not None:
+        return dialects.lookup(dialect, text.strip()), {}, None  # e.g. 11pt_avg
+    match = _LABEL.match(text)
+    meaning = dialects.lookup(dialect, match["name"]) if match else None
+    if meaning is None:
+        raise ValueError(
+            f"metrics: {label!r} is not a metric name of {dialect}; "
+            f"{_nearest(match['name'] if match else text, dialect)}")
+    return meaning, _raw_params(label, match["params"]), match["cut"]
+
+
+def _raw_params(label, text):
+    out = {}
+    for part in filter(str.strip, (text or "").split(",")):
+        match = _PARAM.match(part)
+        if match is None:
+            raise ValueError(f"metrics: {label!r}: parameters are written name=value; got "
+                             f"{part.strip()!r}")
+        out[match["key"]] = match["value"].strip().strip("'\"")
+    return out
+
+
+def _request(label, meaning, raw, cut, k_max, dialect):
+    if isinstance(meaning, dialects.Refusal):
+        raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {meaning.reason}")
+    name, raw = dialects.translate(label, dialect, _name_of(label, dialect), meaning, raw)
+    metric = METRICS[name]
+    if cut is None and dialect == "ir_measures" and name != meaning.metric:
+        raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {dialects._EXP_UNCUT}")
+    params = dict(meaning.params)
+    convention = meaning.convention
+    for key, value in raw.items():
+        if metric.param(key) is None:
+            raise ValueError(f"metrics: {label!r}: {key}= is not a parameter fastrank "
+                             f"reproduces for {dialect}'s name (it computes {metric.name})")
+        params[key] = _value(label, metric.param(key), value)
+    if cut is None and meaning.bare_refusal:
+        raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {meaning.bare_refusal}")
+    if meaning.cutoff == "none" and cut is not None:
+        if dialect == "trec_eval" or not metric.cutoff:
+            raise ValueError(f"metrics: {label!r}: {dialect}'s name takes no cutoff")
+    if meaning.cutoff == "required" and cut is None:
+        raise ValueError(f"metrics: {label!r} needs a cutoff in {dialect}, as in "
+                         f"'{label.strip()}@10'" if dialect != "trec_eval" else
+                         f"metrics: {label!r} needs a cutoff in trec_eval, as in "
+                         f"'{label.strip()}_10'")
+    if meaning.cutoff == "recall":  # the number is the recall point
+        if cut is None:
+            raise ValueError(f"metrics: {label!r} needs a recall point, as in "
+                             f"'{'IPrec@0.3' if dialect == 'ir_measures' else 'iprec_at_recall_0.30'}'")
+        params["recall"] = _value(label, metric.param("recall"), cut)
+        cut = None
+    return _finish(label, metric, params, cut, convention, k_max, dialect)
+
+
+def _name_of(label, dialect):
+    """The bare name of a foreign label (after any dialect prefix)."""
+    text = label.partition(":")[2] if _is_dialect(label.partition(":")[0]) else label
+    match = (_TREC.match(text) if dialect == "trec_eval" else None) or _LABEL.match(text)
+    return match["name"] if match else text.strip()
+
+
+def _anywhere(label, text, k_max):
+    """A label fastrank does not know: its meaning in the one foreign dialect that has it
+    (or several that agree), else an error with the nearest names."""
+    found = {}
+    for dialect in dialects.TABLES:
+        try:
+            meaning, raw, cut = _foreign(label, text, dialect)
+        except ValueError:
+            continue
+        found[dialect] = (meaning, raw, cut)
+    if not found:
+        match = _LABEL.match(text)
+        raise ValueError(f"metrics: unknown metric {label!r}; "
+                         f"{_nearest(match['name'] if match else text, None)}")
+    meanings = {}
+    for dialect, (meaning, raw, cut) in found.items():
+        try:
+            request = _request(label, meaning, raw, cut, k_max, dialect)
+        except ValueError as exc:
+            meanings[dialect] = exc
+            continue
+        meanings[dialect] = request
+    requests = [r for r in meanings.values() if isinstance(r, Request)]
+    if requests and len({(r.canonical, r.convention) for r in requests}) == 1:
+        return requests[0]
+    if not requests:
+        raise next(iter(meanings.values()))
+    which = "; ".join(f"{d}: {r.canonical} ({r.convention})" for d, r in meanings.items()
+                      if isinstance(r, Request))
+    raise ValueError(f"metrics: {label!r} means different things in different tools "
+                     f"({which}); write the tool first, as in "
+                     f"'{next(iter(meanings))}:{label.strip()}', or pass dialect=")
+
+
+def _nearest(name, dialect):
+    """'did you mean ...' over the names of a dialect (None: fastrank's and every tool's)."""
+    if dialect in (None, "fastrank"):
+        pool = list(METRICS.names())
+        for d in dialects.TABLES:
+            pool += list(dialects.foreign_names(d))
+    else:
+        pool = list(dialects.foreign_names(dialect))
+    pool = list(dict.fromkeys(pool))
+    spelled = {}
+    for p in pool:
+        spelled.setdefault(p.lower(), p)
+    close = difflib.get_close_matches(name, pool, n=4, cutoff=0.6)
+    close += [spelled[p] for p in difflib.get_close_matches(name.lower(), list(spelled), n=4,
+                                                            cutoff=0.6)]
+    own = ", ".join(METRICS.names("ranking", "counts", "trec", "beyond", "catalogue"))
+    hint = f"did you mean {', '.join(repr(c) for c in dict.fromkeys(close))}? " if close else ""
+    if dialect in (None, "fastrank"):
+        return (f"{hint}known names are {own} (each optionally @k), and the names of "
+                f"{', '.join(dialects.TABLES)} (see fastrank.METRICS and the README)")
+    return f"{hint}its names are {', '.join(dialects.foreign_names(dialect))}"
+
+
+# -- curves ----------------------------------------------------------------------------
+
+def curve_names(labels, curves, convention="recsys"):
+    """The metric names of `curves` (a name, a list of names, or True: every ranking
+    metric with a cutoff named in labels), each a fastrank name with a cutoff."""
+    if isinstance(curves, np.bool_):
+        curves = bool(curves)
+    if curves is None or curves is False:
+        return []
+    if curves is True:
+        names = []
+        for label in labels:
+            try:
+                request = parse(label, LARGEST_INT, convention)
+            except (TypeError, ValueError):
+                continue
+            if request.metric.engine == "ranking" and request.metric.cutoff and \
+                    request.dialect == "fastrank" and not request.params:
+                names.append(request.metric.name)
+        return list(dict.fromkeys(names))
+    if isinstance(curves, str):
+        names = [curves]
+    else:
+        try:
+            names = list(curves)
+        except TypeError:
+            raise TypeError(f"curves must be a metric name such as 'ndcg', a list of them, "
+                            f"True (every ranking metric asked for) or None; got {curves!r} "
+                            f"of type {type(curves).__name__}") from None
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError(f"curves must be a metric name, a list of them, or True; got "
+                        f"{curves!r}")
+    out = []
+    for name in dict.fromkeys(name.strip().lower() for name in names):
+        check_curve_name(name, "curves")
+        out.append(name)
+    return out
+
+
+def check_curve_name(name, argument):
+    """A metric name that has a curve over k: a registered ranking metric with a cutoff."""
+    metric = METRICS.get(name)
+    if metric is None or metric.family not in ("ranking", "counts"):
+        curved = ", ".join(n for n in METRICS.names("ranking") if METRICS[n].cutoff)
+        raise ValueError(f"{argument}: {name!r} is not a ranking metric; curves are drawn "
+                         f"for {curved}")
+    if not metric.cutoff:
+        raise ValueError(f"{argument}: {name!r} has no cutoff, so it has no curve over k")
+    return metric
+
+
+def with_curves(labels, curves, k_max, convention="recsys"):
+    """labels plus name@1..name@k_max for every name of `curves`, without repeats."""
+    out = list(labels)
+    for name in curve_names(labels, curves, convention):
+        out += [f"{name}@{c}" for c in range(1, k_max + 1)]
+    return list(dict.fromkeys(out))

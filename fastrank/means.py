@@ -1,0 +1,69 @@
+"""Which users count, and how their per-user values become the reported means.
+
+The rule (SPEC §2), in one place for the facade; the ranking kernel applies the same
+rule as it walks (its `count_judged` flag):
+- "trec": every user with at least one stored truth entry (a judged query);
+- "recsys", "implicit": every user with at least one relevant entry (m >= 1).
+
+A metric's mean is one of (the registry's `aggregate`):
+- "mean": the plain mean of the counted users' values;
+- "pooled": implicit's precision, sum of hits / sum of min(k, m);
+- "sum": trec_eval's counts (num_ret, num_rel, num_rel_ret), summed over users;
+- "geometric": trec_eval's gm_map, exp(mean(log(max(value, 1e-5)))).
+"""
+
+import math
+
+import numpy as np
+
+# trec_eval's MIN_GEO_MEAN: values below it count as it in a geometric mean
+MIN_GEO_MEAN = 0.00001
+
+
+def counts_judged(convention):
+    """Does the convention count every judged user (trec) or every user with m >= 1?"""
+    return convention == "trec"
+
+
+def counted_rows(indptr, rows, n_relevant, convention):
+    """Which of the truth rows `rows` count under the convention (m = n_relevant)."""
+    if counts_judged(convention):
+        return indptr[rows + 1] > indptr[rows]
+    return n_relevant > 0
+
+
+def pooled_parts(values, n_relevant, k):
+    """implicit's pooled precision per user: (hits, min(k, m)), from the per-user values
+    hits / min(k, m); its mean is sum(hits) / sum(min(k, m))."""
+    denom = np.minimum(n_relevant, k)
+    return np.rint(values * denom), denom
+
+
+def counted_mean(values, counted):
+    """Plain float64 mean of values over the counted rows; NaN when no row counts."""
+    return float(values[counted].mean()) if counted.any() else float("nan")
+
+
+def sum_parts(values, aggregate, n_relevant=None, k=None):
+    """(numerator, denominator) of a mean over the counted rows' `values`, mergeable by
+    adding parts: the mean is numerator / denominator, except "geometric", whose mean is
+    exp(numerator / denominator), and "sum", whose denominator only says whether any
+    user counted."""
+    n = float(values.shape[0])
+    if aggregate == "pooled":
+        hits, denom = pooled_parts(values, n_relevant, k)
+        return float(hits.sum()), float(denom.sum())
+    if aggregate == "geometric":
+        return float(np.log(np.maximum(values, MIN_GEO_MEAN)).sum()), n
+    return float(values.sum()), n
+
+
+def mean_of(num, den, aggregate):
+    """The reported mean of parts from `sum_parts` (NaN when no user counted)."""
+    if not den:
+        return float("nan")
+    if aggregate == "sum":
+        return num
+    if aggregate == "geometric":
+        return math.exp(num / den)
+    return num / den

@@ -1,0 +1,263 @@
+"""The registry: one table of every metric fastrank computes, read by every part of it.
+
+    import fastrank as fr
+    fr.METRICS["ndcg"]                 # Metric(name="ndcg", family="ranking", ...)
+    fr.METRICS["ndcg"].formula         # one line, also in errors and the README table
+    fr.METRICS.to_frame()              # the whole table as a pandas DataFrame
+    fr.METRICS.names("beyond")         # the names of one family
+
+For each metric: its canonical name; its family; whether it takes a cutoff (`name@k`) and
+which parameters (`name(p=v)`) with their defaults and ranges; the side inputs it needs;
+its formula; how each convention computes it; which engine computes it (`ranking`: the
+one-pass kernel; `trec`: trec_eval's own arithmetic; `beyond`: the beyond-accuracy walk;
+`ratings` and `aspects`: functions of their own); how per-user values become the mean;
+and where the definition comes from. The grammar (`fastrank.grammar`) parses labels
+against this table, the engine (`fastrank.engine`) computes from it, the tests generate
+their cases from it and the README's metric table is checked against it.
+
+Adding a metric: see the README's "Adding a metric" section.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from ._kernels import codes
+
+CONVENTIONS = ("recsys", "trec", "implicit")
+FAMILIES = ("ranking", "counts", "trec", "beyond", "catalogue", "aspects", "ratings")
+ENGINES = ("ranking", "trec", "beyond", "aspects", "ratings")
+AGGREGATES = ("mean", "pooled", "sum", "geometric", "catalogue")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter written `name(param=value)`: its kind, default (None: required, or
+    for `rel` "value > 0"), inclusive range and meaning."""
+
+    name: str
+    kind: type
+    default: object
+    low: float
+    high: float
+    doc: str
+
+    def describe(self):
+        default = "required" if self.default is None and self.name != "rel" else (
+            "value > 0" if self.default is None else repr(self.default))
+        return f"{self.name} in [{self.low:g}, {self.high:g}], default {default}: {self.doc}"
+
+
+# The relevance threshold of the binary measures (ir-measures' rel=, trec_eval's -l): an
+# entry is relevant when its value is >= rel (default: > 0).
+REL = Param("rel", float, None, 0.0, float("inf"),
+            "an entry is relevant when its stored value is at least rel (default: above 0)")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One registered metric. Read-only; see the module docstring for the fields."""
+
+    name: str
+    formula: str
+    family: str = "ranking"
+    engine: str = "ranking"
+    cutoff: bool = True          # takes @k; without it, @K (the list length)
+    params: tuple = ()
+    needs: tuple = ()            # side inputs, each "a" or "a|b" (one of them)
+    codes: Mapping = field(default_factory=dict)         # convention -> kernel code
+    conventions: Mapping = field(default_factory=dict)   # convention -> how it differs
+    aggregate: str = "mean"
+    source: str = ""
+    entry: str = "fr.evaluate"   # the function that computes it
+    uncut_code: Mapping = field(default_factory=dict)    # convention -> code without @k
+
+    @property
+    def per_user(self):
+        """Does it have a value per user (catalogue metrics have one value)?"""
+        return self.aggregate != "catalogue"
+
+    def param(self, name):
+        return next((p for p in self.params if p.name == name), None)
+
+    def code(self, convention, has_cutoff=True):
+        """The kernel code under a convention (None: the engine needs none)."""
+        if not has_cutoff and convention in self.uncut_code:
+            return self.uncut_code[convention]
+        return self.codes.get(convention)
+
+    def describe(self, convention):
+        """The formula under a convention, one line."""
+        return self.conventions.get(convention, self.formula)
+
+
+def _same(code):
+    return MappingProxyType({c: code for c in CONVENTIONS})
+
+
+def _ranking(name, formula, code, *, implicit=None, trec=None, cutoff=True, params=(REL,),
+             conventions=None, aggregate="mean", family="ranking", source="", uncut=None):
+    table = {c: code for c in CONVENTIONS}
+    if implicit is not None:
+        table["implicit"] = implicit
+    if trec is not None:
+        table["trec"] = trec
+    return Metric(name=name, formula=formula, family=family, cutoff=cutoff, params=params,
+                  codes=MappingProxyType(table),
+                  conventions=MappingProxyType(conventions or {}), aggregate=aggregate,
+                  source=source, uncut_code=MappingProxyType(uncut or {}))
+
+
+_NDCG_SOURCE = "Järvelin & Kekäläinen 2002; trec_eval ndcg_cut"
+_ENTRIES = (
+    _ranking("precision", "hits@k / k", codes.PRECISION, implicit=codes.PRECISION_CAPPED,
+             conventions={"trec": "hits@k / k (trec_eval P_k)",
+                          "implicit": "hits@k / min(k, m); mean pooled: Σ hits / Σ min(k, m)"},
+             source="trec_eval P; implicit precision_at_k"),
+    _ranking("recall", "hits@k / m", codes.RECALL,
+             conventions={"trec": "hits@k / m (trec_eval recall_k)"}, source="trec_eval recall"),
+    _ranking("f1", "2·P·R / (P + R) of precision@k and recall@k (0 if both 0)", codes.F1,
+             source="van Rijsbergen 1979; ranx f1"),
+    _ranking("hit_rate", "1 if hits@k > 0 else 0", codes.HIT_RATE,
+             conventions={"trec": "1 if hits@k > 0 else 0 (trec_eval success_k)"},
+             source="trec_eval success"),
+    _ranking("mrr", "1 / rank of the first hit within k, else 0", codes.MRR,
+             conventions={"trec": "1 / rank of the first hit within k, else 0 (trec_eval "
+                                  "recip_rank without @k)"},
+             source="Voorhees 1999; trec_eval recip_rank"),
+    _ranking("map", "Σ_{i≤k} P@i·rel(i) / min(k, m)", codes.AP_CAPPED, trec=codes.AP_FULL,
+             conventions={"trec": "Σ_{i≤k} P@i·rel(i) / m (trec_eval map_cut_k; map without "
+                                  "@k = the whole list)"},
+             source="trec_eval map; implicit mean_average_precision_at_k"),
+    _ranking("mar", "Σ_{i≤k} P@i·rel(i) / m", codes.AP_FULL,
+             source="trec_eval map_cut; RecTools MAP"),
+    _ranking("ndcg", "Σ_{i≤k} g(i)·d(i) / IDCG@k, the ideal over the user's values sorted "
+             "descending, cut at k", codes.NDCG, implicit=codes.NDCG_BINARY, params=(),
+             uncut={"trec": codes.NDCG_UNCUT},
+             conventions={"trec": "as recsys (trec_eval ndcg_cut_k); without @k trec_eval's "
+                                  "ndcg: the ideal over all m relevant items",
+                          "implicit": "binary gain: Σ_{i≤k} rel(i)·d(i) / Σ_{i≤min(k,m)} d(i)"},
+             source=_NDCG_SOURCE),
+    _ranking("ndcg_exp", "as ndcg with gain 2^g − 1 in the DCG and the ideal", codes.NDCG_EXP,
+             params=(), source="Burges et al. 2005; ranx ndcg_burges"),
+    _ranking("dcg", "Σ_{i≤k} g(i)·d(i)", codes.DCG, params=(), source="Järvelin & "
+             "Kekäläinen 2002; ranx dcg"),
+    _ranking("dcg_exp", "Σ_{i≤k} (2^g(i) − 1)·d(i)", codes.DCG_EXP, params=(),
+             source="Burges et al. 2005; ranx dcg_burges"),
+    _ranking("cg", "Σ_{i≤k} g(i)", codes.CG, params=(), source="Järvelin & Kekäläinen 2002"),
+    _ranking("r_precision", "hits@m / m (the whole list if m > K); takes no @k",
+             codes.R_PRECISION, cutoff=False,
+             conventions={"trec": "hits@m / m (trec_eval Rprec)"}, source="trec_eval Rprec"),
+    _ranking("auc", "implicit's top-k AUC: Σ over the list's misses of the hits above them, "
+             "plus (hits + m)/2·(n_neg − misses), over m·n_neg (n_neg = n_items − m)",
+             codes.AUC, source="implicit AUC_at_k; full ranking in fr.evaluate_factors"),
+    _ranking("hits", "hits@k: the number of relevant items in the first k", codes.HITS,
+             source="ranx hits"),
+    _ranking("num_ret", "the number of real items in the first k (no padding, no repeats); "
+             "summed over users", codes.RETRIEVED, params=(), aggregate="sum",
+             family="counts", source="trec_eval num_ret"),
+    _ranking("num_rel", "m, the number of relevant items; summed over users",
+             codes.N_RELEVANT, cutoff=False, aggregate="sum", family="counts",
+             source="trec_eval num_rel"),
+    _ranking("num_rel_ret", "hits@k, summed over users", codes.HITS, aggregate="sum",
+             family="counts", source="trec_eval num_rel_ret"),
+    _ranking("gm_map", "geometric mean over users of map@k, each at least 0.00001",
+             codes.AP_CAPPED, trec=codes.AP_FULL, aggregate="geometric",
+             conventions={"trec": "geometric mean over users of trec's map@k (trec_eval "
+                                  "gm_map), each at least 0.00001"},
+             source="trec_eval gm_map; Robertson 2006"),
+    Metric("bpref", family="trec", formula="1/R·Σ over retrieved relevant r of (1 − min(R, N above r) / "
+           "min(R, N)), R relevant and N judged non-relevant (trec_eval bpref)",
+           engine="trec", cutoff=False, params=(REL,), codes=_same(codes.TREC_BPREF),
+           source="Buckley & Voorhees 2004; "
+           "trec_eval bpref"),
+    Metric("iprec", family="trec", formula="interpolated precision at a recall point: the best precision at any "
+           "rank where recall ≥ the point (trec_eval iprec_at_recall)", engine="trec",
+           cutoff=False, params=(Param("recall", float, None, 0.0, 1.0,
+                                       "the recall point, e.g. 0.3"), REL),
+           codes=_same(codes.TREC_IPREC),
+           source="trec_eval iprec_at_recall"),
+    Metric("novelty", "mean over the list's items of −log2(max(pop(i), 1) / U); pop(i) = "
+           "training users with a positive entry for i, U = training users with any",
+           engine="beyond", needs=("train",), codes=_same(0), family="beyond",
+           source="Zhou et al. 2010; RecTools MeanInvUserFreq"),
+    Metric("arp", "mean pop(i) over the list's items", engine="beyond", needs=("train",),
+           codes=_same(1), family="beyond", source="Abdollahpouri et al. 2019"),
+    Metric("ild", "mean over pairs of the list's items of 1 − Jaccard(aspects) or 1 − "
+           "cosine(vectors); 0 with fewer than 2 items", engine="beyond",
+           needs=("item_aspects|item_vectors",), codes=_same(2), family="beyond",
+           source="Ziegler et al. 2005"),
+    Metric("serendipity", "(items of the top k that are relevant and not in the user's "
+           "baseline list) / k", engine="beyond", needs=("baseline",), codes=_same(3),
+           family="beyond", source="Ge et al. 2010"),
+    Metric("coverage", "items in the top k of any counted user / n_items (one value)",
+           engine="beyond", aggregate="catalogue", family="catalogue",
+           source="Herlocker et al. 2004"),
+    Metric("gini", "Gini index of the exposure x over all n_items: Σ_j (2j − n − 1)·x_(j) / "
+           "(n·Σx), x sorted ascending (one value)", engine="beyond",
+           aggregate="catalogue", family="catalogue", source="Fleder & Hosanagar 2009"),
+    Metric("ab_ndcg", "Σ_{i≤k} G(i)·d(i) / greedy IDCG@k, G(i) = 1 − Π_φ (1 − p(i,φ)·s[φ]) "
+           "(SPEC §4)", engine="aspects", needs=("item_aspects",), entry="fr.ab_ndcg",
+           family="aspects", params=(Param("alpha", float, 0.01, 0.0, 1.0,
+                                           "the chance an unjudged item satisfies an aspect"),
+                                     Param("beta", float, 0.5, 0.0, 1.0,
+                                           "the weight of a judged item's grade")),
+           source="SPEC §4"),
+    Metric("alpha_ndcg", "Σ_{i≤k} rel(i)·Σ_{φ∈aspects(i)} (1−α)^{c_φ}·d(i) / greedy IDCG@k",
+           engine="aspects", needs=("item_aspects",), entry="fr.alpha_ndcg",
+           family="aspects", params=(Param("alpha", float, 0.5, 0.0, 1.0,
+                                           "the redundancy penalty"),),
+           source="Clarke et al. 2008; TREC ndeval"),
+    Metric("rmse", "√(Σe²/N) over every stored truth entry, e = prediction − rating",
+           engine="ratings", cutoff=False, entry="fr.rmse", family="ratings",
+           aggregate="pooled", source="standard"),
+    Metric("mae", "Σ|e|/N over every stored truth entry", engine="ratings", cutoff=False,
+           entry="fr.mae", family="ratings", aggregate="pooled", source="standard"),
+)
+
+
+class Registry(Mapping):
+    """The read-only table of metrics: `METRICS[name]` is a `Metric`."""
+
+    def __init__(self, entries):
+        self._by_name = {m.name: m for m in entries}
+
+    def __getitem__(self, name):
+        return self._by_name[name]
+
+    def __iter__(self):
+        return iter(self._by_name)
+
+    def __len__(self):
+        return len(self._by_name)
+
+    def names(self, *families, engine=None):
+        """The names of the given families (all without), optionally of one engine."""
+        return tuple(name for name, m in self._by_name.items()
+                     if (not families or m.family in families)
+                     and (engine is None or m.engine == engine))
+
+    def rows(self):
+        """One dict per metric: what `to_frame` shows."""
+        return [{"name": m.name, "family": m.family, "cutoff": m.cutoff,
+                 "params": ", ".join(p.name for p in m.params),
+                 "needs": ", ".join(m.needs), "aggregate": m.aggregate,
+                 "engine": m.engine, "entry": m.entry, "formula": m.formula,
+                 **{c: m.describe(c) for c in CONVENTIONS}, "source": m.source}
+                for m in self._by_name.values()]
+
+    def to_frame(self):
+        """The registry as a pandas DataFrame indexed by name (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ImportError("METRICS.to_frame() needs pandas: pip install pandas") from None
+        return pd.DataFrame(self.rows()).set_index("name")
+
+    def __repr__(self):
+        return f"<fastrank metrics: {', '.join(self._by_name)}>"
+
+
+METRICS = Registry(_ENTRIES)
+# the per-user ranking metrics of the one-pass kernel, the names of the original table
+METRIC_NAMES = METRICS.names("ranking")

@@ -1,0 +1,62 @@
+"""Threads: numba's thread count for one call, and how many user ranges to run.
+
+Every parallel entry point (`evaluate`, `Evaluator`, `evaluate_factors`, `fastrank trec`,
+the bootstrap, the list grouping of the readers) runs its kernels inside
+`numba_threads(n_threads)` and splits its users with `n_ranges`.
+"""
+
+import threading
+from contextlib import contextmanager
+
+from .validation import check_n_threads
+
+# Ranges of users per thread: a few per thread evens out the load; each range allocates
+# and clears its own O(n_items) scratch once.
+_CHUNKS_PER_THREAD = 4
+
+
+def n_ranges(n_rows, threads, work, n_items):
+    """How many user ranges to run: a few per thread, but never so many that clearing
+    each range's n_items scratch costs more than the work itself (few users, huge
+    catalogue), and at least one per thread while there are rows."""
+    by_work = max(threads, work // max(n_items, 1))
+    return min(n_rows, _CHUNKS_PER_THREAD * threads, by_work)
+
+
+@contextmanager
+def numba_threads(n_threads):
+    """Run the block with numba's thread count set to n_threads (None: leave it); the
+    count is per Python thread. Where numba's threading layer is its own workqueue (no
+    OpenMP or TBB on the machine), which aborts the process when two Python threads run
+    parallel kernels at once, the blocks of concurrent callers take turns."""
+    import numba  # loaded on the first parallel call, not at import
+
+    n_threads = check_n_threads(n_threads, numba.config.NUMBA_NUM_THREADS)
+    with _turns(numba):
+        if n_threads is None:
+            yield numba.get_num_threads()
+            return
+        previous = numba.get_num_threads()
+        numba.set_num_threads(n_threads)
+        try:
+            yield n_threads
+        finally:
+            numba.set_num_threads(previous)
+
+
+_TURNS = threading.RLock()
+
+
+@contextmanager
+def _turns(numba):
+    """Hold the turn lock while the threading layer is the workqueue, or not yet chosen
+    (the first parallel call chooses it)."""
+    try:
+        serial = numba.threading_layer() == "workqueue"
+    except ValueError:  # not initialised yet
+        serial = True
+    if not serial:
+        yield
+        return
+    with _TURNS:
+        yield

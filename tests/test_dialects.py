@@ -1,0 +1,276 @@
+"""Other tools' metric names. Every name of every dialect table either parses to a registered
+metric or is refused with its reason; the names that parse give each tool's own numbers:
+ir-measures and ranx run on the same judgments and lists, trec_eval 10 itself (built from
+its source) on the same files, and RecBole's and RecTools' formulas as their code computes
+them (neither is a test dependency: RecBole needs torch, RecTools a model stack)."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastrank as fr
+from fastrank import dialects
+from fastrank.grammar import parse
+
+from .trec_files import read_trec_eval_output, write_trec_files
+
+
+def judged_lists(seed, n_users=40, n_items=30, k=12):
+    """Graded truth (0 is judged non-relevant; some users judged nothing, some judged
+    only non-relevant items) and lists of distinct ids, some shorter than k, some empty."""
+    rng = np.random.default_rng(seed)
+    truth = np.zeros((n_users, n_items))
+    stored = np.zeros((n_users, n_items), bool)
+    for u in range(n_users):
+        if rng.random() < 0.1:
+            continue
+        items = rng.choice(n_items, size=int(rng.integers(1, 12)), replace=False)
+        stored[u, items] = True
+        truth[u, items] = rng.choice([0, 0, 1, 1, 2, 3], size=items.size)
+    rows, cols = np.nonzero(stored)
+    matrix = sp.csr_array((truth[rows, cols], (rows, cols)), shape=(n_users, n_items))
+    topk = np.full((n_users, k), -1, np.int64)
+    for u in range(n_users):
+        length = 0 if rng.random() < 0.08 else int(rng.integers(1, k + 1))
+        topk[u, :length] = rng.choice(n_items, size=length, replace=False)
+    return matrix, topk
+
+
+def as_dicts(truth, topk):
+    """(qrels, run) dicts with string ids: the judged users' judgments, the lists as
+    scores falling with the rank (no ties)."""
+    qrels, run = {}, {}
+    for u in range(truth.shape[0]):
+        lo, hi = truth.indptr[u], truth.indptr[u + 1]
+        if hi > lo:
+            qrels[f"q{u}"] = {f"d{i}": int(v) for i, v in zip(truth.indices[lo:hi],
+                                                              truth.data[lo:hi])}
+        ids = [int(i) for i in topk[u] if i >= 0]
+        if ids:
+            run[f"q{u}"] = {f"d{i}": float(len(ids) - r) for r, i in enumerate(ids)}
+    return qrels, run
+
+
+# -- every name of every table -------------------------------------------------------------
+
+@pytest.mark.parametrize("dialect", sorted(dialects.TABLES))
+def test_every_name_parses_to_a_registered_metric_or_is_refused_with_its_reason(dialect):
+    for name, meaning in dialects.TABLES[dialect].items():
+        written = {"trec_eval": {"required": f"{name}_5", "recall": f"{name}_0.30"},
+                   "ir_measures": {"required": f"{name}@5", "recall": f"{name}@0.3"}}
+        label = written.get(dialect, {}).get(getattr(meaning, "cutoff", ""), name)
+        if dialect in ("recbole", "rectools", "ranx") and \
+                getattr(meaning, "cutoff", "") == "required" or \
+                getattr(meaning, "bare_refusal", ""):
+            label = f"{name}@5"
+        if dialect == "rectools" and name == "ndcg":
+            label = "NDCG(divide_by_achievable=True)@5"
+        if isinstance(meaning, dialects.Refusal):
+            with pytest.raises(ValueError, match="is refused: " + meaning.reason[:30]):
+                parse(label, 10, dialect=dialect)
+            continue
+        request = parse(label, 10, dialect=dialect)
+        assert request.metric is fr.METRICS[request.name]
+        assert request.convention == meaning.convention and request.dialect == dialect
+        assert request.label == label
+
+
+def test_labels_carry_their_dialect_or_take_the_calls():
+    truth, topk = judged_lists(0)
+    res = fr.evaluate(truth, topk, ["nDCG@5", "P(rel=2)@5", "ndcg_cut_5", "P_5"],
+                      convention="trec")
+    assert res["nDCG@5"] == res["ndcg_cut_5"]
+    assert res.canonical("nDCG@5") == "ndcg@5" and res.canonical("P(rel=2)@5") == \
+        "precision(rel=2)@5"
+    assert res.requests["P_5"].dialect == "trec_eval" and res.convention == "trec"
+    assert "under the trec convention" in res.describe("nDCG@5")
+    prefixed = fr.evaluate(truth, topk, ["recbole:NDCG@5", "rectools:MAP@5"])
+    plain = fr.evaluate(truth, topk, ["ndcg@5", "mar@5"], convention="implicit")
+    assert prefixed["recbole:NDCG@5"] == plain["ndcg@5"]
+    assert prefixed["rectools:MAP@5"] == plain["mar@5"]
+    call = fr.evaluate(truth, topk, ["NDCG@5", "MAP@5"], dialect="recbole")
+    assert call["NDCG@5"] == plain["ndcg@5"] and call.convention == "mixed"
+    assert call["MAP@5"] == fr.evaluate(truth, topk, ["map@5"])["map@5"]
+
+
+@pytest.mark.parametrize("label, message", [
+    ("RBP(p=0.8)", "does not compute RBP yet"),
+    ("rbp.8", "does not compute ranx's rbp yet"),
+    ("Judged@10", "does not compute Judged@k yet"),
+    ("GAUC", "does not compute RecBole's GAUC yet"),
+    ("rectools:NDCG@10", "ideal the user can reach"),
+    ("ranx:bpref", "NaN for a query without a judged non-relevant"),
+    ("ranx:precision", "divides by each query's own list length"),
+    ("ranx:ndcg@5-l2", "keeps the raw grades"),
+    ("ir_measures:nDCG(dcg=exp-log2)", "ideal over every"),
+    ("ir_measures:nDCG(gains={0:0})@5", "gains"),
+    ("AP(judged_only=True)", "judged_only=True"),
+    ("rectools:Precision(r_precision=True)@5", "pools it"),
+    ("recbole:ItemCoverage@10", "padding item 0"),
+    ("P", "needs a cutoff"),
+    ("map_cut", "needs a cutoff in trec_eval"),
+    ("ndcg_cutt_10", "did you mean 'ndcg_cut'"),
+    ("klingon:ndcg@5", "unknown metric"),
+    ("ranx:nDCG@5", "is not a metric name of ranx; did you mean"),
+    ("ir_measures:ndcg@5", "did you mean 'nDCG'"),
+    ("precision(rel=2)", None),
+    ("IPrec@0.3", "trec_eval 9"),
+    ("ir_measures:NumRel", "without results 0"),
+])
+def test_refusals_say_why(label, message):
+    truth, topk = judged_lists(1)
+    if message is None:
+        fr.evaluate(truth, topk, [label])
+        return
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        fr.evaluate(truth, topk, [label])
+
+
+def test_one_set_of_counted_users_per_result():
+    truth, topk = judged_lists(2)
+    with pytest.raises(ValueError, match="one Result has one set of counted users"):
+        fr.evaluate(truth, topk, ["P_5", "ndcg@5"])
+    res = fr.evaluate(truth, topk, ["P_5", "ndcg@5"], convention="trec")
+    assert res["P_5"] == res["ndcg@5"] * 0 + res["P_5"]
+
+
+# -- the tools themselves --------------------------------------------------------------------
+
+IR_MEASURES = ["P@5", "P(rel=2)@5", "R@10", "R(rel=2)@5", "AP", "AP@5", "AP(rel=2)", "RR",
+               "RR@5", "RR(rel=2)", "nDCG", "nDCG@5", "nDCG@12", "Rprec", "Rprec(rel=2)",
+               "Bpref", "Bpref(rel=2)", "NumRet", "NumRelRet", "Success@1", "Success@5",
+               "MAP@5", "MRR", "NDCG@5", "Precision@5", "Recall@5", "BPref", "RPrec"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ir_measures_names_give_ir_measures_numbers(seed):
+    ir_measures = pytest.importorskip("ir_measures")
+    truth, topk = judged_lists(seed)
+    qrels, run = as_dicts(truth, topk)
+    want = ir_measures.calc_aggregate([ir_measures.parse_measure(m) for m in IR_MEASURES],
+                                      qrels, run)
+    want = {str(measure): value for measure, value in want.items()}
+    res = fr.evaluate(truth, topk, IR_MEASURES, dialect="ir_measures")
+    for label in IR_MEASURES:
+        key = str(ir_measures.parse_measure(label))
+        assert res[label] == pytest.approx(want[key], rel=1e-9, abs=1e-12), label
+
+
+RANX = ["hits@5", "hit_rate@5", "precision@5", "precision@5-l2", "recall@5", "recall@5-l2",
+        "f1@5", "r-precision", "mrr", "mrr@5", "map", "map@5", "map@5-l2", "ndcg", "ndcg@5",
+        "ndcg@12", "ndcg_burges@5", "dcg@5", "dcg_burges@5", "hits", "recall", "mrr@3-l3"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ranx_names_give_ranx_numbers(seed):
+    ranx = pytest.importorskip("ranx")
+    truth, topk = judged_lists(seed)
+    qrels, run = as_dicts(truth, topk)
+    for q in qrels:  # ranx scores a query of the qrels without results 0
+        run.setdefault(q, {})
+    run = {q: docs for q, docs in run.items() if q in qrels}
+    want = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), RANX, make_comparable=True)
+    res = fr.evaluate(truth, topk, RANX, dialect="ranx")
+    for label in RANX:
+        assert res[label] == pytest.approx(want[label], rel=1e-9, abs=1e-12), label
+
+
+TREC_EVAL = ["P_5", "P_10", "P.5", "recall_5", "recall_10", "ndcg_cut_5", "ndcg_cut_10",
+             "map_cut_5", "map_cut_10", "success_1", "success_5", "success_10", "map",
+             "gm_map", "Rprec", "bpref", "recip_rank", "ndcg", "num_ret", "num_rel",
+             "num_rel_ret", "iprec_at_recall_0.00", "iprec_at_recall_0.30",
+             "iprec_at_recall_1.00"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_trec_eval_names_give_trec_eval_10s_numbers(trec_eval, tmp_path, seed):
+    """Per query and `all`, to the 4 decimals trec_eval prints (-c: a judged query
+    without results scores 0, as a judged user with an empty list does here)."""
+    truth, topk = judged_lists(seed)
+    qrels, run = write_trec_files(tmp_path, *as_dicts(truth, topk))
+    per_query, totals = read_trec_eval_output(trec_eval, ["-c", "-q", "-m", "all_trec"],
+                                              qrels, run)
+    res = fr.evaluate(truth, topk, TREC_EVAL, dialect="trec_eval")
+    counted = np.flatnonzero(res.counted)
+    assert sorted(f"q{u}" for u in counted) == sorted(per_query)
+    for label in TREC_EVAL:
+        printed = label.replace(".", "_") if label.startswith("P.") else label
+        assert res[label] == pytest.approx(totals[printed], abs=6e-5), label
+        if label == "gm_map":
+            continue  # printed for `all` only
+        values = res.per_user(label)
+        for u in counted:
+            assert values[u] == pytest.approx(per_query[f"q{u}"][printed], abs=6e-5), \
+                (label, u)
+
+
+# -- RecBole's and RecTools' formulas, written as their code computes them ----------------
+
+def recbole_like(truth, topk, k):
+    """RecBole 1.2's metric_info functions on a boolean hit matrix: users with a test item,
+    binary relevance, lists of exactly k items (recbole/evaluator/metrics.py)."""
+    out = {"ndcg": [], "map": [], "hit": [], "mrr": [], "precision": [], "recall": []}
+    for u in range(truth.shape[0]):
+        lo, hi = truth.indptr[u], truth.indptr[u + 1]
+        pos = {int(i) for i, v in zip(truth.indices[lo:hi], truth.data[lo:hi]) if v > 0}
+        if not pos:
+            continue
+        hits = np.array([int(i) in pos for i in topk[u, :k]], float)
+        m = len(pos)
+        ranks = np.arange(1, k + 1)
+        dcg = (hits / np.log2(ranks + 1)).sum()
+        idcg = (1 / np.log2(np.arange(1, min(m, k) + 1) + 1)).sum()
+        out["ndcg"].append(dcg / idcg)
+        out["map"].append((np.cumsum(hits) / ranks * hits).sum() / min(m, k))
+        out["hit"].append(float(hits.any()))
+        out["mrr"].append(1 / (np.argmax(hits) + 1) if hits.any() else 0.0)
+        out["precision"].append(hits.sum() / k)
+        out["recall"].append(hits.sum() / m)
+    return {name: float(np.mean(values)) for name, values in out.items()}
+
+
+def rectools_like(truth, topk, k):
+    """RecTools 0.19's ranking metrics: MAP over m (divide_by_k=False), NDCG with the
+    achievable ideal, HitRate, MRR, Precision over k, Recall, F1Beta(beta=1)."""
+    out = {"MAP": [], "NDCG": [], "HitRate": [], "MRR": [], "Precision": [], "Recall": [],
+           "F1Beta": []}
+    for u in range(truth.shape[0]):
+        lo, hi = truth.indptr[u], truth.indptr[u + 1]
+        pos = {int(i) for i, v in zip(truth.indices[lo:hi], truth.data[lo:hi]) if v > 0}
+        if not pos:
+            continue
+        hits = np.array([int(i) in pos for i in topk[u, :k]], float)
+        m, ranks = len(pos), np.arange(1, k + 1)
+        out["MAP"].append((np.cumsum(hits) / ranks * hits).sum() / m)
+        ideal = (1 / np.log(np.arange(1, min(m, k) + 1) + 1)).sum()
+        out["NDCG"].append((hits / np.log(ranks + 1)).sum() / ideal)
+        out["HitRate"].append(float(hits.any()))
+        out["MRR"].append(1 / (np.argmax(hits) + 1) if hits.any() else 0.0)
+        p, r = hits.sum() / k, hits.sum() / m
+        out["Precision"].append(p)
+        out["Recall"].append(r)
+        out["F1Beta"].append(2 * p * r / (p + r) if p + r else 0.0)
+    return {name: float(np.mean(values)) for name, values in out.items()}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_recbole_and_rectools_names_give_their_numbers(seed):
+    rng = np.random.default_rng(seed)
+    truth, _ = judged_lists(seed)
+    topk = np.argsort(rng.random((truth.shape[0], truth.shape[1])), axis=1)[:, :10]
+    recbole = recbole_like(truth, topk, 10)
+    res = fr.evaluate(truth, topk, ["NDCG@10", "MAP@10", "Hit@10", "MRR@10", "Precision@10",
+                                    "Recall@10"], dialect="recbole")
+    for name, value in recbole.items():
+        label = {"hit": "Hit"}.get(name, "MRR" if name == "mrr" else name.upper()
+                                   if name in ("ndcg", "map") else name.capitalize()) + "@10"
+        assert res[label] == pytest.approx(value, rel=1e-12), label
+    rectools = rectools_like(truth, topk, 10)
+    labels = {"NDCG": "NDCG(divide_by_achievable=True, log_base=10)@10"}
+    res = fr.evaluate(truth, topk, [labels.get(n, f"{n}@10") for n in rectools],
+                      dialect="rectools")
+    for name, value in rectools.items():
+        assert res[labels.get(name, f"{name}@10")] == pytest.approx(value, rel=1e-12), name
+    assert not math.isnan(res["HitRate@10"])
