@@ -308,3 +308,28 @@ def lookup(dialect, name):
 def foreign_names(dialect):
     """Every name of a foreign dialect as the tool spells it (for suggestions and docs)."""
     return tuple(TABLES[dialect])
+
+
+def markdown():
+    """The README's dialect table: for each tool, the names fastrank computes as that tool
+    does (and which metric and convention), and the names it refuses."""
+    lines = ["| tool | its name | fastrank computes |", "|---|---|---|"]
+    tools = {"ir_measures": "ir-measures 0.4", "ranx": "ranx 0.3", "trec_eval": "trec_eval 10",
+             "recbole": "RecBole 1.2", "rectools": "RecTools 0.19"}
+    for dialect, tool in tools.items():
+        refused = []
+        for name, meaning in TABLES[dialect].items():
+            if isinstance(meaning, Refusal):
+                refused.append(f"`{name}`")
+                continue
+            written = {"trec_eval": {"required": f"{name}_k", "recall": f"{name}_0.30"},
+                       "ir_measures": {"required": f"{name}@k", "recall": f"{name}@0.3"}}
+            label = written.get(dialect, {}).get(meaning.cutoff)
+            if label is None:
+                label = name + ("@k" if meaning.cutoff == "required" or meaning.bare_refusal
+                                else "[@k]" if meaning.cutoff == "optional" else "")
+            computed = f"`{meaning.metric}` ({meaning.convention})"
+            lines.append(f"| {tool} | `{label}` | {computed} |")
+        lines.append(f"| {tool} | refused, with the reason | {', '.join(refused)} |")
+    return "\n".join(lines)
+

@@ -261,3 +261,26 @@ class Registry(Mapping):
 METRICS = Registry(_ENTRIES)
 # the per-user ranking metrics of the one-pass kernel, the names of the original table
 METRIC_NAMES = METRICS.names("ranking")
+
+
+def markdown():
+    """The README's metric table: one row per registered metric, the formula under each
+    convention (regenerate with `python -m fastrank.registry`; a test checks the README)."""
+    lines = ["| name | family | recsys (default) | trec (= trec_eval) | implicit (= implicit "
+             "0.7) | mean | computed by |", "|---|---|---|---|---|---|---|"]
+    for m in METRICS.values():
+        label = f"`{m.name}" + ("(" + ", ".join(p.name + "=" for p in m.params) + ")"
+                                if m.params else "") + ("@k`" if m.cutoff else "`")
+        cells = [m.describe("recsys")]
+        for convention in ("trec", "implicit"):
+            text = m.describe(convention)
+            cells.append("same" if text == cells[0] else text)
+        where = m.entry if m.entry != "fr.evaluate" else f"fr.evaluate ({m.engine})"
+        lines.append(f"| {label} | {m.family} | " + " | ".join(_cell(c) for c in cells)
+                     + f" | {m.aggregate} | {where} |")
+    return "\n".join(lines)
+
+
+def _cell(text):
+    return text.replace("|", "\\|")
+
