@@ -2,19 +2,21 @@
 
 import argparse
 import json
+import os
 import sys
 import time
 
 import numpy as np
 
 from ._version import __version__
+from . import dialects, registry
 from .dialects import DIALECTS
 from .evaluate import evaluate
 from .grammar import split_labels
 from .io.files import output_kind, read_inputs, write_per_user
 from .io.tables import per_user_table
 from .plots import plot_compare
-from .registry import CONVENTIONS
+from .registry import CONVENTIONS, METRICS
 from .stats import compare
 from .synthetic import power_law
 from .trec import _ATOL, evaluate_files
@@ -163,6 +165,25 @@ def run_evaluate(args, out=None):
     return 0
 
 
+def run_metrics(args, out=None):
+    out = sys.stdout if out is None else out
+    if args.markdown:
+        print(dialects.markdown() if args.dialects else registry.markdown(), file=out)
+        return 0
+    if args.dialects:
+        for dialect, table in dialects.TABLES.items():
+            print(f"{dialect}:", file=out)
+            for name, meaning in table.items():
+                what = (f"refused: {meaning.reason}" if isinstance(meaning, dialects.Refusal)
+                        else f"{meaning.metric} ({meaning.convention})")
+                print(f"  {name:<24} {what}", file=out)
+        return 0
+    for metric in METRICS.values():
+        label = metric.name + ("@k" if metric.cutoff else "")
+        print(f"{label:<14} {metric.family:<9} {metric.formula}", file=out)
+    return 0
+
+
 class UsageError(Exception):
     """A command line argparse refuses: reported as one line, exit status 2."""
 
@@ -243,6 +264,16 @@ def build_parser():
                     help="also write every user's values (CSV, or parquet by suffix); an "
                          "empty field where a user is not counted")
     ev.set_defaults(func=run_evaluate)
+    names = sub.add_parser(
+        "metrics", help="list every metric (the registry) or every tool's metric names",
+        description="The registry of metrics, fastrank.METRICS: name, family, formula per "
+                    "convention, how the mean is taken and what computes it; with "
+                    "--dialects, the names of ir-measures, ranx, trec_eval, RecBole and "
+                    "RecTools that fastrank computes as each tool does.")
+    names.add_argument("--dialects", action="store_true",
+                       help="the other tools' names instead of the registry")
+    names.add_argument("--markdown", action="store_true", help="a markdown table")
+    names.set_defaults(func=run_metrics)
     return parser
 
 
@@ -255,6 +286,9 @@ def main(argv=None):
         return 2
     try:
         return args.func(args)
+    except BrokenPipeError:  # `| head` stopped reading: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (ValueError, TypeError, OSError, ImportError, MemoryError) as exc:
         print(f"fastrank {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2

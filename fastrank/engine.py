@@ -204,6 +204,8 @@ class _Pass:
         position = {int(k): c for c, k in enumerate(self.cutoffs)}
         self.slot_code = np.array([r.code for r in self.requests], dtype=np.int64)
         self.slot_cut = np.array([position[r.k] for r in self.requests], dtype=np.int64)
+        self.slot_param = np.array([r.metric.kernel_value(r.params) for r in self.requests],
+                                   dtype=np.float64)
         self.needs_uncut_ideal = any(r.code == codes.NDCG_UNCUT for r in self.requests)
 
 
@@ -251,8 +253,8 @@ def rank_into(data, topk, rows, ranking, judged, threads, out, n_relevant, count
     check_scratch(data.n_items, _RANK_BYTES, n_chunks)
     with memory_guard("the ranking kernel"):
         rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
-                     ranking.cutoffs, ranking.slot_code, ranking.slot_cut, judged, disc,
-                     max_row_nnz, n_chunks, out, n_relevant, counted)
+                     ranking.cutoffs, ranking.slot_code, ranking.slot_cut, ranking.slot_param,
+                     judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted)
 
 
 def trec_into(data, topk, rows, trec, threads, out, counted):
@@ -269,7 +271,7 @@ def trec_into(data, topk, rows, trec, threads, out, counted):
     indptr, indices, values = _rows_of(data, rows)
     level = math.ulp(0.0) if trec.rel is None else float(trec.rel)
     slot_code = np.array([r.code for r in trec.requests], np.int64)
-    slot_point = np.array([dict(r.params).get("recall", 0.0) for r in trec.requests])
+    slot_point = trec.slot_param  # iprec's recall point
     max_row_nnz = int(np.diff(indptr).max()) if n_rows else 0
     longest = max(lists.shape[1], max_row_nnz, 1)
     log2s = np.array([math.log2(j) for j in range(2, longest + 2)], np.float64)

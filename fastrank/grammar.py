@@ -89,6 +89,10 @@ class Request:
                 f"({self.metric.describe(self.convention)})")
 
 
+class _Elsewhere(ValueError):
+    """A registered metric that a function of its own computes (fr.ab_ndcg, fr.rmse)."""
+
+
 def _is_pooled(code):
     return code == codes.PRECISION_CAPPED
 
@@ -157,6 +161,8 @@ def parse(label, k_max=LARGEST_INT, convention="recsys", dialect=None):
             found = _own(label, text, convention)
             if found is not None:
                 return _finish(label, *found, k_max, "fastrank")
+        except _Elsewhere:
+            raise
         except ValueError as own_error:
             try:  # another tool's spelling of a fastrank name, e.g. nDCG(dcg=exp-log2)@10
                 return _anywhere(label, text, k_max)
@@ -201,7 +207,7 @@ def _own(label, text, convention):
 
 def _finish(label, metric, params, cut, convention, k_max, dialect):
     if metric.engine in ("aspects", "ratings"):
-        raise ValueError(
+        raise _Elsewhere(
             f"metrics: {label!r} is computed by {metric.entry}, which takes what it needs "
             f"({'item aspects' if metric.engine == 'aspects' else 'rating predictions'}); "
             f"call {metric.entry}(...) for it")

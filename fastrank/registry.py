@@ -71,11 +71,20 @@ class Metric:
     source: str = ""
     entry: str = "fr.evaluate"   # the function that computes it
     uncut_code: Mapping = field(default_factory=dict)    # convention -> code without @k
+    kernel_param: str = ""       # the parameter the kernel reads per slot (slot_param)
 
     @property
     def per_user(self):
         """Does it have a value per user (catalogue metrics have one value)?"""
         return self.aggregate != "catalogue"
+
+    def kernel_value(self, params):
+        """The float the kernel reads for this metric (slot_param) from a request's
+        {name: value} parameters: the kernel parameter's value or default, else 0."""
+        if not self.kernel_param:
+            return 0.0
+        value = dict(params).get(self.kernel_param, self.param(self.kernel_param).default)
+        return float(value)
 
     def param(self, name):
         return next((p for p in self.params if p.name == name), None)
@@ -175,7 +184,7 @@ _ENTRIES = (
            "rank where recall ≥ the point (trec_eval iprec_at_recall)", engine="trec",
            cutoff=False, params=(Param("recall", float, None, 0.0, 1.0,
                                        "the recall point, e.g. 0.3"), REL),
-           codes=_same(codes.TREC_IPREC),
+           codes=_same(codes.TREC_IPREC), kernel_param="recall",
            source="trec_eval iprec_at_recall"),
     Metric("novelty", "mean over the list's items of −log2(max(pop(i), 1) / U); pop(i) = "
            "training users with a positive entry for i, U = training users with any",

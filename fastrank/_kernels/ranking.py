@@ -117,10 +117,12 @@ def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, scale, 
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _write_slots(out, i, c, k, slot_code, slot_cut, m, n_neg, hits, misses, first_hit,
+def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, misses, first_hit,
                  r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift, dcg_bin, cg, auc_sum,
                  ideal_lin, ideal_exp, ideal_full, ideal_bin):
-    """Write every slot of cutoff index c (cutoff k) for row i from the walk's sums."""
+    """Write every slot of cutoff index c (cutoff k) for row i from the walk's sums.
+    slot_param[s] is slot s's parameter (the registry entry's `kernel_param`), for codes
+    that take one."""
     for s in range(slot_code.shape[0]):
         if slot_cut[s] != c:
             continue
@@ -176,14 +178,15 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, m, n_neg, hits, misses, firs
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
-                 count_judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted):
+                 slot_param, count_judged, disc, max_row_nnz, n_chunks, out, n_relevant,
+                 counted):
     """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
 
     indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
     topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
     cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
-    after them. slot_code / slot_cut: per output slot, a code of `codes` and an index
-    into cutoffs. count_judged: count users with at least one stored entry (trec) instead
+    after them. slot_code / slot_cut / slot_param: per output slot, a code of `codes`, an
+    index into cutoffs and a parameter (float64). count_judged: count users with at least one stored entry (trec) instead
     of at least one relevant entry. disc[j] = 1/log2(j+2), for j below W and below
     min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut ideal is requested.
     """
@@ -291,12 +294,14 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                 if rank == m or (rank == k_max and m > k_max):
                     r_hits = hits
                 while c < n_cut and cutoffs[c] == rank:
-                    _write_slots(out, i, c, rank, slot_code, slot_cut, m, n_neg, hits, misses,
-                                 first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift,
-                                 dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
+                    _write_slots(out, i, c, rank, slot_code, slot_cut, slot_param, m, n_neg,
+                                 hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale,
+                                 dcg_exp, shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp,
+                                 ideal_full, ideal_bin)
                     c += 1
             while c < n_cut:  # cutoffs past the list's columns: the rest is empty
-                _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, m, n_neg, hits,
-                             misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift,
-                             dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
+                _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, slot_param, m, n_neg,
+                             hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp,
+                             shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full,
+                             ideal_bin)
                 c += 1
