@@ -12,7 +12,9 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .validation import _csr_parts, _index_array, _is_canonical
+from .discounts import discounts
+from .threads import n_ranges
+from .validation import _csr_parts, _index_array, _is_canonical, check_scratch, memory_guard
 
 
 @dataclass(frozen=True)
@@ -133,3 +135,20 @@ def _same_sets(aspects, items, leaders):
         has = same & (length > j)
         same[has] = indices[indptr[items[has]] + j] == indices[indptr[leaders[has]] + j]
     return same
+
+
+def alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads):
+    """(α-nDCG per cutoff and top-K row, NaN where the user has no relevant item; m per
+    row) of checked inputs: the kernel run for `fr.alpha_ndcg` and `fr.evaluate`."""
+    from ._kernels.aspects import alpha_ndcg as kernel  # numba loads on first use
+
+    n = rows.shape[0]
+    out = np.empty((cutoffs.shape[0], n), np.float64)
+    n_relevant = np.empty(n, np.int64)
+    chunks = max(n_ranges(n, threads, n * int(cutoffs[-1]), data.n_items), 1)
+    check_scratch(data.n_items, 8, chunks)
+    with memory_guard("the α-nDCG kernel"):
+        kernel(data.indptr, data.indices, data.data, rows, topk, aspects.indptr,
+               aspects.indices, aspects.n_aspects, data.n_items, alpha, cutoffs,
+               discounts(int(cutoffs[-1])), data.max_row_nnz, chunks, out, n_relevant)
+    return out, n_relevant

@@ -14,6 +14,7 @@ from .threads import n_ranges
 from .validation import _csr_parts, check_scratch, memory_guard
 
 _WHY = {"train": "the training interactions, to count each item's training users",
+        "item_aspects": "the aspects (topics, genres) of each item",
         "item_aspects|item_vectors": "to measure how different two items are",
         "baseline": "the lists to be unexpected against (e.g. baseline='popular', with train=)"}
 
@@ -81,7 +82,7 @@ def check_side_inputs(specs, *, train, item_aspects, item_vectors, baseline,
     given = {"train": train is not None,
              "baseline": baseline is not None or baseline_later,
              "item_aspects|item_vectors": item_aspects is not None
-             or item_vectors is not None}
+             or item_vectors is not None, "item_aspects": item_aspects is not None}
     for spec in specs:
         for need in spec.metric.needs:
             if not given[need]:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .aspects import check_aspects
-from .engine import discounts
+from .aspects import alpha_ndcg_values, check_aspects
+from .discounts import discounts
 from .means import counted_mean, counted_rows
 from .threads import n_ranges, numba_threads
 from .factors import positive_counts
@@ -341,23 +341,14 @@ def alpha_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.5, users=None, n_th
         The truth row of each topk row.
     n_threads : int, optional
     """
-    from ._kernels.aspects import alpha_ndcg as kernel
-
     data = check_truth(truth)
     aspects = check_aspects(item_aspects, data.n_items)
     topk = check_topk(topk, data.n_items)
     rows = check_users(users, topk.shape[0], data.n_users)
     cutoffs = _check_cutoffs(k, topk.shape[1])
     alpha = _check_unit(alpha, "alpha")
-    n = rows.shape[0]
-    out = np.empty((cutoffs.shape[0], n), np.float64)
-    n_relevant = np.empty(n, np.int64)
-    with numba_threads(n_threads) as threads, memory_guard("the α-nDCG kernel"):
-        chunks = max(n_ranges(n, threads, n * int(cutoffs[-1]), data.n_items), 1)
-        check_scratch(data.n_items, 8, chunks)
-        kernel(data.indptr, data.indices, data.data, rows, topk, aspects.indptr,
-               aspects.indices, aspects.n_aspects, data.n_items, alpha, cutoffs,
-               discounts(int(cutoffs[-1])), data.max_row_nnz, chunks, out, n_relevant)
+    with numba_threads(n_threads) as threads:
+        out, n_relevant = alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads)
     labels = [f"alpha_ndcg@{int(c)}" for c in cutoffs]
     counted = counted_rows(data.indptr, rows, n_relevant, "recsys")
     means = {label: counted_mean(v, counted) for label, v in zip(labels, out)}

@@ -13,7 +13,9 @@ import math
 import numpy as np
 
 from ._kernels import codes
+from .aspects import alpha_ndcg_values, check_aspects
 from .beyond import BeyondPlan, check_side_inputs
+from .discounts import discounts
 from .grammar import check_convention, parse_all
 from .means import counts_judged, mean_of, sum_parts
 from .result import Result
@@ -62,8 +64,7 @@ def check_requests(metrics, convention, dialect=None, **side):
     """Check metric names and the side inputs they need before any list is seen (for
     lists of any length): what Plan would refuse later, refused now."""
     requests = parse_requests(metrics, LARGEST_INT, convention, dialect)
-    check_side_inputs([r for r in requests if r.metric.engine == "beyond"], **side,
-                      baseline_later=True)
+    check_side_inputs([r for r in requests if r.metric.needs], **side, baseline_later=True)
     return requests
 
 
@@ -83,7 +84,12 @@ class Plan:
         self.external = [label for label in external if label in self.requests]
         own = [r for r in requests if r.label not in self.external]
         self.passes = _ranking_passes([r for r in own if r.metric.engine == "ranking"])
-        self.trec = _trec_passes([r for r in own if r.metric.engine == "trec"])
+        self.trec = _param_passes([r for r in own if r.metric.engine == "trec"])
+        self.aspects = _param_passes([r for r in own if r.metric.engine == "aspects"])
+        check_side_inputs([r for r in own if r.metric.engine == "aspects"], train=train,
+                          item_aspects=item_aspects, item_vectors=item_vectors,
+                          baseline=baseline)
+        self.item_aspects = check_aspects(item_aspects, n_items) if self.aspects else None
         beyond = [r for r in own if r.metric.engine == "beyond"]
         self.beyond = (BeyondPlan(beyond, n_items, k, train=train, item_aspects=item_aspects,
                                   item_vectors=item_vectors, baseline=baseline,
@@ -92,6 +98,7 @@ class Plan:
         self.labels = list(self.requests)
         per_user = [r.label for p in self.passes for r in p.requests]
         per_user += [r.label for p in self.trec for r in p.requests]
+        per_user += [r.label for p in self.aspects for r in p.requests]
         if self.beyond:
             per_user += [r.label for r in self.beyond.per_user]
         self.per_user = per_user + self.external
@@ -137,6 +144,11 @@ class Plan:
             n_slots = len(trec.requests)
             trec_into(data, topk, rows, trec, threads, block.values[row:row + n_slots],
                       block.counted)
+            row += n_slots
+        for group in self.aspects:
+            n_slots = len(group.requests)
+            aspect_into(data, topk, rows, group, self.item_aspects, threads,
+                        block.values[row:row + n_slots], block.counted)
             row += n_slots
         if self.beyond:
             values, block.shown = self.beyond.run(data, topk, rows, block.counted, threads,
@@ -202,7 +214,8 @@ class _Pass:
         cutoffs = sorted({r.k for r in self.requests}) or [1]
         self.cutoffs = np.array(cutoffs, dtype=np.int64)
         position = {int(k): c for c, k in enumerate(self.cutoffs)}
-        self.slot_code = np.array([r.code for r in self.requests], dtype=np.int64)
+        self.slot_code = np.array([-1 if r.code is None else r.code for r in self.requests],
+                                  dtype=np.int64)
         self.slot_cut = np.array([position[r.k] for r in self.requests], dtype=np.int64)
         self.slot_param = np.array([r.metric.kernel_value(r.params) for r in self.requests],
                                    dtype=np.float64)
@@ -218,11 +231,13 @@ def _ranking_passes(requests):
     return [_Pass(rel, groups[rel]) for rel in order]
 
 
-def _trec_passes(requests):
+def _param_passes(requests):
+    """One pass per parameter set (relevance threshold, or α) of trec_eval's kernel or the
+    α-nDCG kernel."""
     groups = {}
     for r in requests:
-        groups.setdefault(r.rel, []).append(r)
-    return [_Pass(rel, groups[rel]) for rel in groups] if groups else []
+        groups.setdefault(r.rel if r.metric.engine == "trec" else r.params, []).append(r)
+    return [_Pass(key if not isinstance(key, tuple) else None, groups[key]) for key in groups]
 
 
 def _at_least(data, rel):
@@ -232,11 +247,6 @@ def _at_least(data, rel):
     values = np.where(data.data >= rel, data.data, 0.0)
     return Truth(indptr=data.indptr, indices=data.indices, data=values, n_users=data.n_users,
                  n_items=data.n_items)
-
-
-def discounts(length):
-    """d(i) = 1 / log2(i + 1) for ranks i = 1..length, as an array indexed from 0."""
-    return 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
 
 
 def rank_into(data, topk, rows, ranking, judged, threads, out, n_relevant, counted):
@@ -282,6 +292,21 @@ def trec_into(data, topk, rows, trec, threads, out, counted):
                       max(n_ranges(n_rows, threads, lists.size, 1), 1), values_out)
     values_out[:, ~counted] = np.nan
     out[...] = values_out
+
+
+def aspect_into(data, topk, rows, group, aspects, threads, out, counted):
+    """α-nDCG (one α) at the group's cutoffs: NaN where not counted, 0 for a counted user
+    without a relevant item (the trec convention counts judged users)."""
+    cutoffs = group.cutoffs
+    if topk.shape[1] < cutoffs[-1]:  # lists that end before the largest cutoff
+        topk = np.pad(topk, ((0, 0), (0, int(cutoffs[-1]) - topk.shape[1])),
+                      constant_values=-1)
+    alpha = group.requests[0].metric.kernel_value(group.requests[0].params)
+    values, _ = alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads)
+    position = {int(k): c for c, k in enumerate(cutoffs)}
+    for s, request in enumerate(group.requests):
+        row = values[position[request.k]]
+        out[s] = np.where(counted, np.nan_to_num(row, nan=0.0), np.nan)
 
 
 def _trec_lists(topk, n_items):

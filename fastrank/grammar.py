@@ -206,10 +206,10 @@ def _own(label, text, convention):
 
 
 def _finish(label, metric, params, cut, convention, k_max, dialect):
-    if metric.engine in ("aspects", "ratings"):
+    if metric.entry != "fr.evaluate":
         raise _Elsewhere(
             f"metrics: {label!r} is computed by {metric.entry}, which takes what it needs "
-            f"({'item aspects' if metric.engine == 'aspects' else 'rating predictions'}); "
+            f"({'a profile of aspect preferences and reuses its ideal' if metric.engine == 'aspects' else 'rating predictions'}); "
             f"call {metric.entry}(...) for it")
     if cut is not None and not metric.cutoff:
         raise ValueError(

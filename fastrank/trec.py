@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import io
+from . import dialects, io
+from ._kernels import codes
 from .threads import n_ranges, numba_threads
 from .validation import check_int, check_truth
 
@@ -40,15 +41,14 @@ MIN_GEO_MEAN = 0.00001
 _LARGEST_CUTOFF = 2 ** 62
 
 
-def _codes():
-    from ._kernels import trec as kernel
-
-    return {"num_ret": kernel.NUM_RET, "num_rel": kernel.NUM_REL,
-            "num_rel_ret": kernel.NUM_REL_RET, "map": kernel.MAP, "Rprec": kernel.RPREC,
-            "bpref": kernel.BPREF, "recip_rank": kernel.RECIP_RANK, "ndcg": kernel.NDCG,
-            "iprec_at_recall": kernel.IPREC, "P": kernel.P, "recall": kernel.RECALL,
-            "ndcg_cut": kernel.NDCG_CUT, "map_cut": kernel.MAP_CUT,
-            "success": kernel.SUCCESS}
+# trec_eval's kernel code of each measure
+_CODES = {"num_ret": codes.TREC_NUM_RET, "num_rel": codes.TREC_NUM_REL,
+          "num_rel_ret": codes.TREC_NUM_REL_RET, "map": codes.TREC_MAP,
+          "Rprec": codes.TREC_RPREC, "bpref": codes.TREC_BPREF,
+          "recip_rank": codes.TREC_RECIP_RANK, "ndcg": codes.TREC_NDCG,
+          "iprec_at_recall": codes.TREC_IPREC, "P": codes.TREC_P, "recall": codes.TREC_RECALL,
+          "ndcg_cut": codes.TREC_NDCG_CUT, "map_cut": codes.TREC_MAP_CUT,
+          "success": codes.TREC_SUCCESS}
 
 
 def parse_measures(measures):
@@ -70,6 +70,11 @@ def parse_measures(measures):
                 chosen.setdefault(base, _CUT.get(base))
             continue
         if name not in ORDER:
+            meaning = dialects.lookup("trec_eval", name)
+            if isinstance(meaning, dialects.Refusal):
+                raise ValueError(f"measures: {text!r}: {meaning.reason}; fastrank's trec_eval "
+                                 f"measures are {', '.join(ORDER)} (and the sets official, "
+                                 f"all_trec)")
             raise ValueError(
                 f"measures: unknown measure {text!r}; fastrank's trec_eval measures are "
                 f"{', '.join(ORDER)} (and the sets official, all_trec)")
@@ -268,12 +273,11 @@ def _per_query(slots, truth, topk, level, n_threads):
 
     if not slots:  # runid and num_q only
         return {}
-    codes = _codes()
     kernel_slots = {}  # (measure as computed, parameter) -> (code, cutoff, point)
     for name, p in slots:
         base = "map" if name == "gm_map" else name
         point = name == "iprec_at_recall"
-        kernel_slots[base, p] = (codes[base], 0 if point or p is None else p,
+        kernel_slots[base, p] = (_CODES[base], 0 if point or p is None else p,
                                  float(p) if point else 0.0)
     keys = list(kernel_slots)
     data = check_truth(truth)

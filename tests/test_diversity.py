@@ -347,3 +347,28 @@ def test_ab_ndcg_equals_the_exact_greedy_on_tie_heavy_users(alpha, beta):
         res = fr.ab_ndcg(truth, topk, aspects, k=k, alpha=alpha, beta=beta, user_aspects=gamma)
         ref = ab_ndcg_reference(truth, topk, aspects, [k], alpha, beta, user_aspects=gamma)
         assert res[f"ab_ndcg@{k}"] == pytest.approx(ref[k][0], rel=1e-12, abs=1e-15)
+
+
+def test_alpha_ndcg_through_evaluate_and_the_evaluator_equals_fr_alpha_ndcg():
+    rng = np.random.default_rng(11)
+    truth = sp.csr_array((rng.random((80, 30)) < 0.2) * rng.integers(0, 3, (80, 30)))
+    topk = np.argsort(rng.random((80, 30)), axis=1)[:, :8]
+    topk[::7, 5:] = -1
+    aspects = sp.csr_array((rng.random((30, 6)) < 0.4) * 1)
+    labels = ["alpha_ndcg@3", "alpha_ndcg(alpha=0.2)@8", "alpha_ndcg", "ndcg@3"]
+    res = fr.evaluate(truth, topk, labels, item_aspects=aspects)
+    one = fr.alpha_ndcg(truth, topk, aspects, k=[3, 8])
+    other = fr.alpha_ndcg(truth, topk, aspects, k=8, alpha=0.2)
+    for label, want in (("alpha_ndcg@3", one.per_user("alpha_ndcg@3")),
+                        ("alpha_ndcg", one.per_user("alpha_ndcg@8")),
+                        ("alpha_ndcg(alpha=0.2)@8", other.per_user("alpha_ndcg@8"))):
+        np.testing.assert_array_equal(res.per_user(label), want)
+    ev = fr.Evaluator(truth, labels, item_aspects=aspects)
+    for part in np.array_split(np.arange(80), 3):
+        ev.update(part, topk[part])
+    for label in labels:
+        np.testing.assert_array_equal(ev.result().per_user(label), res.per_user(label))
+    with pytest.raises(ValueError, match="alpha_ndcg@3 needs item_aspects="):
+        fr.evaluate(truth, topk, ["alpha_ndcg@3"])
+    with pytest.raises(ValueError, match="alpha=2.*is not a number in"):
+        fr.evaluate(truth, topk, ["alpha_ndcg(alpha=2)@3"], item_aspects=aspects)
