@@ -23,7 +23,8 @@
 Nothing is compiled at import; numba kernels load (or compile) on first use.
 """
 
-from . import io
+import importlib
+
 from ._version import __version__
 from .dialects import DIALECTS
 from .diversity import AlphaBetaNDCG, ab_ndcg, alpha_ndcg
@@ -40,3 +41,11 @@ from .streaming import Evaluator
 __all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg",
            "alpha_ndcg", "AlphaBetaNDCG", "rmse", "mae", "compare", "plot_compare", "Result",
            "METRICS", "METRIC_NAMES", "CONVENTIONS", "DIALECTS", "io", "__version__"]
+
+
+def __getattr__(name):
+    """`fr.io` (tables, files, TREC files) loads on first use: `import fastrank` stays
+    light for the evaluation alone."""
+    if name == "io":
+        return importlib.import_module(".io", __name__)
+    raise AttributeError(f"module 'fastrank' has no attribute {name!r}")

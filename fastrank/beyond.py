@@ -1,6 +1,6 @@
 """Beyond-accuracy measures inside `fastrank.evaluate`: coverage, gini, novelty, arp, ild,
-serendipity (the registry's "beyond" engine). Their side inputs (`train=`, `item_aspects=` / `item_vectors=`,
-`baseline=`) are checked once here; the walk is `fastrank._kernels.beyond`.
+serendipity (the registry's "beyond" engine). Their side inputs (`train=`, `item_aspects=`
+/ `item_vectors=`, `baseline=`) are checked once here; the walk is `fastrank._kernels.beyond`.
 
 coverage and gini describe the catalogue, not a user: they have one value (the mean
 slot of the Result) and no per-user values. The rest are per user, NaN where the

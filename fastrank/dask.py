@@ -156,8 +156,9 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
     import dask.dataframe as dd
 
     values = dd.map_partitions(_evaluate_partition, truth, recs, labels=labels,
-                               convention=convention, dialect=dialect, k=k, n_items=n_items, names=names,
-                               n_threads=n_threads, user_dtype=meta[user].dtype, meta=meta,
+                               convention=convention, dialect=dialect, k=k, n_items=n_items,
+                               names=names, n_threads=n_threads,
+                               user_dtype=meta[user].dtype, meta=meta,
                                align_dataframes=False)
     if per_user:
         values = values.persist()

@@ -18,22 +18,13 @@ from .threads import n_ranges, numba_threads
 from .factors import positive_counts
 from .result import Result
 from .validation import (_csr_parts, _is_canonical, check_bool, check_int, check_pattern,
-                         check_scratch, check_topk, check_truth, check_users,
-                         memory_guard)
+                         check_scratch, check_topk, check_truth, check_unit, check_users,
+                         memory_guard, rows_or_all)
 
 
 # Bytes per catalogue item of the greedy ideal's scratch in each range of users: an item
 # marker and, per group of items (at most one per item), its stamp, cursor, gain and link.
 _IDEAL_BYTES = 40
-
-
-def _check_unit(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number in [0, 1]; got {type(value).__name__}")
-    value = float(value)
-    if not 0.0 <= value <= 1.0:  # also rejects NaN
-        raise ValueError(f"{name} must lie in [0, 1]; got {value}")
-    return value
 
 
 def _check_cutoffs(k, k_max, name="k"):
@@ -170,8 +161,8 @@ class AlphaBetaNDCG:
         n_users, n_items = self.truth.n_users, self.truth.n_items
         self.aspects = check_aspects(item_aspects, n_items)
         self.cutoffs = _check_cutoffs(k, None)
-        self.alpha = _check_unit(alpha, "alpha")
-        self.beta = _check_unit(beta, "beta")
+        self.alpha = check_unit(alpha, "alpha")
+        self.beta = check_unit(beta, "beta")
         self.r_max = self._check_r_max(r_max)
         self.prefs = _preferences(profile, user_aspects, (n_users, n_items),
                                   self.aspects.n_aspects)
@@ -182,7 +173,7 @@ class AlphaBetaNDCG:
             self._ex = (np.zeros(n_users + 1, np.int64), np.zeros(0, np.int64))
         else:
             self._ex = check_pattern(exclude, "exclude", (n_users, n_items))
-        self.users = self._check_rows(users, n_users)
+        self.users = rows_or_all(users, "users", n_users, "the rows of truth")
         if self.prefs.from_profile is False:
             self._check_gamma_rows()
         self.idcg, self.status = self._ideal(n_threads)
@@ -202,16 +193,6 @@ class AlphaBetaNDCG:
                 f"r_max={r_max} is below the largest relevance in truth ({top}); p = beta·r/"
                 f"r_max must stay within [0, beta]: pass r_max >= {top} or leave it out")
         return r_max
-
-    @staticmethod
-    def _check_rows(users, n_users):
-        if users is None:
-            return np.arange(n_users, dtype=np.int64)
-        users = np.asarray(users)
-        if users.ndim != 1:
-            raise ValueError(f"users must be a 1-D array of truth row numbers; got shape "
-                             f"{users.shape}")
-        return check_users(users, users.shape[0], n_users)
 
     def _check_gamma_rows(self):
         """user_aspects rows are γ itself: an all-zero row cannot be normalised."""
@@ -346,7 +327,7 @@ def alpha_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.5, users=None, n_th
     topk = check_topk(topk, data.n_items)
     rows = check_users(users, topk.shape[0], data.n_users)
     cutoffs = _check_cutoffs(k, topk.shape[1])
-    alpha = _check_unit(alpha, "alpha")
+    alpha = check_unit(alpha, "alpha")
     with numba_threads(n_threads) as threads:
         out, n_relevant = alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads)
     labels = [f"alpha_ndcg@{int(c)}" for c in cutoffs]

@@ -167,7 +167,8 @@ class Evaluation(Mapping):
 
     def __repr__(self):
         width = max(len(name) for name in self._metrics)
-        lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of {self.users.shape[0]} users counted)"]
+        lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of "
+                 f"{self.users.shape[0]} users counted)"]
         lines += [f"  {name:<{width}}  {self._means[name]:.6f}"
                   + ("  (catalogue)" if name in self.catalogue else "") for name in self._metrics]
         lines += [f"  {key}: {value}" for key, value in self.report.items()]

@@ -15,8 +15,8 @@ from .means import counted_rows
 from .progress import progress_bar
 from .streaming import Evaluator
 from .threads import numba_threads
-from .validation import (LARGEST_INT, check_int, check_memory, check_pattern, check_rows,
-                         check_truth)
+from .validation import (LARGEST_INT, check_int, check_memory, check_pattern, check_truth,
+                         rows_or_all)
 
 # Users per BLAS call and bytes of one score tile: the tile (block x items) stays in a
 # core's L2 cache while the selection reads it. Measured on the 2-core EPYC with 32
@@ -77,13 +77,6 @@ def _as_matrix(factors, name):
             f"{name} contains NaN or infinite values (first in row {row}); the model "
             f"probably diverged: lower its learning rate or raise its regularization")
     return factors
-
-
-def _check_rows(users, n_users, name="users"):
-    """Row numbers into the user factors, int64 (all rows when None)."""
-    if users is None:
-        return np.arange(n_users, dtype=np.int64)
-    return check_rows(users, name, n_users, "the rows of user_factors")
 
 
 def _empty_pattern(n_users):
@@ -181,7 +174,7 @@ def topk(user_factors, item_factors, k, *, exclude=None, users=None, ties="low",
     """
     k = check_int(k, "k")
     scorer = _Scorer(user_factors, item_factors, exclude, desc_ties=_check_ties(ties))
-    rows = _check_rows(users, scorer.n_users)
+    rows = rows_or_all(users, "users", scorer.n_users, "the rows of user_factors")
     check_memory(rows.shape[0] * k * (np.dtype(scorer.id_dtype).itemsize
                                       + scorer.item_factors.dtype.itemsize),
                  f"the ids and scores of {rows.shape[0]:,} lists of k={k:,} items",
@@ -259,7 +252,7 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
             f"test has shape {(data.n_users, data.n_items)} but the factors describe "
             f"{scorer.n_users} users x {scorer.n_items} items; build test with "
             f"shape=({scorer.n_users}, {scorer.n_items})")
-    rows = _check_rows(users, data.n_users)
+    rows = rows_or_all(users, "users", data.n_users, "the rows of user_factors")
     with numba_threads(n_threads) as threads:
         return evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progress,
                                dialect)

@@ -15,6 +15,7 @@ import difflib
 import math
 import re
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -67,17 +68,17 @@ class Request:
             text += f"@{self.k}"
         return text
 
-    @property
+    @cached_property
     def code(self):
         """The kernel code of the ranking and beyond engines (None for the others)."""
         return self.metric.code(self.convention, not self.bare)
 
-    @property
+    @cached_property
     def rel(self):
         """The relevance threshold: None (a value above 0 is relevant) or a number."""
         return dict(self.params).get("rel")
 
-    @property
+    @cached_property
     def aggregate(self):
         if self.metric.aggregate == "mean" and self.code is not None and \
                 self.metric.engine == "ranking" and _is_pooled(self.code):
@@ -151,6 +152,15 @@ def parse(label, k_max=LARGEST_INT, convention="recsys", dialect=None):
         raise TypeError(f"metrics must be strings such as 'ndcg@10'; got {label!r} of type "
                         f"{type(label).__name__}")
     check_convention(convention)
+    if not isinstance(dialect, (str, type(None))):
+        dialects.check_dialect(dialect)  # the TypeError naming it
+    return _parse(label, int(k_max), convention, dialect)
+
+
+@lru_cache(maxsize=4096)
+def _parse(label, k_max, convention, dialect):
+    """parse, remembered: a Request is immutable, and training loops ask for the same
+    labels at every evaluation."""
     dialect = dialects.check_dialect(dialect)
     text = label
     head, colon, rest = label.partition(":")
@@ -209,13 +219,13 @@ def _finish(label, metric, params, cut, convention, k_max, dialect):
     if metric.entry != "fr.evaluate":
         raise _Elsewhere(
             f"metrics: {label!r} is computed by {metric.entry}, which takes what it needs "
-            f"({'a profile of aspect preferences and reuses its ideal' if metric.engine == 'aspects' else 'rating predictions'}); "
-            f"call {metric.entry}(...) for it")
+            + ("(a profile of aspect preferences, and it reuses its ideal); "
+               if metric.engine == "aspects" else "(rating predictions); ")
+            + f"call {metric.entry}(...) for it")
     if cut is not None and not metric.cutoff:
         raise ValueError(
-            f"metrics: {metric.name!r} has no cutoff of its own"
-            + (" (it looks at the first m positions)" if metric.name == "r_precision" else "")
-            + f"; write {metric.name!r} without @k")
+            f"metrics: {metric.name!r} has no cutoff of its own ({metric.formula}); write "
+            f"{metric.name!r} without @k")
     bare = cut is None
     k = k_max if bare else parse_cutoff(label, metric.name, cut, k_max)
     for param in metric.params:
@@ -248,7 +258,7 @@ def _params(label, metric, text):
         if param is None:
             known = ", ".join(p.name for p in metric.params) or "none"
             raise ValueError(f"metrics: {label!r}: {metric.name} has no parameter {key!r} "
-                             f"(its parameters: {known})")
+                             f"(its parameters: {known}; it is {metric.formula})")
         out[key] = _value(label, param, value)
     return out
 
@@ -361,8 +371,8 @@ def _request(label, meaning, raw, cut, k_max, dialect):
                          f"'{label.strip()}_10'")
     if meaning.cutoff == "recall":  # the number is the recall point
         if cut is None:
-            raise ValueError(f"metrics: {label!r} needs a recall point, as in "
-                             f"'{'IPrec@0.3' if dialect == 'ir_measures' else 'iprec_at_recall_0.30'}'")
+            example = "IPrec@0.3" if dialect == "ir_measures" else "iprec_at_recall_0.30"
+            raise ValueError(f"metrics: {label!r} needs a recall point, as in {example!r}")
         params["recall"] = _value(label, metric.param("recall"), cut)
         cut = None
     return _finish(label, metric, params, cut, convention, k_max, dialect)

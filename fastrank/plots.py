@@ -14,8 +14,8 @@ import numpy as np
 
 from .evaluation import Evaluation
 from .grammar import check_curve_name
-from .stats import (METHODS, _seed, check_choice, check_level, check_resamples, check_seed,
-                    metric_names, result_ci)
+from .stats import METHODS, _seed, check_resamples, metric_names, result_ci
+from .validation import check_choice, check_level, check_seed
 
 # The formats named in the docs first; whatever else matplotlib writes follows them.
 FORMATS = ("png", "svg", "pdf")

@@ -175,13 +175,15 @@ _ENTRIES = (
              conventions={"trec": "geometric mean over users of trec's map@k (trec_eval "
                                   "gm_map), each at least 0.00001"},
              source="trec_eval gm_map; Robertson 2006"),
-    Metric("bpref", family="trec", formula="1/R·Σ over retrieved relevant r of (1 − min(R, N above r) / "
-           "min(R, N)), R relevant and N judged non-relevant (trec_eval bpref)",
+    Metric("bpref", family="trec",
+           formula="1/R·Σ over retrieved relevant r of (1 − min(R, N above r) / min(R, N)), R "
+           "relevant and N judged non-relevant (trec_eval bpref)",
            engine="trec", cutoff=False, params=(REL,), codes=_same(codes.TREC_BPREF),
            source="Buckley & Voorhees 2004; "
            "trec_eval bpref"),
-    Metric("iprec", family="trec", formula="interpolated precision at a recall point: the best precision at any "
-           "rank where recall ≥ the point (trec_eval iprec_at_recall)", engine="trec",
+    Metric("iprec", family="trec",
+           formula="interpolated precision at a recall point: the best precision at any rank "
+           "where recall ≥ the point (trec_eval iprec_at_recall)", engine="trec",
            cutoff=False, params=(Param("recall", float, None, 0.0, 1.0,
                                        "the recall point, e.g. 0.3"), REL),
            codes=_same(codes.TREC_IPREC), kernel_param="recall",

@@ -13,7 +13,7 @@ import numpy as np
 from .evaluation import Evaluation, UnknownMetric
 from .means import pooled_parts
 from .threads import numba_threads
-from .validation import check_memory
+from .validation import check_choice, check_count, check_level, check_memory, check_seed
 
 METHODS = ("bootstrap", "normal")
 TESTS = ("t", "wilcoxon", "randomization")
@@ -26,50 +26,11 @@ BYTES_PER_RESAMPLE = 16
 BYTES_PER_PERMUTATION = 17
 
 
-def check_level(level):
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
-            or not 0.0 < float(level) < 1.0:
-        raise ValueError(f"level must be a number strictly between 0 and 1, such as 0.95; "
-                         f"got {level!r}")
-    return float(level)
-
-
-def check_choice(value, name, choices):
-    """value if it is one of `choices` (strings, and None where allowed)."""
-    listing = ", ".join(map(repr, choices))
-    if value is None and None in choices:
-        return value
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be one of {listing}; got {value!r} of type "
-                        f"{type(value).__name__}")
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {listing}; got {value!r}")
-    return value
-
-
-def check_seed(seed):
-    """seed unchanged if it is None or an int (a numpy integer too); a TypeError else."""
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise TypeError(f"seed must be an int or None, such as 0 (or None for a fresh "
-                        f"random seed); got {seed!r} of type {type(seed).__name__}")
-    return seed
-
-
 def _seed(seed):
     check_seed(seed)
     if seed is None:
         return int(np.random.default_rng().integers(0, 2**63 - 1))
     return int(seed) % 2**63
-
-
-def _count(n, name, minimum=1, typical=None):
-    typical = f", such as {typical}" if typical is not None else ""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{name} must be an int of at least {minimum}{typical}; got {n!r} "
-                        f"of type {type(n).__name__}")
-    if n < minimum:
-        raise ValueError(f"{name} must be an int of at least {minimum}{typical}; got {n!r}")
-    return int(n)
 
 
 def check_allocation(n, name, bytes_each, typical):
@@ -81,7 +42,7 @@ def check_allocation(n, name, bytes_each, typical):
 
 def check_resamples(n_resamples, method="bootstrap"):
     """n_resamples as an int >= 2 whose bootstrap fits in memory (checked when used)."""
-    n = _count(n_resamples, "n_resamples", minimum=2, typical=DEFAULT_RESAMPLES)
+    n = check_count(n_resamples, "n_resamples", minimum=2, typical=DEFAULT_RESAMPLES)
     if method == "bootstrap":
         check_allocation(n, "n_resamples", BYTES_PER_RESAMPLE, DEFAULT_RESAMPLES)
     return n
@@ -89,7 +50,7 @@ def check_resamples(n_resamples, method="bootstrap"):
 
 def check_permutations(n_permutations, test="randomization"):
     """n_permutations as an int >= 1 whose test fits in memory (checked when used)."""
-    n = _count(n_permutations, "n_permutations", typical=DEFAULT_PERMUTATIONS)
+    n = check_count(n_permutations, "n_permutations", typical=DEFAULT_PERMUTATIONS)
     if test == "randomization":
         check_allocation(n, "n_permutations", BYTES_PER_PERMUTATION, DEFAULT_PERMUTATIONS)
     return n

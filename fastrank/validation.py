@@ -254,6 +254,13 @@ def check_rows(values, name, n, what):
     return values.astype(np.int64)
 
 
+def rows_or_all(values, name, n, what):
+    """check_rows, with None meaning every row 0..n-1 in order."""
+    if values is None:
+        return np.arange(n, dtype=np.int64)
+    return check_rows(values, name, n, what)
+
+
 def check_n_threads(n_threads, max_threads=None):
     if n_threads is None:
         return None
@@ -285,6 +292,57 @@ def check_number(value, name):
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite; got {value}")
     return value
+
+
+def check_unit(value, name):
+    """value as a float in [0, 1] (a weight or a probability such as alpha)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number in [0, 1]; got {type(value).__name__}")
+    value = float(value)
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise ValueError(f"{name} must lie in [0, 1]; got {value}")
+    return value
+
+
+def check_level(level):
+    """A confidence level strictly between 0 and 1, as a float."""
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
+            or not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be a number strictly between 0 and 1, such as 0.95; "
+                         f"got {level!r}")
+    return float(level)
+
+
+def check_choice(value, name, choices):
+    """value if it is one of `choices` (strings, and None where allowed)."""
+    listing = ", ".join(map(repr, choices))
+    if value is None and None in choices:
+        return value
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {listing}; got {value!r} of type "
+                        f"{type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {listing}; got {value!r}")
+    return value
+
+
+def check_seed(seed):
+    """seed unchanged if it is None or an int (a numpy integer too); a TypeError else."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise TypeError(f"seed must be an int or None, such as 0 (or None for a fresh "
+                        f"random seed); got {seed!r} of type {type(seed).__name__}")
+    return seed
+
+
+def check_count(n, name, minimum=1, typical=None):
+    """n as an int of at least `minimum` (a count of resamples, permutations, ...)."""
+    typical = f", such as {typical}" if typical is not None else ""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{name} must be an int of at least {minimum}{typical}; got {n!r} "
+                        f"of type {type(n).__name__}")
+    if n < minimum:
+        raise ValueError(f"{name} must be an int of at least {minimum}{typical}; got {n!r}")
+    return int(n)
 
 
 # The largest count or length any argument may take: kernels index with int64.

@@ -262,8 +262,8 @@ def test_users_of_the_wrong_kind_name_the_offending_value():
         fr.evaluate(TRUTH, TOPK, ["ndcg@2"], users=np.array([0, 1, 2], "timedelta64[s]"))
     with pytest.raises(ValueError, match=r"users contains 7, outside \[0, 3\)"):
         fr.evaluate(TRUTH, TOPK, ["ndcg@2"], users=[0, 7, 1])
-    with pytest.raises(ValueError, match=r"users must be a 1-D array of truth row numbers; "
-                                         r"got shape \(1, 1\)"):
+    with pytest.raises(ValueError, match=r"users must be 1-D row numbers \(the rows of "
+                                         r"truth\); got shape \(1, 1\)"):
         fr.AlphaBetaNDCG(TRUTH, sp.csr_array(np.eye(5, 2)), k=2, users=[[0]],
                          user_aspects=np.ones((3, 2)))
 

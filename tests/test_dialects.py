@@ -144,10 +144,24 @@ def assert_same_means(res, want):
         assert res[label] == pytest.approx(value, rel=1e-9, abs=1e-12), label
 
 
-IR_MEASURES = ["P@5", "P(rel=2)@5", "R@10", "R(rel=2)@5", "AP", "AP@5", "AP(rel=2)", "RR",
-               "RR@5", "RR(rel=2)", "nDCG", "nDCG@5", "nDCG@12", "Rprec", "Rprec(rel=2)",
-               "Bpref", "Bpref(rel=2)", "NumRet", "NumRelRet", "Success@1", "Success@5",
-               "MAP@5", "MRR", "NDCG@5", "Precision@5", "Recall@5", "BPref", "RPrec"]
+def table_labels(dialect, cut="@{}", cutoffs=(5, 12)):
+    """Labels of every name a dialect table maps (not the refused ones): each with the
+    cutoffs it takes, and without one where it may go without: a name is compared with
+    its tool from the moment it is in the table."""
+    labels = []
+    for name, meaning in dialects.TABLES[dialect].items():
+        if isinstance(meaning, dialects.Refusal) or meaning.cutoff == "recall":
+            continue
+        if meaning.cutoff in ("optional", "none") and not meaning.bare_refusal:
+            labels.append(name)
+        if meaning.cutoff in ("optional", "required"):
+            labels += [name + cut.format(k) for k in cutoffs]
+    return labels
+
+
+IR_MEASURES = table_labels("ir_measures") + [
+    "P(rel=2)@5", "R(rel=2)@5", "AP(rel=2)", "RR(rel=2)", "Rprec(rel=2)", "Bpref(rel=2)",
+    "nDCG(dcg='log2')@5"]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -161,9 +175,8 @@ def test_ir_measures_names_give_ir_measures_numbers(seed):
     assert_same_means(fr.evaluate(truth, topk, IR_MEASURES, dialect="ir_measures"), want)
 
 
-RANX = ["hits@5", "hit_rate@5", "precision@5", "precision@5-l2", "recall@5", "recall@5-l2",
-        "f1@5", "r-precision", "mrr", "mrr@5", "map", "map@5", "map@5-l2", "ndcg", "ndcg@5",
-        "ndcg@12", "ndcg_burges@5", "dcg@5", "dcg_burges@5", "hits", "recall", "mrr@3-l3"]
+RANX = table_labels("ranx") + ["precision@5-l2", "recall@5-l2", "map@5-l2", "mrr@3-l3",
+                               "hits@4-l2", "f1@6-l2"]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -178,28 +191,34 @@ def test_ranx_names_give_ranx_numbers(seed):
     assert_same_means(fr.evaluate(truth, topk, RANX, dialect="ranx"), want)
 
 
-TREC_EVAL = ["P_5", "P_10", "P.5", "recall_5", "recall_10", "ndcg_cut_5", "ndcg_cut_10",
-             "map_cut_5", "map_cut_10", "success_1", "success_5", "success_10", "map",
-             "gm_map", "Rprec", "bpref", "recip_rank", "ndcg", "num_ret", "num_rel",
-             "num_rel_ret", "iprec_at_recall_0.00", "iprec_at_recall_0.30",
-             "iprec_at_recall_1.00"]
+TREC_EVAL = table_labels("trec_eval", cut="_{}", cutoffs=(5, 10)) + [
+    "P.5", "success_1", "iprec_at_recall_0.00", "iprec_at_recall_0.30", "iprec_at_recall_1.00"]
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_trec_eval_names_give_trec_eval_10s_numbers(trec_eval, tmp_path, seed):
+@pytest.mark.parametrize("seed, level", [(0, 1), (1, 1), (2, 1), (3, 2), (4, 3)])
+def test_trec_eval_names_give_trec_eval_10s_numbers(trec_eval, tmp_path, seed, level):
     """Per query and `all`, to the 4 decimals trec_eval prints (-c: a judged query
-    without results scores 0, as a judged user with an empty list does here)."""
+    without results scores 0, as a judged user with an empty list does here). trec_eval's
+    -l N is rel=N on every measure that takes a relevance threshold (nDCG takes the
+    grades as gains and ignores it, in trec_eval as here)."""
     truth, topk = judged_lists(seed)
     qrels, run = write_trec_files(tmp_path, *as_dicts(truth, topk))
-    per_query, totals = read_trec_eval_output(trec_eval, ["-c", "-q", "-m", "all_trec"],
-                                              qrels, run)
-    res = fr.evaluate(truth, topk, TREC_EVAL, dialect="trec_eval")
+    per_query, totals = read_trec_eval_output(
+        trec_eval, ["-c", "-q", "-l", str(level), "-m", "all_trec"], qrels, run)
+    labels = TREC_EVAL
+    if level != 1:
+        labels = [label if parse(label, 12, dialect="trec_eval").metric.param("rel") is None
+                  else f"{label}(rel={level})" for label in TREC_EVAL]
+    res = fr.evaluate(truth, topk, labels, dialect="trec_eval")
     counted = np.flatnonzero(res.counted)
     assert sorted(f"q{u}" for u in counted) == sorted(per_query)
-    for label in TREC_EVAL:
+    for label in labels:
         printed = label.replace(".", "_") if label.startswith("P.") else label
-        assert res[label] == pytest.approx(totals[printed], abs=6e-5), label
-        if label == "gm_map":
+        printed = printed.split("(")[0]
+        if not (printed == "num_rel" and level != 1):
+            # (trec_eval -c sums num_rel over the raw qrels, every level > 0, whatever -l)
+            assert res[label] == pytest.approx(totals[printed], abs=6e-5), label
+        if printed == "gm_map":
             continue  # printed for `all` only
         values = res.per_user(label)
         for u in counted:

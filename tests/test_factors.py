@@ -128,6 +128,22 @@ def test_full_auc_matches_reference(dtype):
             assert got[u] == pytest.approx(value, rel=1e-12, abs=1e-15)
 
 
+def test_a_result_with_the_full_auc_keeps_k_and_compares():
+    """The full-ranking auc goes through the one Result builder: k, convention, counts
+    and the metrics' order are kept, and fr.compare takes the Result."""
+    U, V = integer_factors(24, 60, 40)
+    test = random_pattern(25, (60, 40), 0.15, values=True)
+    a = fr.evaluate_factors(U, V, test, ["ndcg@5", "auc", "map@3"])
+    assert a.k == 5 and a.metrics == ("ndcg@5", "auc", "map@3") and a.convention == "recsys"
+    assert a.aggregates == {"ndcg@5": "mean", "auc": "mean", "map@3": "mean"}
+    b = fr.evaluate_factors(U[::-1].copy(), V, test, ["ndcg@5", "auc", "map@3"])
+    table = fr.compare({"a": a, "b": b}, ["ndcg@5", "auc"])
+    assert len(table.to_frame()) == 4
+    only_auc = fr.evaluate_factors(U, V, test, ["auc"], convention="trec")
+    assert only_auc.convention == "trec" and only_auc["auc"] == pytest.approx(
+        fr.evaluate_factors(U, V, test, ["auc", "ndcg@2"], convention="trec")["auc"])
+
+
 def test_full_auc_matches_scikit_learn():
     roc_auc_score = pytest.importorskip("sklearn.metrics").roc_auc_score
     rng = np.random.default_rng(31)

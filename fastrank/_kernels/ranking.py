@@ -186,9 +186,10 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
     topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
     cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
     after them. slot_code / slot_cut / slot_param: per output slot, a code of `codes`, an
-    index into cutoffs and a parameter (float64). count_judged: count users with at least one stored entry (trec) instead
-    of at least one relevant entry. disc[j] = 1/log2(j+2), for j below W and below
-    min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut ideal is requested.
+    index into cutoffs and a parameter (float64). count_judged: count users with at least
+    one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
+    for j below W and below min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut
+    ideal is requested.
     """
     n_rows = topk.shape[0]
     n_slots = slot_code.shape[0]
