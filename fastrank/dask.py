@@ -78,8 +78,11 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
     recs : dask DataFrame
         (user, item, score) rows, or (user, rank, item) without a score column.
     metrics : str or list of str
-        Ranking metrics (`fastrank.METRIC_NAMES`, with or without @k).
+        Metrics of the lists and the truth alone (families ranking, counts and trec of
+        `fastrank.METRICS`, any dialect), with or without @k.
     convention : {"recsys", "trec", "implicit"}
+    dialect : str, optional
+        As for `fr.evaluate`: read the labels as this tool writes them.
     k : int, optional
         The list length K: lists are cut at K, and a metric without @k means @K. By default
         K is the largest cutoff asked for, or, if a metric has none, the longest list (one
@@ -301,8 +304,9 @@ def _partial_sums(values, labels, convention, dialect, k):
 
     plan = Plan(labels, k, convention, 1, dialect=dialect)
     counted = values["counted"].to_numpy(bool)
-    block = Block(np.vstack([values[label].to_numpy(np.float64) for label in labels])
-                  if labels else np.empty((0, len(values))),
+    # the Block's rows in the plan's order (its passes), not the order asked for
+    block = Block(np.vstack([values[label].to_numpy(np.float64) for label in plan.per_user])
+                  if plan.per_user else np.empty((0, len(values))),
                   values["n_relevant"].to_numpy(np.int64), counted, None)
     row = {"rows": float(len(values)), "counted": float(np.count_nonzero(counted))}
     for label, (num, den) in plan.sums(block).items():

@@ -47,7 +47,7 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
         Training interactions, for `novelty`, `arp` and `baseline="popular"`: an item's
         popularity is the number of training users with a positive entry for it.
     item_aspects : scipy.sparse matrix, items x aspects, 0/1, optional
-        For `ild` (Jaccard distance of aspect sets).
+        For `ild` (Jaccard distance of aspect sets) and `alpha_ndcg`.
     item_vectors : array (items x dims), optional
         For `ild` (cosine distance), instead of item_aspects.
     baseline : "popular", or int array (K_b,) or (n_rows, K_b), optional

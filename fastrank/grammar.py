@@ -231,8 +231,9 @@ def _finish(label, metric, params, cut, convention, k_max, dialect):
     for param in metric.params:
         if param.default is None and param.name != "rel" and \
                 param.name not in dict(params):
+            example = param.examples[len(param.examples) // 2] if param.examples else 1
             raise ValueError(f"metrics: {label!r} needs the parameter {param.name} "
-                             f"({param.doc}), as in '{metric.name}({param.name}=0.3)'")
+                             f"({param.doc}), as in '{metric.name}({param.name}={example})'")
     request = Request(label=label, metric=metric, k=k, bare=bare,
                       params=tuple(sorted(params.items())), convention=convention,
                       dialect=dialect)

@@ -58,6 +58,8 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
     batch_size : int
         Users per `recommend` call on the generic path.
     convention : {"recsys", "trec", "implicit"}
+    dialect : str, optional
+        As for `fr.evaluate`: read the labels as this tool writes them.
     ties : {"low", "implicit"}
         Order among exactly equal scores on the matrix-factorization path: the lower item
         id first (default; metric@k then never depends on the longest cutoff asked for),

@@ -33,7 +33,8 @@ AGGREGATES = ("mean", "pooled", "sum", "geometric", "catalogue")
 @dataclass(frozen=True)
 class Param:
     """A parameter written `name(param=value)`: its kind, default (None: required, or
-    for `rel` "value > 0"), inclusive range and meaning."""
+    for `rel` "value > 0"), inclusive range, meaning, and values that show it (in error
+    messages, and drawn by the property tests)."""
 
     name: str
     kind: type
@@ -41,6 +42,7 @@ class Param:
     low: float
     high: float
     doc: str
+    examples: tuple = ()
 
     def describe(self):
         default = "required" if self.default is None and self.name != "rel" else (
@@ -51,7 +53,8 @@ class Param:
 # The relevance threshold of the binary measures (ir-measures' rel=, trec_eval's -l): an
 # entry is relevant when its value is >= rel (default: > 0).
 REL = Param("rel", float, None, 0.0, float("inf"),
-            "an entry is relevant when its stored value is at least rel (default: above 0)")
+            "an entry is relevant when its stored value is at least rel (default: above 0)",
+            (1, 2, 3, 0.5))
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,8 @@ _ENTRIES = (
            formula="interpolated precision at a recall point: the best precision at any rank "
            "where recall ≥ the point (trec_eval iprec_at_recall)", engine="trec",
            cutoff=False, params=(Param("recall", float, None, 0.0, 1.0,
-                                       "the recall point, e.g. 0.3"), REL),
+                                       "the recall point, e.g. 0.3",
+                                       (0.0, 0.1, 0.25, 0.3, 0.5, 0.7, 1.0)), REL),
            codes=_same(codes.TREC_IPREC), kernel_param="recall",
            source="trec_eval iprec_at_recall"),
     Metric("novelty", "mean over the list's items of −log2(max(pop(i), 1) / U); pop(i) = "
@@ -216,7 +220,8 @@ _ENTRIES = (
            source="SPEC §4"),
     Metric("alpha_ndcg", "Σ_{i≤k} rel(i)·Σ_{φ∈aspects(i)} (1−α)^{c_φ}·d(i) / greedy IDCG@k",
            engine="aspects", needs=("item_aspects",), family="aspects",
-           params=(Param("alpha", float, 0.5, 0.0, 1.0, "the redundancy penalty"),),
+           params=(Param("alpha", float, 0.5, 0.0, 1.0, "the redundancy penalty",
+                         (0.0, 0.2, 0.5, 0.9)),),
            kernel_param="alpha",
            source="Clarke et al. 2008; TREC ndeval"),
     Metric("rmse", "√(Σe²/N) over every stored truth entry, e = prediction − rating",

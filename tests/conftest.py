@@ -27,12 +27,18 @@ def registry_labels():
         metric = fr.METRICS[name]
         if metric.engine not in ("ranking", "trec"):
             continue
-        base = f"{name}(recall=0.4)" if metric.param("recall") else name
+        required = [f"{p.name}={p.examples[len(p.examples) // 2]}" for p in metric.params
+                    if p.default is None and p.name != "rel"]
+        base = name + (f"({', '.join(required)})" if required else "")
         labels.append(base)
         if metric.cutoff:
             labels.append(f"{base}@2")
-        if metric.param("rel") is not None and name != "precision":  # implicit pools it
-            labels.append(base.replace(")", ", rel=2)") if "(" in base else f"{base}(rel=2)")
+        others = [p for p in metric.params if p.examples and f"{p.name}=" not in base]
+        for p in others:
+            if p.name == "rel" and name == "precision":
+                continue  # the implicit convention pools precision: no threshold there
+            labels.append(base[:-1] + f", {p.name}={p.examples[1]})" if required
+                          else f"{name}({p.name}={p.examples[1]})")
     return labels
 
 

@@ -60,10 +60,11 @@ NAMES = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "mar", "ndcg", "
 SUMMED = ("num_ret", "num_rel", "num_rel_ret")
 
 
-def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel_level=None,
-                recall_point=None):
-    """One user's value of metric `name` at cutoff k (ids is the whole list of length K);
-    rel_level: an entry is relevant when its value is >= it (default: > 0)."""
+def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel=None, recall=None):
+    """One user's value of metric `name` at cutoff k (ids is the whole list of length K)
+    with its parameters: rel, an entry is relevant when its value is >= it (default: > 0);
+    recall, iprec's recall point."""
+    rel_level, recall_point = rel, recall
     m = n_relevant(row, rel_level)
     gains = walk(row, ids, k, rel_level)
     rel = [1 if g > 0 else 0 for g in gains]
@@ -219,7 +220,6 @@ def reference(truth, topk, metrics, convention="recsys", users=None):
         name, params, kt = split_label(label)
         k = int(kt) if kt else K
         uncut = convention == "trec" and name == "ndcg" and not kt
-        rel_level, point = params.get("rel"), params.get("recall")
         per_user = []
         for ids, u in zip(topk, users):
             row = rows[u]
@@ -227,7 +227,7 @@ def reference(truth, topk, metrics, convention="recsys", users=None):
                 per_user.append(None)
                 continue
             per_user.append(user_metric(name, k, row, ids, n_items, convention, uncut,
-                                        rel_level, point))
+                                        **params))
         counted = [v for v in per_user if v is not None]
         if not counted:
             mean = math.nan

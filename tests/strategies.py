@@ -42,18 +42,18 @@ LIST_METRICS = tuple(name for name in fr.METRICS.names()
 
 @st.composite
 def metric_lists(draw, k_max, convention="recsys", names=LIST_METRICS):
-    """Labels of registered metrics: with or without a cutoff, a relevance threshold
-    (rel=) where the metric takes one (not the implicit convention's pooled precision),
-    and every required parameter."""
+    """Labels of registered metrics: with or without a cutoff, each parameter from its
+    registered examples (a required one always, the others sometimes; no relevance
+    threshold on the implicit convention's pooled precision)."""
     labels = []
     for name in draw(st.lists(st.sampled_from(names), min_size=1, max_size=8, unique=True)):
         metric = fr.METRICS[name]
         params = []
-        if metric.param("recall") is not None:
-            params.append(f"recall={draw(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.7, 1.0]))}")
-        pooled = convention == "implicit" and name == "precision"
-        if metric.param("rel") is not None and not pooled and draw(st.booleans()):
-            params.append(f"rel={draw(st.sampled_from([1, 2, 3, 0.5]))}")
+        for param in metric.params:
+            required = param.default is None and param.name != "rel"
+            pooled = convention == "implicit" and name == "precision" and param.name == "rel"
+            if required or (not pooled and param.examples and draw(st.booleans())):
+                params.append(f"{param.name}={draw(st.sampled_from(param.examples))}")
         label = name + (f"({', '.join(params)})" if params else "")
         if metric.cutoff and draw(st.booleans()):
             label += f"@{draw(st.integers(1, k_max))}"

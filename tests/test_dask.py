@@ -60,6 +60,22 @@ def test_equal_to_the_local_evaluation(client, convention):
     check_equal(res, local, metrics, data.users)
 
 
+def test_every_registered_list_metric_and_dialect_names(client):
+    """The metrics Dask takes come from the registry: trec_eval's bpref and iprec, the
+    summed counts, the geometric gm_map, thresholds, and other tools' names."""
+    t, r = tables(seed=2)
+    metrics = ["bpref", "iprec(recall=0.3)", "num_ret", "num_rel_ret@5", "gm_map",
+               "precision(rel=2)@5", "P_5", "ndcg_cut_10", "recip_rank", "hits@3"]
+    data = io.from_tables(t, r)
+    local = data.evaluate(metrics, convention="trec")
+    res = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=3), dd.from_pandas(r, npartitions=2),
+                                 metrics, convention="trec")
+    check_equal(res, local, metrics, data.users)
+    with pytest.raises(ValueError, match="is not available on Dask"):
+        fastrank.dask.evaluate(dd.from_pandas(t, npartitions=1), dd.from_pandas(r, npartitions=1),
+                               ["coverage@5"])
+
+
 def test_string_ids_ranks_and_given_k(client):
     t, r = tables(ids="str", seed=1)
     r = r.sort_values(["user", "score", "item"], ascending=[True, False, False])
