@@ -161,66 +161,68 @@ RANX = {
 
 # RecBole 1.2: metric names are case-insensitive, results keyed "ndcg@10".
 RECBOLE = {
-    "recall": Meaning("recall", "recsys", cutoff="required"),
-    "mrr": Meaning("mrr", "recsys", cutoff="required"),
-    "ndcg": Meaning("ndcg", "implicit", cutoff="required"),  # binary gains, ideal min(k, m)
-    "hit": Meaning("hit_rate", "recsys", cutoff="required"),
-    "map": Meaning("map", "recsys", cutoff="required"),      # over min(k, m)
-    "precision": Meaning("precision", "recsys", cutoff="required"),
-    "itemcoverage": Refusal(
+    "Recall": Meaning("recall", "recsys", cutoff="required"),
+    "MRR": Meaning("mrr", "recsys", cutoff="required"),
+    "NDCG": Meaning("ndcg", "implicit", cutoff="required"),  # binary gains, ideal min(k, m)
+    "Hit": Meaning("hit_rate", "recsys", cutoff="required"),
+    "MAP": Meaning("map", "recsys", cutoff="required"),      # over min(k, m)
+    "Precision": Meaning("precision", "recsys", cutoff="required"),
+    "ItemCoverage": Refusal(
         "RecBole's ItemCoverage divides by its item count, which includes its padding item "
         "0 (one more than the catalogue); fastrank's coverage divides by n_items"),
-    "averagepopularity": Refusal(
+    "AveragePopularity": Refusal(
         "RecBole's AveragePopularity counts an item's training interactions (every row, "
         "repeats included) where fastrank's arp counts its training users"),
-    "giniindex": Refusal(
+    "GiniIndex": Refusal(
         "RecBole's GiniIndex runs over its item count, which includes its padding item 0; "
         "fastrank's gini runs over the n_items of the catalogue"),
-    "gauc": _not_yet("RecBole's GAUC (issue 17)"),
-    "auc": Refusal("RecBole's AUC is one global AUC over every scored pair; fastrank's "
+    "GAUC": _not_yet("RecBole's GAUC (issue 17)"),
+    "AUC": Refusal("RecBole's AUC is one global AUC over every scored pair; fastrank's "
                    "auc is per user (fr.evaluate_factors computes its full-ranking form)"),
-    "shannonentropy": _not_yet("RecBole's ShannonEntropy"),
-    "tailpercentage": _not_yet("RecBole's TailPercentage"),
-    "logloss": Refusal("LogLoss scores predicted probabilities, not rankings"),
-    "rmse": Refusal("RMSE scores rating predictions: use fr.rmse(truth, predictions)"),
-    "mae": Refusal("MAE scores rating predictions: use fr.mae(truth, predictions)"),
+    "ShannonEntropy": _not_yet("RecBole's ShannonEntropy"),
+    "TailPercentage": _not_yet("RecBole's TailPercentage"),
+    "LogLoss": Refusal("LogLoss scores predicted probabilities, not rankings"),
+    "RMSE": Refusal("RMSE scores rating predictions: use fr.rmse(truth, predictions)"),
+    "MAE": Refusal("MAE scores rating predictions: use fr.mae(truth, predictions)"),
 }
 
 # RecTools 0.x: metric classes keyed by the user, conventionally "NDCG@10".
 RECTOOLS = {
-    "precision": Meaning("precision", "recsys", cutoff="required"),
-    "recall": Meaning("recall", "recsys", cutoff="required"),
-    "hitrate": Meaning("hit_rate", "recsys", cutoff="required"),
-    "mrr": Meaning("mrr", "recsys", cutoff="required"),
-    "map": Meaning("mar", "recsys", cutoff="required"),   # divide_by_k=False: over m
-    "ndcg": Meaning("ndcg", "implicit", cutoff="required"),  # divide_by_achievable=True
-    "f1beta": Meaning("f1", "recsys", cutoff="required"),      # beta=1
-    "meaninvuserfreq": Refusal(
+    "Precision": Meaning("precision", "recsys", cutoff="required"),
+    "Recall": Meaning("recall", "recsys", cutoff="required"),
+    "HitRate": Meaning("hit_rate", "recsys", cutoff="required"),
+    "MRR": Meaning("mrr", "recsys", cutoff="required"),
+    "MAP": Meaning("mar", "recsys", cutoff="required"),   # divide_by_k=False: over m
+    "NDCG": Meaning("ndcg", "implicit", cutoff="required"),  # divide_by_achievable=True
+    "F1Beta": Meaning("f1", "recsys", cutoff="required"),      # beta=1
+    "MeanInvUserFreq": Refusal(
         "RecTools' MeanInvUserFreq averages over every user with recommendations; fastrank "
         "counts the users with a relevant item (novelty@k is the same number when every "
         "user with a list has one)"),
-    "avgrecpopularity": Refusal(
+    "AvgRecPopularity": Refusal(
         "RecTools' AvgRecPopularity counts an item's training interactions where fastrank's "
         "arp counts its training users"),
-    "serendipity": Refusal(
+    "Serendipity": Refusal(
         "RecTools' Serendipity multiplies relevance by unexpectedness from popularity "
         "ranks; fastrank's serendipity is the share of relevant items not in a baseline "
         "list"),
-    "intralistdiversity": Refusal(
+    "IntraListDiversity": Refusal(
         "RecTools' IntraListDiversity takes a distance calculator of its own; fastrank's "
         "ild is Jaccard of aspects or cosine of vectors: use ild with item_aspects= or "
         "item_vectors="),
-    "partialauc": _not_yet("RecTools' PartialAUC (issue 17)"),
-    "pap": _not_yet("RecTools' PAP (issue 17)"),
-    "accuracy": Refusal("RecTools' Accuracy needs the full catalogue of negatives per user"),
-    "sufficientreco": _not_yet("RecTools' SufficientReco"),
-    "debiasedcalcmetric": _not_yet("debiased metrics (issue 17)"),
+    "PartialAUC": _not_yet("RecTools' PartialAUC (issue 17)"),
+    "PAP": _not_yet("RecTools' PAP (issue 17)"),
+    "Accuracy": Refusal("RecTools' Accuracy needs the full catalogue of negatives per user"),
+    "SufficientReco": _not_yet("RecTools' SufficientReco"),
+    "DebiasedCalcMetric": _not_yet("debiased metrics (issue 17)"),
 }
 
 TABLES = {"ir_measures": IR_MEASURES, "trec_eval": TREC_EVAL, "ranx": RANX,
           "recbole": RECBOLE, "rectools": RECTOOLS}
-# dialects whose names are matched case-insensitively (stored lowercase above)
+# dialects whose names are matched case-insensitively (RecBole lowercases them; RecTools'
+# classes are written by hand in every case), each with its index by lowercased name
 CASELESS = {"recbole", "rectools"}
+_FOLDED = {d: {name.lower(): meaning for name, meaning in TABLES[d].items()} for d in CASELESS}
 
 
 def check_dialect(dialect, argument="dialect"):
@@ -301,8 +303,9 @@ def _number(text):
 
 def lookup(dialect, name):
     """The Meaning or Refusal of `name` in a foreign dialect, or None."""
-    table = TABLES[dialect]
-    return table.get(name.lower() if dialect in CASELESS else name)
+    if dialect in CASELESS:
+        return _FOLDED[dialect].get(name.lower())
+    return TABLES[dialect].get(name)
 
 
 def foreign_names(dialect):

@@ -65,7 +65,7 @@ def test_every_name_parses_to_a_registered_metric_or_is_refused_with_its_reason(
                 getattr(meaning, "cutoff", "") == "required" or \
                 getattr(meaning, "bare_refusal", ""):
             label = f"{name}@5"
-        if dialect == "rectools" and name == "ndcg":
+        if dialect == "rectools" and name == "NDCG":
             label = "NDCG(divide_by_achievable=True)@5"
         if isinstance(meaning, dialects.Refusal):
             with pytest.raises(ValueError, match="is refused: " + meaning.reason[:30]):
