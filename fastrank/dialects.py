@@ -194,7 +194,7 @@ RECTOOLS = {
     "MRR": Meaning("mrr", "recsys", cutoff="required"),
     "MAP": Meaning("mar", "recsys", cutoff="required"),   # divide_by_k=False: over m
     "NDCG": Meaning("ndcg", "implicit", cutoff="required"),  # divide_by_achievable=True
-    "F1Beta": Meaning("f1", "recsys", cutoff="required"),      # beta=1
+    "F1Beta": Meaning("f_beta", "recsys", cutoff="required"),
     "MeanInvUserFreq": Refusal(
         "RecTools' MeanInvUserFreq averages over every user with recommendations; fastrank "
         "counts the users with a relevant item (novelty@k is the same number when every "
@@ -255,12 +255,12 @@ def translate(label, dialect, name, meaning, raw):
             metric = "ndcg_exp" if value == "exp-log2" else metric
         elif dialect == "ir_measures" and key == "gains":
             raise Refused(f"metrics: {label!r} is refused: fastrank's nDCG takes the "
-                             f"stored values as gains; ir-measures' gains= maps them")
+                          f"stored values as gains; ir-measures' gains= maps them")
         elif dialect == "ir_measures" and key == "judged_only":
             if flag != "false":
                 raise Refused(f"metrics: {label!r} is refused: judged_only=True drops the "
-                                 f"unjudged documents from the ranking first, which fastrank "
-                                 f"does not do")
+                              f"unjudged documents from the ranking first, which fastrank "
+                              f"does not do")
         elif dialect == "rectools" and key_name == "ndcg" and key == "divide_by_achievable":
             if flag != "true":
                 raise Refused(f"metrics: {label!r} is refused: {_RECTOOLS_NDCG}")
@@ -269,11 +269,7 @@ def translate(label, dialect, name, meaning, raw):
         elif dialect == "rectools" and key_name == "map" and key == "divide_by_k":
             if flag != "false":
                 raise Refused(f"metrics: {label!r} is refused: fastrank has no AP over k "
-                                 f"(RecTools' divide_by_k=True)")
-        elif dialect == "rectools" and key_name == "f1beta" and key == "beta":
-            if _number(value) != 1.0:
-                raise Refused(f"metrics: {label!r} is refused: fastrank computes F-beta "
-                                 f"for beta=1 only (f1) so far")
+                              f"(RecTools' divide_by_k=True)")
         elif dialect == "rectools" and key_name == "precision" and key == "r_precision":
             if flag != "false":
                 raise Refused(
@@ -285,7 +281,7 @@ def translate(label, dialect, name, meaning, raw):
     if dialect == "rectools" and key_name == "ndcg" and \
             raw.get("divide_by_achievable", "").strip().lower() != "true":
         raise Refused(f"metrics: {label!r} is refused: {_RECTOOLS_NDCG}; write "
-                         f"'NDCG(divide_by_achievable=True)@k' for the achievable ideal")
+                      f"'NDCG(divide_by_achievable=True)@k' for the achievable ideal")
     return metric, params
 
 
@@ -293,12 +289,6 @@ _RECTOOLS_NDCG = ("RecTools' NDCG divides by default by the ideal of k relevant 
                   "every user, where fastrank's ndcg divides by the ideal the user can reach "
                   "(min(k, m) items)")
 
-
-def _number(text):
-    try:
-        return float(text)
-    except ValueError:
-        return None
 
 
 def lookup(dialect, name):

@@ -130,6 +130,11 @@ _ENTRIES = (
              conventions={"trec": "hits@k / m (trec_eval recall_k)"}, source="trec_eval recall"),
     _ranking("f1", "2·P·R / (P + R) of precision@k and recall@k (0 if both 0)", codes.F1,
              source="van Rijsbergen 1979; ranx f1"),
+    Metric("f_beta", "(1 + β²)·P·R / (β²·P + R) of precision@k and recall@k (0 if both 0)",
+           codes=_same(codes.F_BETA), kernel_param="beta",
+           params=(Param("beta", float, 1.0, 0.0, 1e6, "how much more recall weighs than "
+                         "precision", (0.5, 1.0, 2.0)), REL),
+           source="van Rijsbergen 1979; RecTools F1Beta"),
     _ranking("hit_rate", "1 if hits@k > 0 else 0", codes.HIT_RATE,
              conventions={"trec": "1 if hits@k > 0 else 0 (trec_eval success_k)"},
              source="trec_eval success"),

@@ -53,17 +53,18 @@ def ideal(row, gain, cut):
 
 # every metric of fastrank.METRICS this reference computes (tests/test_registry.py checks
 # that each registered metric of the ranking and trec engines is here)
-NAMES = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "mar", "ndcg", "ndcg_exp", "dcg",
-         "dcg_exp", "cg", "r_precision", "auc", "hits", "num_ret", "num_rel", "num_rel_ret",
+NAMES = ("precision", "recall", "f1", "f_beta", "hit_rate", "mrr", "map", "mar", "ndcg", "ndcg_exp",
+         "dcg", "dcg_exp", "cg", "r_precision", "auc", "hits", "num_ret", "num_rel", "num_rel_ret",
          "gm_map", "bpref", "iprec")
 # how the mean over users is taken, where it is not the plain mean
 SUMMED = ("num_ret", "num_rel", "num_rel_ret")
 
 
-def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel=None, recall=None):
+def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel=None, recall=None,
+                beta=1.0):
     """One user's value of metric `name` at cutoff k (ids is the whole list of length K)
     with its parameters: rel, an entry is relevant when its value is >= it (default: > 0);
-    recall, iprec's recall point."""
+    recall, iprec's recall point; beta, F-beta's weight of recall."""
     rel_level, recall_point = rel, recall
     m = n_relevant(row, rel_level)
     gains = walk(row, ids, k, rel_level)
@@ -77,6 +78,9 @@ def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel=None, r
         return float(m)
     if name == "num_ret":
         return float(len({i for i in ids[:k] if i >= 0}))
+    if name == "f_beta":
+        p, r, b2 = hits / k, (hits / m if m else 0.0), beta * beta
+        return (1 + b2) * p * r / (b2 * p + r) if p + r > 0 else 0.0
     if name == "dcg_exp":
         return sum((2.0 ** g - 1) * d(i + 1) for i, g in enumerate(gains))
     if name == "bpref":

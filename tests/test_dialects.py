@@ -253,9 +253,9 @@ def recbole_like(truth, topk, k):
 
 def rectools_like(truth, topk, k):
     """RecTools 0.19's ranking metrics: MAP over m (divide_by_k=False), NDCG with the
-    achievable ideal, HitRate, MRR, Precision over k, Recall, F1Beta(beta=1)."""
+    achievable ideal, HitRate, MRR, Precision over k, Recall, F1Beta (beta 1 and 2)."""
     out = {"MAP": [], "NDCG": [], "HitRate": [], "MRR": [], "Precision": [], "Recall": [],
-           "F1Beta": []}
+           "F1Beta": [], "F1Beta(beta=2)": []}
     for u in range(truth.shape[0]):
         lo, hi = truth.indptr[u], truth.indptr[u + 1]
         pos = {int(i) for i, v in zip(truth.indices[lo:hi], truth.data[lo:hi]) if v > 0}
@@ -272,6 +272,7 @@ def rectools_like(truth, topk, k):
         out["Precision"].append(p)
         out["Recall"].append(r)
         out["F1Beta"].append(2 * p * r / (p + r) if p + r else 0.0)
+        out["F1Beta(beta=2)"].append(5 * p * r / (4 * p + r) if p + r else 0.0)
     return {name: float(np.mean(values)) for name, values in out.items()}
 
 

@@ -26,6 +26,7 @@ HITS = 16              # hits: relevant items in the first k
 RETRIEVED = 17         # distinct real ids in the first k (no padding, no repeats)
 N_RELEVANT = 18        # m
 DCG_EXP = 19           # gain 2^rel - 1, discounted
+F_BETA = 20            # (1 + b^2) P R / (b^2 P + R), b = slot_param
 
 # Codes of trec_eval's kernel (`fastrank._kernels.trec`), one per trec_eval measure.
 TREC_NUM_RET = 0
