@@ -145,7 +145,7 @@ def run_evaluate(args, out=None):
               "without_truth": inputs.without_truth}
     means = {name: (None if res[name] != res[name] else res[name]) for name in res.metrics}
     if args.json:
-        print(json.dumps({**means, "counts": counts, "convention": args.convention,
+        print(json.dumps({**means, "counts": counts, "convention": res.convention,
                           "k": int(res.k)}, indent=2), file=out)
     elif args.csv:
         print("metric,mean,users", file=out)
@@ -154,7 +154,7 @@ def run_evaluate(args, out=None):
                   file=out)
     else:
         print(f"{counts['users']:,} users, {counts['counted']:,} counted (convention "
-              f"{args.convention}, K = {res.k}); "
+              f"{res.convention}, K = {res.k}); "
               f"{counts['without_recommendations']:,} without recommendations, "
               f"{counts['without_truth']:,} without truth", file=out)
         width = max(len("metric"), *(len(name) for name in res.metrics))

@@ -175,7 +175,9 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
     for label in labels:
         num, den = totals[f"{label}:num"], totals[f"{label}:den"]
         means[label] = mean_of(num, den, specs[labels.index(label)].aggregate)
-    return DaskResult(means, counted, totals["rows"], convention,
+    conventions = {r.convention for r in specs}
+    computed = conventions.pop() if len(conventions) == 1 else "mixed"
+    return DaskResult(means, counted, totals["rows"], computed,
                       values if per_user else None)
 
 

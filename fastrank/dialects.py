@@ -276,6 +276,13 @@ def translate(label, dialect, name, meaning, raw):
                     f"metrics: {label!r} is refused: RecTools' r_precision=True averages "
                     f"hits / min(k, m) over users with equal weight; fastrank's implicit "
                     f"precision pools it (Σ hits / Σ min(k, m))")
+        elif key == "_level":  # ranx's -lN
+            params["rel"] = value
+        elif key == "rel" and dialect in ("ranx", "recbole", "rectools"):
+            raise Refused(
+                f"metrics: {label!r} is refused: {dialect} has no rel= parameter"
+                + (" (ranx writes a relevance level as -lN: 'precision@5-l2')"
+                   if dialect == "ranx" else ""))
         else:
             params[key] = value
     if dialect == "rectools" and key_name == "ndcg" and \

@@ -8,6 +8,7 @@ per-user values for some rows; `sums` and `means` aggregate them as each metric'
 registry entry says; `result` is the one place a ranking `Result` is built.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -16,7 +17,7 @@ from ._kernels import codes
 from .aspects import alpha_ndcg_values, check_aspects
 from .beyond import BeyondPlan, check_side_inputs
 from .discounts import discounts
-from .grammar import check_convention, parse_all
+from .grammar import check_convention, curve_requests, parse_all
 from .means import counts_judged, mean_of, sum_parts
 from .result import Result
 from .threads import n_ranges
@@ -44,11 +45,12 @@ class Block:
             self.shown = part.shown if self.shown is None else self.shown + part.shown
 
 
-def parse_requests(metrics, k, convention="recsys", dialect=None, external=()):
-    """The Requests of metric labels for lists of length k, one counting rule for all
-    (labels in `external` are parsed too, but computed by the caller)."""
+def parse_requests(metrics, k, convention="recsys", dialect=None, curves=None):
+    """The Requests of metric labels for lists of length k (and of the curves asked for:
+    name@1..name@k), one counting rule for all."""
     check_convention(convention)
     requests = parse_all(metrics, k, convention, dialect)
+    requests += tuple(curve_requests(requests, curves, k, convention))
     rules = {counts_judged(r.convention) for r in requests}
     if len(rules) > 1:
         judged = [r.label for r in requests if counts_judged(r.convention)]
@@ -74,14 +76,20 @@ class Plan:
 
     def __init__(self, metrics, k, convention, n_items, *, dialect=None, train=None,
                  item_aspects=None, item_vectors=None, baseline=None, baseline_later=False,
-                 external=()):
-        requests = parse_requests(metrics, k, convention, dialect)
+                 external=(), curves=None):
+        requests = parse_requests(metrics, k, convention, dialect, curves)
         self.requests = {r.label: r for r in requests}
         self.k = k
         self.convention = _common(r.convention for r in requests) or convention
         self.judged = (counts_judged(requests[0].convention) if requests
                        else counts_judged(convention))
+        # labels the caller computes ({label: what it computes}), e.g. the full-ranking auc
+        external = dict(external) if isinstance(external, dict) else dict.fromkeys(external, "")
         self.external = [label for label in external if label in self.requests]
+        for label in self.external:
+            if external[label]:
+                self.requests[label] = dataclasses.replace(self.requests[label],
+                                                           computed=external[label])
         own = [r for r in requests if r.label not in self.external]
         self.passes = _ranking_passes([r for r in own if r.metric.engine == "ranking"])
         self.trec = _param_passes([r for r in own if r.metric.engine == "trec"])

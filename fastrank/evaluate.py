@@ -4,7 +4,7 @@ them, return a `Result`."""
 import numpy as np
 
 from .engine import Plan
-from .grammar import metric_labels, with_curves
+from .grammar import metric_labels
 from .progress import progress_bar
 from .threads import numba_threads
 from .validation import check_int, check_topk, check_truth, check_users
@@ -68,9 +68,9 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
     topk = check_topk(topk, data.n_items)
     rows = check_users(users, topk.shape[0], data.n_users)
     k = topk.shape[1] if k is None else check_int(k, "k")
-    metrics = with_curves(metric_labels(metrics), curves, k, convention)
-    plan = Plan(metrics, k, convention, data.n_items, dialect=dialect, train=train,
-                item_aspects=item_aspects, item_vectors=item_vectors, baseline=baseline)
+    plan = Plan(metric_labels(metrics), k, convention, data.n_items, dialect=dialect,
+                train=train, item_aspects=item_aspects, item_vectors=item_vectors,
+                baseline=baseline, curves=curves)
     n_rows = topk.shape[0]
     with numba_threads(n_threads) as threads:
         if not show_progress:

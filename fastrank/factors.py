@@ -7,6 +7,8 @@ of one span of users at a time to the ranking kernel, so memory holds the per-us
 results plus one span of ids, never a users x items score matrix.
 """
 
+import dataclasses
+
 import numpy as np
 
 from ._blas import single_threaded_blas
@@ -193,7 +195,14 @@ def parse_factor_metrics(metrics, convention, dialect=None):
     is the exact AUC over the whole catalogue."""
     requests = parse_requests(metrics, LARGEST_INT, convention, dialect)
     full = [r.label for r in requests if r.name == "auc" and r.bare and not r.params]
+    requests = tuple(dataclasses.replace(r, computed=_FULL_AUC) if r.label in full else r
+                     for r in requests)
     for r in requests:
+        if r.metric.needs:
+            raise ValueError(
+                f"metrics: {r.label!r} needs {', '.join(r.metric.needs).replace('|', ' or ')}"
+                f", which evaluate_factors does not take: rank with fr.topk and call "
+                f"fr.evaluate with it")
         if r.bare and r.label not in full:
             name = r.metric.name
             if not r.metric.cutoff:
@@ -205,6 +214,10 @@ def parse_factor_metrics(metrics, convention, dialect=None):
                 f"metrics: {r.label!r} needs a cutoff here, as in '{name}@10': lists are "
                 f"ranked down to the largest cutoff asked for")
     return requests, full
+
+
+_FULL_AUC = ("the exact full-ranking AUC of the user's relevant items against every "
+             "non-excluded non-relevant item, ties ½")
 
 
 def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None, users=None,
@@ -268,7 +281,8 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
     ranked = [r for r in requests if r.label not in full]
     k = max((r.k for r in ranked), default=1)
     evaluator = Evaluator(data, [r.label for r in requests], convention=convention,
-                          dialect=dialect, k=k, repeats=True, _external=full)
+                          dialect=dialect, k=k, repeats=True,
+                          _external={label: _FULL_AUC for label in full})
     n = rows.shape[0]
     n_relevant = positive_counts(data, rows)
     counted = counted_rows(data.indptr, rows, n_relevant,
@@ -279,7 +293,10 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
         for lo in range(0, n, span):
             hi = min(lo + span, n)
             span_rows = rows[lo:hi]
-            scored = np.flatnonzero(n_relevant[lo:hi] > 0)
+            # every counted user is ranked: under the trec convention that includes users
+            # whose judgments are all non-relevant (their lists still count in num_ret,
+            # coverage and gini)
+            scored = np.flatnonzero(counted[lo:hi])
             ids, _, values = scorer.rank(span_rows[scored], k, threads,
                                          truth=data if want_auc else None)
             lists = np.full((hi - lo, width), -1, dtype=scorer.id_dtype)
@@ -287,7 +304,7 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
             external = None
             if want_auc:
                 auc = np.where(counted[lo:hi], 0.0, np.nan)
-                auc[scored] = values
+                auc[scored] = np.where(n_relevant[lo:hi][scored] > 0, values, 0.0)
                 external = {label: auc for label in full}
             evaluator.update(span_rows, lists, _external=external)
             bar.update(hi - lo)

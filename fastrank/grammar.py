@@ -14,6 +14,7 @@ label and the nearest valid names.
 import difflib
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -34,6 +35,7 @@ _TREC = re.compile(r"^\s*(?P<name>P|recall|ndcg_cut|map_cut|success|iprec_at_rec
 _RANX_DOT = re.compile(r"^\s*(?P<name>[a-z_]+)\.(?P<p>[0-9]+)\s*(?:@(?P<cut>.*))?$")
 _RANX_LEVEL = re.compile(r"^(?P<label>.*?)-l(?P<level>[0-9]+)\s*$")
 _CUTOFF = re.compile(r"[0-9]+")
+_TREC_LIST = re.compile(r"^(?P<name>[A-Za-z_]+)\.[0-9.]+$")
 _PARAM = re.compile(r"^\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>.+?)\s*$")
 
 
@@ -53,6 +55,7 @@ class Request:
     params: tuple
     convention: str
     dialect: str
+    computed: str = ""   # what is computed, where it is not the registry's formula
 
     @property
     def name(self):
@@ -87,7 +90,7 @@ class Request:
 
     def describe(self):
         return (f"{self.label!r}: {self.canonical} under the {self.convention} convention "
-                f"({self.metric.describe(self.convention)})")
+                f"({self.computed or self.metric.describe(self.convention)})")
 
 
 class _Elsewhere(ValueError):
@@ -132,7 +135,7 @@ def metric_labels(metrics):
 
 def split_labels(text):
     """Labels from a comma-separated text ("ndcg@10,P(rel=2)@5"): commas inside
-    parentheses belong to a label's parameters."""
+    parentheses belong to a label's parameters, and trec_eval's "P.5,10" is P.5 and P.10."""
     out, depth, start = [], 0, 0
     for i, char in enumerate(text):
         if char == "(":
@@ -143,7 +146,14 @@ def split_labels(text):
             out.append(text[start:i])
             start = i + 1
     out.append(text[start:])
-    return [label.strip() for label in out if label.strip()]
+    labels = []
+    for label in (piece.strip() for piece in out):
+        previous = _TREC_LIST.match(labels[-1]) if labels else None
+        if previous and re.fullmatch(r"[0-9.]+", label):  # trec_eval's P.5,10
+            label = f"{previous['name']}.{label}"
+        if label:
+            labels.append(label)
+    return labels
 
 
 def parse(label, k_max=LARGEST_INT, convention="recsys", dialect=None):
@@ -170,7 +180,9 @@ def _parse(label, k_max, convention, dialect):
         try:
             found = _own(label, text, convention)
             if found is not None:
-                return _finish(label, *found, k_max, "fastrank")
+                request = _finish(label, *found, k_max, "fastrank")
+                _warn_if_foreign(label, text, request)
+                return request
         except _Elsewhere:
             raise
         except ValueError as own_error:
@@ -323,7 +335,7 @@ def _foreign(label, text, dialect):
                 return dialects.Refusal(
                     f"ranx's -l{level['level']} keeps the raw grades at or above it as "
                     f"gains; fastrank's {meaning.metric} takes no relevance level"), {}, cut
-            return meaning, {**raw, "rel": level["level"]}, cut
+            return meaning, {**raw, "_level": level["level"]}, cut
     if dialect == "trec_eval" and dialects.lookup(dialect, text.strip()) is not None:
         return dialects.lookup(dialect, text.strip()), {}, None  # e.g. 11pt_avg
     match = _LABEL.match(text)
@@ -363,8 +375,7 @@ def _request(label, meaning, raw, cut, k_max, dialect):
     if cut is None and meaning.bare_refusal:
         raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {meaning.bare_refusal}")
     if meaning.cutoff == "none" and cut is not None:
-        if dialect == "trec_eval" or not metric.cutoff:
-            raise ValueError(f"metrics: {label!r}: {dialect}'s name takes no cutoff")
+        raise ValueError(f"metrics: {label!r}: {dialect}'s name takes no cutoff")
     if meaning.cutoff == "required" and cut is None:
         raise ValueError(f"metrics: {label!r} needs a cutoff in {dialect}, as in "
                          f"'{label.strip()}@10'" if dialect != "trec_eval" else
@@ -377,6 +388,37 @@ def _request(label, meaning, raw, cut, k_max, dialect):
         params["recall"] = _value(label, metric.param("recall"), cut)
         cut = None
     return _finish(label, metric, params, cut, convention, k_max, dialect)
+
+
+class AmbiguousName(UserWarning):
+    """A label read as fastrank's metric that another tool spells the same way for a
+    different number."""
+
+
+def _warn_if_foreign(label, text, request):
+    """Warn (once per label) when a name not written as fastrank writes it is, in some
+    tool, a different metric or convention: 'MAP@10' is ir-measures' AP over m."""
+    name = _LABEL.match(text)["name"]
+    if name == request.metric.name:
+        return
+    same = (request.name, request.convention)
+    for dialect, table in dialects.TABLES.items():  # spelled exactly as a tool that agrees
+        meaning = table.get(name)
+        if isinstance(meaning, dialects.Meaning) and (meaning.metric, meaning.convention) \
+                == same and dialect not in dialects.CASELESS:
+            return
+    others = []
+    for dialect in dialects.TABLES:
+        meaning = dialects.lookup(dialect, name)
+        if isinstance(meaning, dialects.Meaning) and \
+                (meaning.metric, meaning.convention) != same:
+            others.append(f"{dialect}: {meaning.metric} ({meaning.convention})")
+    if others:
+        warnings.warn(
+            f"metrics: {label!r} is read as fastrank's {request.canonical} under the "
+            f"{request.convention} convention; the same name means {'; '.join(others)}. "
+            f"Pass dialect= or write the tool first (e.g. '{others[0].split(':')[0]}:"
+            f"{label.strip()}') for a tool's number", AmbiguousName, stacklevel=4)
 
 
 def _name_of(label, dialect):
@@ -445,58 +487,71 @@ def _nearest(name, dialect):
 
 # -- curves ----------------------------------------------------------------------------
 
-def curve_names(labels, curves, convention="recsys"):
-    """The metric names of `curves` (a name, a list of names, or True: every ranking
-    metric with a cutoff named in labels), each a fastrank name with a cutoff."""
+def _curved(metric):
+    """Does the metric have a curve over k: a per-user mean of the ranking kernel with a
+    cutoff (not a sum or a geometric mean)?"""
+    return metric.engine == "ranking" and metric.cutoff and metric.aggregate == "mean"
+
+
+def curve_requests(requests, curves, k_max, convention="recsys"):
+    """The Requests of name@1..name@k_max for every name of `curves`: a fastrank name or
+    a list of them (under the convention the requests share, else the call's), or True:
+    every curved metric among the requests, each under its own convention. Labels that
+    are already among the requests are not repeated."""
     if isinstance(curves, np.bool_):
         curves = bool(curves)
     if curves is None or curves is False:
         return []
+    shared = {r.convention for r in requests}
+    default = shared.pop() if len(shared) == 1 else convention
     if curves is True:
-        names = []
-        for label in labels:
-            try:
-                request = parse(label, LARGEST_INT, convention)
-            except (TypeError, ValueError):
-                continue
-            if request.metric.engine == "ranking" and request.metric.cutoff and \
-                    request.dialect == "fastrank" and not request.params:
-                names.append(request.metric.name)
-        return list(dict.fromkeys(names))
-    if isinstance(curves, str):
-        names = [curves]
+        named = {}
+        for r in requests:
+            if _curved(r.metric) and not r.params:
+                named.setdefault(r.metric.name, r.convention)
     else:
-        try:
-            names = list(curves)
-        except TypeError:
-            raise TypeError(f"curves must be a metric name such as 'ndcg', a list of them, "
-                            f"True (every ranking metric asked for) or None; got {curves!r} "
-                            f"of type {type(curves).__name__}") from None
-    if not all(isinstance(name, str) for name in names):
-        raise TypeError(f"curves must be a metric name, a list of them, or True; got "
-                        f"{curves!r}")
+        names = [curves] if isinstance(curves, str) else _curve_list(curves)
+        named = {}
+        for name in dict.fromkeys(name.strip().lower() for name in names):
+            check_curve_name(name, "curves")
+            named[name] = default
+    have = {r.label for r in requests}
     out = []
-    for name in dict.fromkeys(name.strip().lower() for name in names):
-        check_curve_name(name, "curves")
-        out.append(name)
+    for name, curve_convention in named.items():
+        for c in range(1, k_max + 1):
+            label = f"{name}@{c}"
+            if label not in have:
+                out.append(parse(label, k_max, curve_convention, None))
     return out
 
 
+def _curve_list(curves):
+    try:
+        names = list(curves)
+    except TypeError:
+        raise TypeError(f"curves must be a metric name such as 'ndcg', a list of them, "
+                        f"True (every ranking metric asked for) or None; got {curves!r} "
+                        f"of type {type(curves).__name__}") from None
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError(f"curves must be a metric name, a list of them, or True; got "
+                        f"{curves!r}")
+    return names
+
+
 def check_curve_name(name, argument):
-    """A metric name that has a curve over k: a registered ranking metric with a cutoff."""
+    """A metric name that has a curve over k: a registered per-user ranking mean with a
+    cutoff."""
     metric = METRICS.get(name)
-    if metric is None or metric.family not in ("ranking", "counts"):
-        curved = ", ".join(n for n in METRICS.names("ranking") if METRICS[n].cutoff)
+    if metric is None or metric.engine != "ranking":
+        curved = ", ".join(n for n in METRICS.names() if _curved(METRICS[n]))
         raise ValueError(f"{argument}: {name!r} is not a ranking metric; curves are drawn "
                          f"for {curved}")
     if not metric.cutoff:
         raise ValueError(f"{argument}: {name!r} has no cutoff, so it has no curve over k")
+    if not _curved(metric):
+        summed = metric.aggregate == "sum"
+        raise ValueError(f"{argument}: {name!r} is "
+                         f"{'a sum over users' if summed else 'a geometric mean'}, not a "
+                         f"mean, so it has no curve with intervals; draw "
+                         f"{'hits' if summed else 'map'} instead")
     return metric
-
-
-def with_curves(labels, curves, k_max, convention="recsys"):
-    """labels plus name@1..name@k_max for every name of `curves`, without repeats."""
-    out = list(labels)
-    for name in curve_names(labels, curves, convention):
-        out += [f"{name}@{c}" for c in range(1, k_max + 1)]
-    return list(dict.fromkeys(out))

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from .factors import (_check_ties, _Scorer, evaluate_scorer,
                       parse_factor_metrics, positive_counts)
 from .progress import progress_bar
+from .means import counted_rows
 from .streaming import Evaluator
 from .threads import numba_threads
 from .validation import _csr_parts, check_int, check_memory, check_pattern, check_truth
@@ -142,7 +143,9 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_
     evaluator = Evaluator(data, [s.label for s in specs], convention=convention,
                           dialect=dialect, k=k)
     n_relevant = positive_counts(data, np.arange(n_users, dtype=np.int64))
-    ask = np.flatnonzero(n_relevant > 0)
+    # the counted users (under the trec convention, also those judged only non-relevant)
+    ask = np.flatnonzero(counted_rows(data.indptr, np.arange(n_users), n_relevant,
+                                      "trec" if evaluator._plan.judged else "recsys"))
     empty = sp.csr_matrix((min(batch_size, max(ask.size, 1)), n_items), dtype=np.float32)
     done = 0  # truth rows before `done` are evaluated; users never asked get empty lists
     with progress_bar(ask.size, show_progress, "users") as bar:

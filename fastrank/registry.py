@@ -45,8 +45,9 @@ class Param:
     examples: tuple = ()
 
     def describe(self):
-        default = "required" if self.default is None and self.name != "rel" else (
-            "value > 0" if self.default is None else repr(self.default))
+        if self.name == "rel":
+            return f"rel > 0, default: any value above 0 is relevant: {self.doc}"
+        default = "required" if self.default is None else repr(self.default)
         return f"{self.name} in [{self.low:g}, {self.high:g}], default {default}: {self.doc}"
 
 

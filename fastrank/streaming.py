@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .engine import Block, Plan, check_requests
+from .dialects import check_dialect
 from .grammar import metric_labels
 from .threads import numba_threads
 from .validation import (Truth, check_bool, check_int, check_n_threads, check_topk,
@@ -59,10 +60,12 @@ class Evaluator:
         self._metrics = list(metric_labels(metrics))
         self._side = dict(train=train, item_aspects=item_aspects, item_vectors=item_vectors,
                           baseline=baseline)
-        check_requests(self._metrics, convention, dialect, **self._side)
+        self._requests = check_requests(self._metrics, convention, dialect, **self._side)
         self.convention = convention
-        self.dialect = dialect
-        self._external = tuple(_external)  # labels whose values update() is given
+        self.dialect = check_dialect(dialect)
+        # labels whose values update() is given, with what they compute
+        self._external = dict(_external) if isinstance(_external, dict) else \
+            dict.fromkeys(_external, "")
         self.repeats = check_bool(repeats, "repeats")
         self._n_threads = check_n_threads(n_threads)
         self._show_progress = show_progress
@@ -125,12 +128,12 @@ class Evaluator:
             if not _same_input(value, other._side[name]):
                 raise ValueError(f"merge: the two Evaluators have different {name}=; partial "
                                  f"evaluations merge only with the same side inputs")
-        if other._metrics != self._metrics or other.convention != self.convention or \
-                other.dialect != self.dialect or other._external != self._external:
+        if _meanings(self) != _meanings(other) or other._external != self._external:
             raise ValueError(
-                f"merge: metrics or convention differ ({self._metrics}, {self.convention!r} "
-                f"here; {other._metrics}, {other.convention!r} there); merge only "
-                f"Evaluators built with the same metrics and convention")
+                f"merge: metrics or convention differ ({self._metrics}, {self.convention!r}, "
+                f"dialect {self.dialect!r} here; {other._metrics}, {other.convention!r}, "
+                f"dialect {other.dialect!r} there); merge only Evaluators built with the "
+                f"same metrics, convention and dialect")
         if other.repeats != self.repeats:
             raise ValueError("merge: one Evaluator allows repeated users and the other does "
                              "not; build both with the same repeats=")
@@ -223,6 +226,11 @@ class Evaluator:
 
             self._bar = tqdm(total=self._data.n_users, unit="users", unit_scale=True)
         self._bar.update(n)
+
+
+def _meanings(evaluator):
+    """What an Evaluator's labels compute: (label, canonical metric, convention) each."""
+    return [(r.label, r.canonical, r.convention) for r in evaluator._requests]
 
 
 def _same_truth(mine, theirs):

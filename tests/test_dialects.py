@@ -4,14 +4,16 @@ ir-measures and ranx run on the same judgments and lists, trec_eval 10 itself (b
 its source) on the same files, and RecBole's and RecTools' formulas as their code computes
 them (neither is a test dependency: RecBole needs torch, RecTools a model stack)."""
 
+import json
 import math
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import fastrank as fr
-from fastrank import dialects
+from fastrank import cli, dialects, grammar
 from fastrank.grammar import parse
 
 from .trec_files import read_trec_eval_output, write_trec_files
@@ -295,3 +297,68 @@ def test_recbole_and_rectools_names_give_their_numbers(seed):
     for name, value in rectools.items():
         assert res[labels.get(name, f"{name}@10")] == pytest.approx(value, rel=1e-12), name
     assert not math.isnan(res["HitRate@10"])
+
+
+# -- the grammar at every entry point ------------------------------------------------------
+
+def test_curves_take_the_convention_of_the_labels_they_extend():
+    truth, topk = judged_lists(5)
+    res = fr.evaluate(truth, topk, ["nDCG@5"], dialect="ir_measures", curves=True)
+    assert res.metrics[:2] == ("nDCG@5", "ndcg@1") and res.convention == "trec"
+    assert res["ndcg@5"] == res["nDCG@5"]
+    assert len(res.curve("ndcg", level=None).mean) == 12
+    summed = fr.evaluate(truth, topk, ["gm_map@2", "num_ret@2", "mrr@2"], curves=True)
+    assert "mrr@1" in summed.metrics and "gm_map@1" not in summed.metrics
+    with pytest.raises(ValueError, match="'num_ret' is a sum over users"):
+        fr.evaluate(truth, topk, ["mrr@2"], curves="num_ret")
+
+
+def test_merged_evaluators_compare_what_their_labels_compute():
+    truth, topk = judged_lists(6)
+    a = fr.Evaluator(truth, ["nDCG@2"], dialect="ir-measures").update(np.arange(20), topk[:20])
+    b = fr.Evaluator(truth, ["nDCG@2"], dialect="IR_measures").update(np.arange(20, 40),
+                                                                      topk[20:])
+    assert a.merge(b).result()["nDCG@2"] == pytest.approx(
+        fr.evaluate(truth, topk, ["nDCG@2"], dialect="ir_measures")["nDCG@2"], rel=1e-12)
+    same = fr.Evaluator(truth, ["nDCG@2"], convention="trec")  # the same meaning
+    assert a.merge(same) is a
+    grammar._parse.cache_clear()  # the warning comes once per label and process
+    with pytest.warns(grammar.AmbiguousName):  # fastrank's ndcg@2, recsys: another meaning
+        other = fr.Evaluator(truth, ["nDCG@2"])
+    with pytest.raises(ValueError, match="dialect 'ir_measures' here; .* dialect 'fastrank'"):
+        a.merge(other)
+
+
+def test_names_a_tool_does_not_have_are_refused():
+    truth, topk = judged_lists(7)
+    for label, message in (("ir_measures:NumRet@5", "takes no cutoff"),
+                           ("recbole:Precision(rel=2)@2", "recbole has no rel="),
+                           ("ranx:precision(rel=2)@2", "writes a relevance level as -lN"),
+                           ("ranx:hits@3-l0", "rel > 0")):
+        with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+            fr.evaluate(truth, topk, [label])
+
+
+def test_a_tools_spelling_read_as_fastranks_name_warns_once():
+    truth, topk = judged_lists(8)
+    grammar._parse.cache_clear()
+    with pytest.warns(grammar.AmbiguousName, match="'MAP@3' is read as fastrank's map@3 .* "
+                                                   "ir_measures: map \\(trec\\)"):
+        fr.evaluate(truth, topk, ["MAP@3"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fr.evaluate(truth, topk, ["map@3", "ndcg@3", "hit_rate@3"])  # fastrank's spelling
+
+
+def test_the_command_line_splits_labels_and_reports_the_convention_computed(tmp_path, capsys):
+    assert grammar.split_labels("ndcg@10,P(rel=2, x=1)@5,P.5,10, map") == [
+        "ndcg@10", "P(rel=2, x=1)@5", "P.5", "P.10", "map"]
+    truth, topk = judged_lists(9)
+    sp.save_npz(tmp_path / "t.npz", truth)
+    np.save(tmp_path / "k.npy", topk)
+    assert cli.main(["evaluate", "--truth", str(tmp_path / "t.npz"), "--topk",
+                     str(tmp_path / "k.npy"), "-m", "P.5,10", "ndcg_cut_5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["convention"] == "trec" and set(out) >= {"P.5", "P.10", "ndcg_cut_5"}
+    res = fr.evaluate(truth, topk, ["P_5", "P_10"])
+    assert out["P.5"] == pytest.approx(res["P_5"]) and out["P.10"] == pytest.approx(res["P_10"])

@@ -144,6 +144,24 @@ def test_a_result_with_the_full_auc_keeps_k_and_compares():
         fr.evaluate_factors(U, V, test, ["auc", "ndcg@2"], convention="trec")["auc"])
 
 
+def test_trec_users_judged_only_non_relevant_are_ranked_too():
+    """Under the trec convention a user whose judgments are all non-relevant counts: its
+    list is ranked, so num_ret, coverage and gini see it (its auc is 0)."""
+    U, V = integer_factors(26, 40, 30)
+    test = random_pattern(27, (40, 30), 0.1, values=True)
+    test.data[::3] = 0.0  # stored, not relevant: some users have only these
+    labels = ["num_ret@3", "gini@3", "coverage@3", "precision@3", "ndcg@3"]
+    for convention in ("trec", "recsys"):
+        got = fr.evaluate_factors(U, V, test, labels + ["auc"], convention=convention)
+        want = fr.evaluate(test, fr.topk(U, V, 3)[0], labels, convention=convention)
+        for label in labels:
+            assert got[label] == pytest.approx(want[label], rel=1e-12), (convention, label)
+    assert "full-ranking AUC" in got.describe("auc")
+    with pytest.raises(ValueError, match="'novelty@2' needs train, which evaluate_factors "
+                                         "does not take"):
+        fr.evaluate_factors(U, V, test, ["novelty@2"])
+
+
 def test_full_auc_matches_scikit_learn():
     roc_auc_score = pytest.importorskip("sklearn.metrics").roc_auc_score
     rng = np.random.default_rng(31)
