@@ -157,6 +157,15 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, 
             val = cg
         elif code == codes.R_PRECISION:
             val = _ratio(r_hits, m)
+        elif code == codes.AUC:
+            if m == 0:
+                val = 0.0
+            elif n_neg == 0:
+                val = 1.0
+            else:
+                val = (auc_sum + (hits + m) / 2.0 * (n_neg - misses)) / (
+                    m * np.float64(n_neg))
+        # the codes added with the registry come last: the classic ones pay no test for them
         elif code == codes.HITS:
             val = np.float64(hits)
         elif code == codes.RETRIEVED:
@@ -168,14 +177,8 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, 
             val = _ratio((1.0 + b2) * hits, b2 * m + k)
         elif code == codes.DCG_EXP:
             val = dcg_exp * 2.0 ** shift  # undoes the scaling of grades above 512
-        else:  # codes.AUC
-            if m == 0:
-                val = 0.0
-            elif n_neg == 0:
-                val = 1.0
-            else:
-                val = (auc_sum + (hits + m) / 2.0 * (n_neg - misses)) / (
-                    m * np.float64(n_neg))
+        else:  # no other code is given (the engine builds the slots from the registry)
+            val = np.nan
         out[s, i] = val
 
 
