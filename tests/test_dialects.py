@@ -230,18 +230,22 @@ def test_trec_eval_names_give_trec_eval_10s_numbers(trec_eval, tmp_path, seed, l
 
 # -- RecBole's and RecTools' formulas, written as their code computes them ----------------
 
+def hit_rows(truth, topk, k):
+    """(hits, m, ranks) of each user with a relevant item, as both tools see them: a 0/1
+    row of the top k, binary relevance, only users with a test item."""
+    for u in range(truth.shape[0]):
+        lo, hi = truth.indptr[u], truth.indptr[u + 1]
+        pos = {int(i) for i, v in zip(truth.indices[lo:hi], truth.data[lo:hi]) if v > 0}
+        if pos:
+            yield (np.array([int(i) in pos for i in topk[u, :k]], float), len(pos),
+                   np.arange(1, k + 1))
+
+
 def recbole_like(truth, topk, k):
     """RecBole 1.2's metric_info functions on a boolean hit matrix: users with a test item,
     binary relevance, lists of exactly k items (recbole/evaluator/metrics.py)."""
     out = {"ndcg": [], "map": [], "hit": [], "mrr": [], "precision": [], "recall": []}
-    for u in range(truth.shape[0]):
-        lo, hi = truth.indptr[u], truth.indptr[u + 1]
-        pos = {int(i) for i, v in zip(truth.indices[lo:hi], truth.data[lo:hi]) if v > 0}
-        if not pos:
-            continue
-        hits = np.array([int(i) in pos for i in topk[u, :k]], float)
-        m = len(pos)
-        ranks = np.arange(1, k + 1)
+    for hits, m, ranks in hit_rows(truth, topk, k):
         dcg = (hits / np.log2(ranks + 1)).sum()
         idcg = (1 / np.log2(np.arange(1, min(m, k) + 1) + 1)).sum()
         out["ndcg"].append(dcg / idcg)
@@ -258,13 +262,7 @@ def rectools_like(truth, topk, k):
     achievable ideal, HitRate, MRR, Precision over k, Recall, F1Beta (beta 1 and 2)."""
     out = {"MAP": [], "NDCG": [], "HitRate": [], "MRR": [], "Precision": [], "Recall": [],
            "F1Beta": [], "F1Beta(beta=2)": []}
-    for u in range(truth.shape[0]):
-        lo, hi = truth.indptr[u], truth.indptr[u + 1]
-        pos = {int(i) for i, v in zip(truth.indices[lo:hi], truth.data[lo:hi]) if v > 0}
-        if not pos:
-            continue
-        hits = np.array([int(i) in pos for i in topk[u, :k]], float)
-        m, ranks = len(pos), np.arange(1, k + 1)
+    for hits, m, ranks in hit_rows(truth, topk, k):
         out["MAP"].append((np.cumsum(hits) / ranks * hits).sum() / m)
         ideal = (1 / np.log(np.arange(1, min(m, k) + 1) + 1)).sum()
         out["NDCG"].append((hits / np.log(ranks + 1)).sum() / ideal)
