@@ -92,7 +92,7 @@ IR_MEASURES = {
     "infAP": _not_yet("infAP (issue 17)"),
     "ERR": _not_yet("ERR (issue 17)"),
     "RBP": _not_yet("RBP (issue 17)"),
-    "Judged": _not_yet("Judged@k (issue 17)"),
+    "Judged": Meaning("judged", "trec"),
     "alpha_nDCG": Refusal("ir-measures' alpha_nDCG takes its subtopics from the qrels; "
                           "fastrank's fr.alpha_ndcg takes an item_aspects matrix: call it"),
     "NERR8": _not_yet("NERR8 (issue 17)"), "NERR9": _not_yet("NERR9 (issue 17)"),

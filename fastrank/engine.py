@@ -231,12 +231,18 @@ class _Pass:
 
 
 def _ranking_passes(requests):
-    """One pass per relevance threshold; the default (value > 0) first."""
+    """One pass per view of the truth: the truth as given (value > 0 is relevant) first,
+    then one per relevance threshold, then every stored entry relevant (judged)."""
     groups = {}
     for r in requests:
-        groups.setdefault(r.rel, []).append(r)
-    order = sorted(groups, key=lambda rel: (rel is not None, rel or 0))
+        groups.setdefault(STORED if r.metric.truth_view == "stored" else r.rel, []).append(r)
+    order = sorted(groups, key=lambda rel: (0, 0) if rel is None else (2, 0) if rel is STORED
+                   else (1, rel))
     return [_Pass(rel, groups[rel]) for rel in order]
+
+
+# the truth view of `judged`: every stored entry relevant
+STORED = "stored"
 
 
 def _param_passes(requests):
@@ -249,10 +255,14 @@ def _param_passes(requests):
 
 
 def _at_least(data, rel):
-    """The truth with entries below `rel` stored as 0 (judged, not relevant)."""
+    """The truth with entries below `rel` stored as 0 (judged, not relevant); with
+    rel=STORED, every stored entry as 1."""
     if rel is None:
         return data
-    values = np.where(data.data >= rel, data.data, 0.0)
+    if rel is STORED:
+        values = np.ones_like(data.data)
+    else:
+        values = np.where(data.data >= rel, data.data, 0.0)
     return Truth(indptr=data.indptr, indices=data.indices, data=values, n_users=data.n_users,
                  n_items=data.n_items)
 

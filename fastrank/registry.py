@@ -76,6 +76,7 @@ class Metric:
     entry: str = "fr.evaluate"   # the function that computes it
     uncut_code: Mapping = field(default_factory=dict)    # convention -> code without @k
     kernel_param: str = ""       # the parameter the kernel reads per slot (slot_param)
+    truth_view: str = ""         # "stored": every stored entry counts as relevant (judged)
 
     @property
     def per_user(self):
@@ -171,6 +172,10 @@ _ENTRIES = (
              codes.AUC, source="implicit AUC_at_k; full ranking in fr.evaluate_factors"),
     _ranking("hits", "hits@k: the number of relevant items in the first k", codes.HITS,
              source="ranx hits"),
+    Metric("judged", "the share of the real items in the first k that have a stored truth "
+           "entry (judged, whatever the value); 0 for an empty list",
+           codes=_same(codes.HIT_SHARE), truth_view="stored",
+           source="Sakai 2007; ir-measures Judged"),
     _ranking("num_ret", "the number of real items in the first k (no padding, no repeats); "
              "summed over users", codes.RETRIEVED, params=(), aggregate="sum",
              family="counts", source="trec_eval num_ret"),

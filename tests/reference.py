@@ -53,9 +53,9 @@ def ideal(row, gain, cut):
 
 # every metric of fastrank.METRICS this reference computes (tests/test_registry.py checks
 # that each registered metric of the ranking and trec engines is here)
-NAMES = ("precision", "recall", "f1", "f_beta", "hit_rate", "mrr", "map", "mar", "ndcg", "ndcg_exp",
-         "dcg", "dcg_exp", "cg", "r_precision", "auc", "hits", "num_ret", "num_rel", "num_rel_ret",
-         "gm_map", "bpref", "iprec")
+NAMES = ("precision", "recall", "f1", "f_beta", "judged", "hit_rate", "mrr", "map", "mar", "ndcg",
+         "ndcg_exp", "dcg", "dcg_exp", "cg", "r_precision", "auc", "hits", "num_ret", "num_rel",
+         "num_rel_ret", "gm_map", "bpref", "iprec")
 # how the mean over users is taken, where it is not the plain mean
 SUMMED = ("num_ret", "num_rel", "num_rel_ret")
 
@@ -78,6 +78,13 @@ def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel=None, r
         return float(m)
     if name == "num_ret":
         return float(len({i for i in ids[:k] if i >= 0}))
+    if name == "judged":
+        seen, judged = [], 0
+        for item in ids[:k]:
+            if item >= 0 and item not in seen:
+                seen.append(item)
+                judged += item in row
+        return judged / len(seen) if seen else 0.0
     if name == "f_beta":
         p, r, b2 = hits / k, (hits / m if m else 0.0), beta * beta
         return (1 + b2) * p * r / (b2 * p + r) if p + r > 0 else 0.0

@@ -100,7 +100,6 @@ def test_labels_carry_their_dialect_or_take_the_calls():
 @pytest.mark.parametrize("label, message", [
     ("RBP(p=0.8)", "does not compute RBP yet"),
     ("rbp.8", "does not compute ranx's rbp yet"),
-    ("Judged@10", "does not compute Judged@k yet"),
     ("GAUC", "does not compute RecBole's GAUC yet"),
     ("rectools:NDCG@10", "ideal the user can reach"),
     ("ranx:bpref", "NaN for a query without a judged non-relevant"),

@@ -27,6 +27,7 @@ RETRIEVED = 17         # distinct real ids in the first k (no padding, no repeat
 N_RELEVANT = 18        # m
 DCG_EXP = 19           # gain 2^rel - 1, discounted
 F_BETA = 20            # (1 + b^2) P R / (b^2 P + R), b = slot_param
+HIT_SHARE = 21         # hits / distinct real ids in the first k (judged@k on the stored view)
 
 # Codes of trec_eval's kernel (`fastrank._kernels.trec`), one per trec_eval measure.
 TREC_NUM_RET = 0

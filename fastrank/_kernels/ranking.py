@@ -175,6 +175,8 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, 
         elif code == codes.F_BETA:
             b2 = slot_param[s] * slot_param[s]
             val = _ratio((1.0 + b2) * hits, b2 * m + k)
+        elif code == codes.HIT_SHARE:
+            val = _ratio(np.float64(hits), hits + misses)
         elif code == codes.DCG_EXP:
             val = dcg_exp * 2.0 ** shift  # undoes the scaling of grades above 512
         else:  # no other code is given (the engine builds the slots from the registry)
