@@ -99,13 +99,11 @@ class BeyondPlan:
     run on any block of lists (`run`) and to turn accumulated values into means (`means`)."""
 
     def __init__(self, specs, n_items, k_max, *, train, item_aspects, item_vectors,
-                 baseline, baseline_later=False):
+                 baseline):
+        """specs whose side inputs `check_side_inputs` has accepted."""
         from ._kernels.beyond import ILD_COSINE, ILD_JACCARD
 
         names = {s.name for s in specs}
-        check_side_inputs(specs, train=train, item_aspects=item_aspects,
-                          item_vectors=item_vectors, baseline=baseline,
-                          baseline_later=baseline_later)
         self.n_items, self.k_max = n_items, k_max
         check_scratch(n_items, 16, 1)  # novelty and popularity of every item
         self.pop = popularity(train, n_items) if train is not None else None

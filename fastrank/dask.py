@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .engine import Block, Plan, parse_requests
+from .engine import Block, Plan, common_convention, parse_requests
 from .grammar import metric_labels
 from .io.tables import dtype_kind, from_tables
 from .means import mean_of
@@ -175,9 +175,7 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
     for label in labels:
         num, den = totals[f"{label}:num"], totals[f"{label}:den"]
         means[label] = mean_of(num, den, specs[labels.index(label)].aggregate)
-    conventions = {r.convention for r in specs}
-    computed = conventions.pop() if len(conventions) == 1 else "mixed"
-    return DaskResult(means, counted, totals["rows"], computed,
+    return DaskResult(means, counted, totals["rows"], common_convention(specs),
                       values if per_user else None)
 
 

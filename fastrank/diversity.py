@@ -331,7 +331,7 @@ def alpha_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.5, users=None, n_th
     with numba_threads(n_threads) as threads:
         out, n_relevant = alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads)
     labels = [f"alpha_ndcg@{int(c)}" for c in cutoffs]
-    counted = counted_rows(data.indptr, rows, n_relevant, "recsys")
+    counted = counted_rows(data.indptr, rows, n_relevant, judged=False)
     means = {label: counted_mean(v, counted) for label, v in zip(labels, out)}
     report = {"above_one": {label: int(np.count_nonzero(v > 1.0))
                             for label, v in zip(labels, out)}}

@@ -76,32 +76,34 @@ class Plan:
 
     def __init__(self, metrics, k, convention, n_items, *, dialect=None, train=None,
                  item_aspects=None, item_vectors=None, baseline=None, baseline_later=False,
-                 external=(), curves=None):
+                 external=None, curves=None):
         requests = parse_requests(metrics, k, convention, dialect, curves)
         self.requests = {r.label: r for r in requests}
         self.k = k
-        self.convention = _common(r.convention for r in requests) or convention
-        self.judged = (counts_judged(requests[0].convention) if requests
-                       else counts_judged(convention))
-        # labels the caller computes ({label: what it computes}), e.g. the full-ranking auc
-        external = dict(external) if isinstance(external, dict) else dict.fromkeys(external, "")
+        self.convention = common_convention(requests) or convention
+        self.judged = counts_judged(requests[0].convention if requests else convention)
+        # labels the caller computes, {label: what it computes}: the full-ranking auc
+        external = external or {}
         self.external = [label for label in external if label in self.requests]
         for label in self.external:
-            if external[label]:
-                self.requests[label] = dataclasses.replace(self.requests[label],
-                                                           computed=external[label])
+            self.requests[label] = dataclasses.replace(self.requests[label],
+                                                       computed=external[label])
         own = [r for r in requests if r.label not in self.external]
-        self.passes = _ranking_passes([r for r in own if r.metric.engine == "ranking"])
-        self.trec = _param_passes([r for r in own if r.metric.engine == "trec"])
-        self.aspects = _param_passes([r for r in own if r.metric.engine == "aspects"])
-        check_side_inputs([r for r in own if r.metric.engine == "aspects"], train=train,
+        check_side_inputs([r for r in own if r.metric.needs], train=train,
                           item_aspects=item_aspects, item_vectors=item_vectors,
-                          baseline=baseline)
+                          baseline=baseline, baseline_later=baseline_later)
+        self.passes = _ranking_passes([r for r in own if r.metric.engine == "ranking"])
+        self.trec = [_Pass(rel, group) for rel, group in
+                     _group([r for r in own if r.metric.engine == "trec"],
+                            lambda r: r.rel).items()]
+        self.aspects = [_Pass(None, group) for group in  # one pass per α
+                        _group([r for r in own if r.metric.engine == "aspects"],
+                               lambda r: r.metric.kernel_value(r.params)).values()]
         self.item_aspects = check_aspects(item_aspects, n_items) if self.aspects else None
         beyond = [r for r in own if r.metric.engine == "beyond"]
         self.beyond = (BeyondPlan(beyond, n_items, k, train=train, item_aspects=item_aspects,
-                                  item_vectors=item_vectors, baseline=baseline,
-                                  baseline_later=baseline_later) if beyond else None)
+                                  item_vectors=item_vectors, baseline=baseline)
+                       if beyond else None)
         self.beyond_baseline = baseline
         self.labels = list(self.requests)
         per_user = [r.label for p in self.passes for r in p.requests]
@@ -206,9 +208,9 @@ class Plan:
                       aggregates=aggregates, requests=self.requests, k=self.k)
 
 
-def _common(conventions):
+def common_convention(requests):
     """The one convention of all requests, or "mixed" (None without requests)."""
-    found = set(conventions)
+    found = {r.convention for r in requests}
     if not found:
         return None
     return found.pop() if len(found) == 1 else "mixed"
@@ -230,12 +232,18 @@ class _Pass:
         self.needs_uncut_ideal = any(r.code == codes.NDCG_UNCUT for r in self.requests)
 
 
+def _group(requests, key):
+    """{key: the requests with that key}, in the order the keys first appear."""
+    groups = {}
+    for r in requests:
+        groups.setdefault(key(r), []).append(r)
+    return groups
+
+
 def _ranking_passes(requests):
     """One pass per view of the truth: the truth as given (value > 0 is relevant) first,
     then one per relevance threshold, then every stored entry relevant (judged)."""
-    groups = {}
-    for r in requests:
-        groups.setdefault(STORED if r.metric.truth_view == "stored" else r.rel, []).append(r)
+    groups = _group(requests, lambda r: STORED if r.metric.truth_view == "stored" else r.rel)
     order = sorted(groups, key=lambda rel: (0, 0) if rel is None else (2, 0) if rel is STORED
                    else (1, rel))
     return [_Pass(rel, groups[rel]) for rel in order]
@@ -243,15 +251,6 @@ def _ranking_passes(requests):
 
 # the truth view of `judged`: every stored entry relevant
 STORED = "stored"
-
-
-def _param_passes(requests):
-    """One pass per parameter set (relevance threshold, or α) of trec_eval's kernel or the
-    α-nDCG kernel."""
-    groups = {}
-    for r in requests:
-        groups.setdefault(r.rel if r.metric.engine == "trec" else r.params, []).append(r)
-    return [_Pass(key if not isinstance(key, tuple) else None, groups[key]) for key in groups]
 
 
 def _at_least(data, rel):

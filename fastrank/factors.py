@@ -285,8 +285,7 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
                           _external={label: _FULL_AUC for label in full})
     n = rows.shape[0]
     n_relevant = positive_counts(data, rows)
-    counted = counted_rows(data.indptr, rows, n_relevant,
-                           "trec" if evaluator._plan.judged else "recsys")
+    counted = counted_rows(data.indptr, rows, n_relevant, evaluator.counts_judged)
     width = scorer.width(k)  # cutoffs past the catalogue see empty slots
     span = max(1024, _SPAN_IDS // width)
     with progress_bar(n, show_progress, "users") as bar:

@@ -193,8 +193,7 @@ def _parse(label, k_max, convention, dialect):
             except ValueError:
                 raise own_error from None
         return _anywhere(label, text, k_max)
-    meaning, params, cut = _foreign(label, text, dialect)
-    return _request(label, meaning, params, cut, k_max, dialect)
+    return _request(label, *_foreign(label, text, dialect), k_max, dialect)
 
 
 def parse_all(metrics, k_max=LARGEST_INT, convention="recsys", dialect=None):
@@ -261,12 +260,7 @@ def _params(label, metric, text):
     if text is None:
         return {}
     out = {}
-    for part in filter(str.strip, text.split(",")):
-        match = _PARAM.match(part)
-        if match is None:
-            raise ValueError(f"metrics: {label!r}: parameters are written name=value, as in "
-                             f"'precision(rel=2)@5'; got {part.strip()!r}")
-        key, value = match["key"], match["value"]
+    for key, value in _raw_params(label, text).items():
         param = metric.param(key)
         if param is None:
             known = ", ".join(p.name for p in metric.params) or "none"
@@ -317,51 +311,55 @@ def parse_cutoff(label, name, k_text, k_max):
 # -- other tools' names ------------------------------------------------------------------
 
 def _foreign(label, text, dialect):
-    """(Meaning, {param: value} as written, cutoff text) of a label in a foreign dialect."""
+    """(name as the tool writes it, Meaning, {param: value} as written, cutoff text) of a
+    label in a foreign dialect."""
     if dialect == "trec_eval":
         match = _TREC.match(text)
         if match is not None:
             meaning = dialects.lookup(dialect, match["name"])
-            return meaning, _raw_params(label, match["params"]), match["cut"]
+            return match["name"], meaning, _raw_params(label, match["params"]), match["cut"]
     if dialect == "ranx":
         match = _RANX_DOT.match(text)
-        if match is not None and dialects.lookup(dialect, match["name"]) is not None:
-            return dialects.lookup(dialect, match["name"]), {}, match["cut"]
+        meaning = dialects.lookup(dialect, match["name"]) if match else None
+        if meaning is not None:
+            return match["name"], meaning, {}, match["cut"]
         level = _RANX_LEVEL.match(text)
         if level is not None:
-            meaning, raw, cut = _foreign(label, level["label"], dialect)
+            name, meaning, raw, cut = _foreign(label, level["label"], dialect)
             if isinstance(meaning, dialects.Meaning) and \
                     METRICS[meaning.metric].param("rel") is None:
-                return dialects.Refusal(
+                return name, dialects.Refusal(
                     f"ranx's -l{level['level']} keeps the raw grades at or above it as "
                     f"gains; fastrank's {meaning.metric} takes no relevance level"), {}, cut
-            return meaning, {**raw, "_level": level["level"]}, cut
-    if dialect == "trec_eval" and dialects.lookup(dialect, text.strip()) is not None:
-        return dialects.lookup(dialect, text.strip()), {}, None  # e.g. 11pt_avg
+            return name, meaning, {**raw, "_level": level["level"]}, cut
+    meaning = dialects.lookup(dialect, text.strip()) if dialect == "trec_eval" else None
+    if meaning is not None:
+        return text.strip(), meaning, {}, None  # a name no label pattern reads: 11pt_avg
     match = _LABEL.match(text)
     meaning = dialects.lookup(dialect, match["name"]) if match else None
     if meaning is None:
         raise ValueError(
             f"metrics: {label!r} is not a metric name of {dialect}; "
             f"{_nearest(match['name'] if match else text, dialect)}")
-    return meaning, _raw_params(label, match["params"]), match["cut"]
+    return match["name"], meaning, _raw_params(label, match["params"]), match["cut"]
 
 
 def _raw_params(label, text):
+    """{key: value text} of a '(key=value, ...)' text, checked for its form only."""
     out = {}
     for part in filter(str.strip, (text or "").split(",")):
         match = _PARAM.match(part)
         if match is None:
-            raise ValueError(f"metrics: {label!r}: parameters are written name=value; got "
-                             f"{part.strip()!r}")
+            raise ValueError(f"metrics: {label!r}: parameters are written name=value, as in "
+                             f"'precision(rel=2)@5'; got {part.strip()!r}")
         out[match["key"]] = match["value"].strip().strip("'\"")
     return out
 
 
-def _request(label, meaning, raw, cut, k_max, dialect):
+def _request(label, written, meaning, raw, cut, k_max, dialect):
     if isinstance(meaning, dialects.Refusal):
         raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {meaning.reason}")
-    name, raw = dialects.translate(label, dialect, _name_of(label, dialect), meaning, raw)
+    name, raw = dialects.translate(label, dialect, written, meaning, raw)
     metric = METRICS[name]
     if cut is None and dialect == "ir_measures" and name != meaning.metric:
         raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {dialects._EXP_UNCUT}")
@@ -421,31 +419,23 @@ def _warn_if_foreign(label, text, request):
             f"{label.strip()}') for a tool's number", AmbiguousName, stacklevel=4)
 
 
-def _name_of(label, dialect):
-    """The bare name of a foreign label (after any dialect prefix)."""
-    text = label.partition(":")[2] if _is_dialect(label.partition(":")[0]) else label
-    match = (_TREC.match(text) if dialect == "trec_eval" else None) or _LABEL.match(text)
-    return match["name"] if match else text.strip()
-
-
 def _anywhere(label, text, k_max):
     """A label fastrank does not know: its meaning in the one foreign dialect that has it
     (or several that agree), else an error with the nearest names."""
     found = {}
     for dialect in dialects.TABLES:
         try:
-            meaning, raw, cut = _foreign(label, text, dialect)
+            found[dialect] = _foreign(label, text, dialect)
         except ValueError:
             continue
-        found[dialect] = (meaning, raw, cut)
     if not found:
         match = _LABEL.match(text)
         raise ValueError(f"metrics: unknown metric {label!r}; "
                          f"{_nearest(match['name'] if match else text, None)}")
     meanings = {}
-    for dialect, (meaning, raw, cut) in found.items():
+    for dialect, parts in found.items():
         try:
-            request = _request(label, meaning, raw, cut, k_max, dialect)
+            request = _request(label, *parts, k_max, dialect)
         except ValueError as exc:
             meanings[dialect] = exc
             continue

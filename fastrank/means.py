@@ -25,9 +25,10 @@ def counts_judged(convention):
     return convention == "trec"
 
 
-def counted_rows(indptr, rows, n_relevant, convention):
-    """Which of the truth rows `rows` count under the convention (m = n_relevant)."""
-    if counts_judged(convention):
+def counted_rows(indptr, rows, n_relevant, judged):
+    """Which of the truth rows `rows` count (m = n_relevant): every judged row when
+    `judged` (counts_judged of the convention), else the rows with m >= 1."""
+    if judged:
         return indptr[rows + 1] > indptr[rows]
     return n_relevant > 0
 

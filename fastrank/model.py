@@ -145,7 +145,7 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_
     n_relevant = positive_counts(data, np.arange(n_users, dtype=np.int64))
     # the counted users (under the trec convention, also those judged only non-relevant)
     ask = np.flatnonzero(counted_rows(data.indptr, np.arange(n_users), n_relevant,
-                                      "trec" if evaluator._plan.judged else "recsys"))
+                                      evaluator.counts_judged))
     empty = sp.csr_matrix((min(batch_size, max(ask.size, 1)), n_items), dtype=np.float32)
     done = 0  # truth rows before `done` are evaluated; users never asked get empty lists
     with progress_bar(ask.size, show_progress, "users") as bar:

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .engine import Block, Plan, check_requests
+from .means import counts_judged
 from .dialects import check_dialect
 from .grammar import metric_labels
 from .threads import numba_threads
@@ -55,7 +56,7 @@ class Evaluator:
 
     def __init__(self, truth, metrics, *, convention="recsys", dialect=None, k=None,
                  repeats=False, train=None, item_aspects=None, item_vectors=None,
-                 baseline=None, n_threads=None, show_progress=False, _external=()):
+                 baseline=None, n_threads=None, show_progress=False, _external=None):
         self._data = truth if isinstance(truth, Truth) else check_truth(truth)
         self._metrics = list(metric_labels(metrics))
         self._side = dict(train=train, item_aspects=item_aspects, item_vectors=item_vectors,
@@ -63,9 +64,8 @@ class Evaluator:
         self._requests = check_requests(self._metrics, convention, dialect, **self._side)
         self.convention = convention
         self.dialect = check_dialect(dialect)
-        # labels whose values update() is given, with what they compute
-        self._external = dict(_external) if isinstance(_external, dict) else \
-            dict.fromkeys(_external, "")
+        # {label: what it computes} of the labels whose values update() is given
+        self._external = dict(_external or {})
         self.repeats = check_bool(repeats, "repeats")
         self._n_threads = check_n_threads(n_threads)
         self._show_progress = show_progress
@@ -84,6 +84,12 @@ class Evaluator:
     @property
     def metrics(self):
         return tuple(self._metrics)
+
+    @property
+    def counts_judged(self):
+        """Do the labels count every judged user (the trec convention's rule) or only the
+        users with a relevant item?"""
+        return counts_judged(self._requests[0].convention)
 
     @property
     def k(self):
