@@ -121,7 +121,9 @@ def compare_demo(truth, topk, args, out):
 def run_trec(args, out=None):
     out = sys.stdout if out is None else out
     report = evaluate_files(args.qrels, args.run, args.measure, relevance_level=args.level,
-                            depth=args.max_docs, complete=args.complete)
+                            depth=args.max_docs, complete=args.complete,
+                            judged_only=args.judged_only, num_docs=args.num_docs,
+                            zscores=args.zscores)
     for line in report.lines(per_query=args.per_query):
         print(line, file=out)
     return 0
@@ -231,8 +233,17 @@ def build_parser():
     trec.add_argument("-l", dest="level", type=_c_long(0), default=1,
                       help="relevance level: a document is relevant at rel >= N (default 1)")
     trec.add_argument("-m", dest="measure", action="append", default=None,
-                      help="a measure (repeatable): map, P.5,10, ndcg_cut, iprec_at_recall, "
-                           "official, all_trec, ...")
+                      help="a measure (repeatable): map, P.5,10, ndcg.1=3,2=9, rbp.p=0.8, "
+                           "utility.1,-1,0,0, ...; or a set: official, set, all_trec")
+    trec.add_argument("-J", dest="judged_only", action="store_true",
+                      help="drop unjudged documents from every ranking before measuring "
+                           "(trec_eval's -J)")
+    trec.add_argument("-N", dest="num_docs", type=_c_long(0), default=None,
+                      help="documents in the collection (read by utility's fourth "
+                           "coefficient; default 0, as trec_eval's)")
+    trec.add_argument("-Z", dest="zscores", default=None, metavar="ZFILE",
+                      help="print z-scores against the 'qid measure mean stddev' lines of "
+                           "ZFILE instead of raw values")
     trec.set_defaults(func=run_trec)
 
     ev = sub.add_parser(

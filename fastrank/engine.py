@@ -301,11 +301,14 @@ def trec_into(data, topk, rows, trec, threads, out, counted):
     slot_point = trec.slot_param  # iprec's recall point
     max_row_nnz = int(np.diff(indptr).max()) if n_rows else 0
     longest = max(lists.shape[1], max_row_nnz, 1)
-    log2s = np.array([math.log2(j) for j in range(2, longest + 2)], np.float64)
-    values_out = np.zeros((len(trec.requests), n_rows), np.float64)
+    log2s = np.array([math.log2(j) for j in range(2, longest + 3)], np.float64)
+    n_slots = len(trec.requests)
+    none = np.zeros(n_slots, np.int64)
+    values_out = np.zeros((n_slots, n_rows), np.float64)
     with memory_guard("trec_eval's kernel"):
-        trec_measures(indptr, indices, values, lists, level, slot_code,
-                      np.zeros(len(trec.requests), np.int64), slot_point, log2s, max_row_nnz,
+        trec_measures(indptr, indices, values, lists, level, slot_code, none, slot_point,
+                      none, none, np.zeros(0, np.int64), np.zeros(0, np.float64), False,
+                      np.int64(2 ** 63 - 1), 0, log2s, max_row_nnz,
                       max(n_ranges(n_rows, threads, lists.size, 1), 1), values_out)
     values_out[:, ~counted] = np.nan
     out[...] = values_out
@@ -330,8 +333,8 @@ def _trec_lists(topk, n_items):
     """Lists for trec_eval's kernel: a -1 or a repeated id before a list's last real id
     becomes n_items (a retrieved document that is in no qrels); trailing padding stays."""
     lists = np.array(topk, dtype=np.int64)
-    if lists.size == 0:
-        return lists
+    if lists.shape[1] == 0:
+        lists = np.full((lists.shape[0], 1), -1, np.int64)
     order = np.argsort(lists, axis=1, kind="stable")
     ordered = np.take_along_axis(lists, order, axis=1)
     repeat = np.zeros(lists.shape, np.bool_)
@@ -346,6 +349,9 @@ def _trec_lists(topk, n_items):
     inside = np.arange(lists.shape[1])[None, :] < last[:, None]
     lists[hole & inside] = n_items
     lists[hole & ~inside] = -1
+    # an empty list is scored as trec_eval -c scores a query without results: one
+    # retrieved document in no qrels (iprec's 0/0 would otherwise be NaN)
+    lists[~real.any(axis=1), 0] = n_items
     return np.ascontiguousarray(lists)
 
 

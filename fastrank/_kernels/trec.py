@@ -12,6 +12,8 @@ Each measure follows trec_eval's source: the same running sums in the same order
 the ranking filled as trec_eval fills them, so every value is trec_eval's to the bit.
 """
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -33,9 +35,32 @@ RECALL = codes.TREC_RECALL
 NDCG_CUT = codes.TREC_NDCG_CUT
 MAP_CUT = codes.TREC_MAP_CUT
 SUCCESS = codes.TREC_SUCCESS
+INFAP = codes.TREC_INFAP
+RPREC_MULT = codes.TREC_RPREC_MULT
+UTILITY = codes.TREC_UTILITY
+PT11_AVG = codes.TREC_11PT_AVG
+BING = codes.TREC_BING
+G = codes.TREC_G
+DCG = codes.TREC_DCG
+IDEAL_DCG = codes.TREC_IDEAL_DCG
+NDCG_REL = codes.TREC_NDCG_REL
+RNDCG = codes.TREC_RNDCG
+RELATIVE_P = codes.TREC_RELATIVE_P
+SET_P = codes.TREC_SET_P
+SET_RELATIVE_P = codes.TREC_SET_RELATIVE_P
+SET_RECALL = codes.TREC_SET_RECALL
+SET_MAP = codes.TREC_SET_MAP
+SET_F = codes.TREC_SET_F
+NUM_NONREL_JUDGED_RET = codes.TREC_NUM_NONREL_JUDGED_RET
+YAAP = codes.TREC_YAAP
+RBP = codes.TREC_RBP
+RBP_RESID = codes.TREC_RBP_RESID
+UNJ = codes.TREC_UNJ
 
 _NONPOOL = -1.0   # trec_eval's RELVALUE_NONPOOL: retrieved, not in the qrels
 _UNJUDGED = -2.0  # RELVALUE_UNJUDGED: in the qrels with a negative level
+_INFAP_EPSILON = 0.00001
+_NEG_NAN = -np.nan  # what 0.0 / 0.0 gives in C on x86: a NaN with its sign bit set
 
 
 @njit(cache=True)
@@ -57,7 +82,8 @@ def _iprec(rel, n, level, hits, n_rel, point):
     found = hits[n]
     if cut > found:
         return 0.0
-    best = found / n if n > 0 else 0.0
+    # 0/0 with nothing retrieved (-J can empty a ranking): C's NaN, printed -nan
+    best = found / n if n > 0 else _NEG_NAN
     count = found
     for rank in range(n, 0, -1):
         if count <= 0:
@@ -70,33 +96,372 @@ def _iprec(rel, n, level, hits, n_rel, point):
     return best
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
+def _gain_below(a, b):
+    """trec_eval's comparison of two gains (comp_rel_gain): their difference cast to a
+    C int, so gains less than 1 apart compare equal. True when a sorts after b."""
+    d = a - b
+    return d >= 1.0
+
+
+@njit(cache=True)
+def _msort(order, gain, tmp, n):
+    """Sort order[:n] by gain as glibc's merge sort does (top-down, stable, the left run
+    first on ties) under trec_eval's comparison of gains: the recursion unrolled onto a
+    stack (numba cannot cache recursive functions)."""
+    stack_lo = np.empty(256, np.int64)
+    stack_n = np.empty(256, np.int64)
+    stack_merge = np.empty(256, np.bool_)
+    top = 0
+    stack_lo[0] = 0
+    stack_n[0] = n
+    stack_merge[0] = False
+    top = 1
+    while top > 0:
+        top -= 1
+        lo = stack_lo[top]
+        size = stack_n[top]
+        if size <= 1:
+            continue
+        n1 = size // 2
+        if not stack_merge[top]:
+            # merge after both halves, the left half sorted first
+            stack_lo[top] = lo
+            stack_n[top] = size
+            stack_merge[top] = True
+            stack_lo[top + 1] = lo + n1
+            stack_n[top + 1] = size - n1
+            stack_merge[top + 1] = False
+            stack_lo[top + 2] = lo
+            stack_n[top + 2] = n1
+            stack_merge[top + 2] = False
+            top += 3
+            continue
+        a = lo
+        b = lo + n1
+        end_a = lo + n1
+        end_b = lo + size
+        t = 0
+        while a < end_a and b < end_b:
+            if not _gain_below(gain[order[a]], gain[order[b]]):
+                tmp[t] = order[a]
+                a += 1
+            else:
+                tmp[t] = order[b]
+                b += 1
+            t += 1
+        while a < end_a:
+            tmp[t] = order[a]
+            a += 1
+            t += 1
+        for j in range(t):
+            order[lo + j] = tmp[j]
+    return 0
+
+
+@njit(cache=True)
+def _gain_table(counts, max_rel, pair_level, pair_gain, lo, hi, t_level, t_gain, t_count,
+                order, tmp, gain_at):
+    """trec_eval's gain table of a query (setup_gains): the `level=gain` pairs first,
+    then every level 0..max_rel not among them with gain = level, each with the number
+    of judged documents at its level; sorted by gain. Fills gain_at[level + 2] (levels
+    -2..max_rel) with the gain a ranked document of that level earns. Returns the size."""
+    nt = 0
+    for j in range(lo, hi):
+        t_level[nt] = pair_level[j]
+        t_gain[nt] = pair_gain[j]
+        t_count[nt] = 0
+        nt += 1
+    n_pairs = nt
+    for lv in range(max_rel + 1):
+        found = -1
+        for j in range(n_pairs):
+            if t_level[j] == lv:
+                found = j
+                break
+        if found >= 0:
+            t_count[found] = counts[lv]
+        else:
+            t_level[nt] = lv
+            t_gain[nt] = lv
+            t_count[nt] = counts[lv]
+            nt += 1
+    for j in range(nt):
+        order[j] = j
+    if n_pairs > 0:
+        _msort(order, t_gain, tmp, nt)
+    for lv in range(max_rel + 3):
+        gain_at[lv] = 0.0
+        for j in range(nt):
+            if t_level[order[j]] == lv - 2:
+                gain_at[lv] = t_gain[order[j]]
+                break
+    return nt
+
+
+@njit(cache=True)
+def _gain_of(r, gain_at, max_rel):
+    lv = np.int64(r)
+    if lv < -2 or lv > max_rel:
+        return 0.0
+    return gain_at[lv + 2]
+
+
+@njit(cache=True)
+def _next_ideal(cur, num_at, order, t_gain, t_count):
+    """Step trec_eval's ideal ranking by one document: (level index, number at it,
+    its gain) after moving past exhausted levels."""
+    num_at += 1
+    while cur >= 0 and num_at > t_count[order[cur]]:
+        num_at = 1
+        cur -= 1
+    gain = t_gain[order[cur]] if cur >= 0 else 0.0
+    return cur, num_at, gain
+
+
+@njit(cache=True, error_model="numpy")
+def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel):
+    """ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg and G of a query with a gain table, each
+    walked as trec_eval walks it (m_ndcg.c, m_ndcg_rel.c, m_Rndcg.c, m_G.c)."""
+    cur = nt - 1
+    ideal_gain = t_gain[order[cur]] if cur >= 0 else 0.0
+    old_ideal = ideal_gain
+    num_at = 0
+    results_dcg = 0.0
+    ideal_dcg = 0.0
+    total = 0.0  # ndcg_rel's and Rndcg's sum, G's results_g
+    n_rel_ideal = 0
+    n_rel_ret = 0
+    n_changed = 0
+    sum_results = 0.0
+    sum_ideal = 0.0
+    sum_cost = 0.0
+    i = 0
+    while i < n and ideal_gain > 0.0:
+        g = _gain_of(rel[i], gain_at, max_rel)
+        if code == RNDCG:
+            cur, num_at, ideal_gain = _next_ideal(cur, num_at, order, t_gain, t_count)
+            if old_ideal != ideal_gain:
+                if ideal_dcg > 0.0:
+                    total += results_dcg / ideal_dcg
+                    n_changed += 1
+                old_ideal = ideal_gain
+            if g != 0.0:
+                results_dcg += g / math.log2(i + 2.0)
+            if ideal_gain > 0.0:
+                ideal_dcg += ideal_gain / math.log2(i + 2.0)
+        elif code == G:
+            sum_results += g
+            cur, num_at, ideal_gain = _next_ideal(cur, num_at, order, t_gain, t_count)
+            if ideal_gain > 0.0:
+                sum_ideal += ideal_gain
+            sum_cost += ideal_gain if ideal_gain >= 1.0 else 1.0
+            if g != 0.0:
+                total += g / math.log2(2.0 + sum_cost - sum_results)
+        else:
+            if g != 0.0:
+                results_dcg += g / math.log2(i + 2.0)
+            cur, num_at, ideal_gain = _next_ideal(cur, num_at, order, t_gain, t_count)
+            if ideal_gain > 0.0:
+                n_rel_ideal += 1
+                ideal_dcg += ideal_gain / math.log2(i + 2.0)
+            if code == NDCG_REL and g > 0.0:
+                total += results_dcg / ideal_dcg
+                n_rel_ret += 1
+        i += 1
+    if i < n:
+        while i < n:
+            g = _gain_of(rel[i], gain_at, max_rel)
+            if code == G:
+                sum_results += g
+                sum_cost += 1.0
+                if g != 0.0:
+                    total += g / math.log2(2.0 + sum_cost - sum_results)
+            else:
+                if g != 0.0:
+                    results_dcg += g / math.log2(i + 2.0)
+                if code == NDCG_REL and g > 0.0:
+                    total += results_dcg / ideal_dcg
+                    n_rel_ret += 1
+            i += 1
+        if code == RNDCG and ideal_dcg > 0.0:
+            total += results_dcg / ideal_dcg
+            n_changed += 1
+    while ideal_gain > 0.0:
+        cur, num_at, ideal_gain = _next_ideal(cur, num_at, order, t_gain, t_count)
+        if code == RNDCG and old_ideal != ideal_gain:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                n_changed += 1
+            old_ideal = ideal_gain
+        if ideal_gain > 0.0:
+            n_rel_ideal += 1
+            sum_ideal += ideal_gain
+            ideal_dcg += ideal_gain / math.log2(i + 2.0)
+        i += 1
+    if code == NDCG:
+        return results_dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0
+    if code == DCG:
+        return results_dcg
+    if code == IDEAL_DCG:
+        return ideal_dcg
+    if code == NDCG_REL:
+        total += (n_rel_ideal - n_rel_ret) * results_dcg / ideal_dcg
+        return total / n_rel_ideal if total > 0.0 else 0.0
+    if code == RNDCG:
+        return total / n_changed
+    # G
+    return total / sum_ideal if sum_ideal > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _rbp(rel, n, p, nt, order, t_gain, t_level, gain_at, max_rel):
+    """Rank-biased precision (m_rbp.c): gains scaled into [0, 1] when any lies outside,
+    (1 - p)·Σ gain·p^(rank - 1), the powers multiplied up as trec_eval does."""
+    low = 0.0
+    high = 0.0
+    for j in range(nt):
+        low = min(low, t_gain[j])
+        high = max(high, t_gain[j])
+    scale = low < 0.0 or high > 1.0
+    total = 0.0
+    cur_p = 1.0
+    for i in range(n):
+        g = _gain_of(rel[i], gain_at, max_rel)
+        if scale:
+            # the level's gain in the scaled table (a level outside it earns 0)
+            lv = np.int64(rel[i])
+            if -2 <= lv <= max_rel and _has_level(lv, nt, t_level):
+                g = (g - low) / (high - low)
+        if g != 0.0:
+            total += g * cur_p
+        cur_p = cur_p * p
+    return (1.0 - p) * total
+
+
+@njit(cache=True)
+def _has_level(lv, nt, t_level):
+    for j in range(nt):
+        if t_level[j] == lv:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _infap(rel, n, level, n_rel):
+    """Inferred AP (Yilmaz & Aslam 2006, m_infap.c)."""
+    nonrel = 0
+    found = 0
+    unjudged = 0
+    total = 0.0
+    for j in range(n):
+        r = rel[j]
+        if r == _NONPOOL:
+            continue
+        if r == _UNJUDGED:
+            unjudged += 1
+            continue
+        if r >= 0.0 and r < level:
+            nonrel += 1
+        else:
+            found += 1
+            if j == 0:
+                total += 1.0
+            else:
+                fj = np.float64(j)
+                total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                    (found - 1 + nonrel + unjudged) / fj) * (
+                    (found - 1 + _INFAP_EPSILON) / (found - 1 + nonrel + 2 * _INFAP_EPSILON))
+    if n_rel:
+        total /= n_rel
+    return total
+
+
+@njit(cache=True, error_model="numpy")
+def _pt11(rel, n, level, found, n_rel, points, lo, hi):
+    """11pt_avg (m_11pt_avg.c): interpolated precision summed over the points as
+    trec_eval walks them: from the last point given down while the walk meets its
+    number of relevant documents, so points not in ascending order score as there."""
+    cut = hi - 1
+    while cut >= lo and _lround(points[cut] * n_rel) > found:
+        cut -= 1
+    best = found / n if n > 0 else _NEG_NAN
+    count = found
+    total = 0.0
+    for rank in range(n, 0, -1):
+        if count <= 0:
+            break
+        best = max(best, count / rank)
+        if rel[rank - 1] >= level:
+            while cut >= lo and count == _lround(points[cut] * n_rel):
+                total += best
+                cut -= 1
+            count -= 1
+    while cut >= lo:
+        total += best
+        cut -= 1
+    return total / (hi - lo)
+
+
+@njit(cache=True)
+def _rprec_mult(rel, n, level, hits, n_rel, first, fraction):
+    """Precision at fraction·R documents (m_Rprec_mult.c: the cutoff is
+    (long)(fraction·R + 0.9); 0 before the first relevant document)."""
+    cut = np.int64(fraction * n_rel + 0.9)
+    if cut > n:
+        return hits[n] / np.float64(cut)
+    if first > 0 and first <= cut:
+        return hits[cut] / np.float64(cut)
+    return 0.0
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
 def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_point,
-                  log2s, max_row_nnz, n_chunks, out):
+                  slot_lo, slot_hi, extra_level, extra_value, judged_only, num_docs,
+                  max_level, log2s, max_row_nnz, n_chunks, out):
     """out[s, i] = the measure of slot s for query i (see the codes above).
 
-    log2s[j] = log2(j + 2), the discount divisor of rank j + 1, long enough for the
-    longest ranking and the largest number of positive levels in a row."""
+    slot_cut holds a cutoff (P .. UNJ), slot_point a real parameter (the recall point of
+    IPREC, the fraction of RPREC_MULT, set_F's β, rbp's p), slot_lo:slot_hi a range of
+    extra_value (utility's coefficients, 11pt_avg's points) or of (extra_level,
+    extra_value) pairs (the level=gain pairs of the gain measures). judged_only drops
+    ranked documents without a judgment (trec_eval -J); num_docs is -N. max_level is the
+    largest level in the qrels (0 if none). log2s[j] = log2(j + 2), the discount divisor
+    of rank j + 1, long enough for the longest ranking and the longest truth row."""
     n_rows = topk.shape[0]
     k_max = topk.shape[1]
     n_slots = slot_code.shape[0]
+    n_extra = 0
+    for s in range(n_slots):
+        n_extra = max(n_extra, slot_hi[s] - slot_lo[s])
     for chunk in prange(n_chunks):
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks
         rel = np.empty(max(k_max, 1), np.float64)  # the level of each ranked document
         hits = np.empty(k_max + 1, np.int64)       # relevant in the first j documents
+        unj = np.empty(k_max + 1, np.int64)        # unjudged in the first j documents
         sums = np.empty(k_max + 1, np.float64)     # Σ P@rank over them (AP's sum)
         dcg = np.empty(k_max + 1, np.float64)      # DCG of the first j documents
         gains = np.empty(max(max_row_nnz, 1), np.float64)
         ideal = np.empty(max_row_nnz + 1, np.float64)  # ideal DCG of the first j
+        counts = np.zeros(max_level + 1, np.int64)     # judged documents per level
+        table = n_extra + max_level + 1
+        t_level = np.empty(table, np.int64)
+        t_gain = np.empty(table, np.float64)
+        t_count = np.empty(table, np.int64)
+        order = np.empty(table, np.int64)
+        tmp = np.empty(table, np.int64)
+        gain_at = np.empty(max_level + 3, np.float64)
         for i in range(lo, hi):
             start = indptr[i]
             end = indptr[i + 1]
             n_rel = 0
             n_nonrel = 0
             n_pos = 0
+            max_rel = -3
             for j in range(start, end):
                 v = data[j]
+                max_rel = max(max_rel, np.int64(v))
                 if v >= 0.0:
                     if v >= level:
                         n_rel += 1
@@ -107,6 +472,7 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                         n_pos += 1
             n = 0
             hits[0] = 0
+            unj[0] = 0
             sums[0] = 0.0
             dcg[0] = 0.0
             first = 0
@@ -127,6 +493,8 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                 r = _NONPOOL
                 if a < end and indices[a] == doc:
                     r = data[a] if data[a] >= 0.0 else _UNJUDGED
+                if judged_only and r < 0.0:
+                    continue
                 rel[n] = r
                 h = hits[n]
                 total = sums[n]
@@ -145,6 +513,7 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                         bpref += 1.0 - min(nonrel_above, n_rel) / min(n_nonrel, n_rel)
                     else:
                         bpref += 1.0
+                unj[n + 1] = unj[n] + (1 if r < 0.0 else 0)
                 n += 1
                 hits[n] = h
                 sums[n] = total
@@ -154,6 +523,7 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
             ideal[0] = 0.0
             for t in range(n_pos):
                 ideal[t + 1] = ideal[t] + ordered[n_pos - 1 - t] / log2s[t]
+            counted = False  # the judged documents per level, counted once a slot needs them
             for s in range(n_slots):
                 code = slot_code[s]
                 c = slot_cut[s]
@@ -178,9 +548,6 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                 elif code == RECIP_RANK:
                     if first > 0:
                         val = 1.0 / first
-                elif code == NDCG:
-                    if ideal[n_pos] > 0.0:
-                        val = dcg[n] / ideal[n_pos]
                 elif code == IPREC:
                     val = _iprec(rel, n, level, hits, n_rel, slot_point[s])
                 elif code == P:
@@ -196,4 +563,83 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                 elif code == NDCG_CUT:
                     norm = ideal[min(c, n_pos)]
                     val = dcg[m] / norm if norm > 0.0 else dcg[m]
+                elif code == INFAP:
+                    val = _infap(rel, n, level, n_rel)
+                elif code == RPREC_MULT:
+                    val = _rprec_mult(rel, n, level, hits, n_rel, first, slot_point[s])
+                elif code == UTILITY:
+                    e = slot_lo[s]
+                    rest = num_docs + hits[n] - n - n_rel  # as C's longs, wrapping
+                    val = (extra_value[e] * hits[n] + extra_value[e + 1] * (n - hits[n])
+                           + extra_value[e + 2] * (n_rel - hits[n])
+                           + extra_value[e + 3] * np.float64(rest))
+                elif code == PT11_AVG:
+                    val = _pt11(rel, n, level, hits[n], n_rel, extra_value,
+                                slot_lo[s], slot_hi[s])
+                elif code == BING:
+                    found = 0
+                    total = 0.0
+                    for j in range(n):
+                        if rel[j] >= level:
+                            found += 1
+                            total += 1.0 / log2s[j - found + 1]
+                    if found:
+                        val = total / n_rel
+                elif code == RELATIVE_P:
+                    if n_rel > 0:
+                        val = hits[m] / np.float64(min(c, n_rel))
+                elif code == SET_P:
+                    if n > 0:
+                        val = hits[n] / np.float64(n)
+                elif code == SET_RELATIVE_P:
+                    if n > 0 and n_rel > 0:
+                        val = hits[n] / np.float64(min(n, n_rel))
+                elif code == SET_RECALL:
+                    if n_rel > 0:
+                        val = hits[n] / np.float64(n_rel)
+                elif code == SET_MAP:
+                    if n > 0 and n_rel > 0:
+                        val = (np.float64(hits[n]) * np.float64(hits[n])) / (
+                            np.float64(n) * np.float64(n_rel))
+                elif code == SET_F:
+                    if hits[n] > 0:
+                        prec = hits[n] / np.float64(n)
+                        rec = hits[n] / np.float64(n_rel)
+                        x = slot_point[s]
+                        val = (x + 1.0) * prec * rec / (x * prec + rec)
+                elif code == NUM_NONREL_JUDGED_RET:
+                    val = n - unj[n] - hits[n]
+                elif code == YAAP:
+                    val = math.log((1.0 + sums[n]) / (1.0 + n_rel - sums[n]))
+                elif code == RBP_RESID:
+                    p = slot_point[s]
+                    total = 0.0
+                    cur_p = 1.0
+                    for j in range(n):
+                        if rel[j] < 0.0:
+                            total += cur_p
+                        cur_p = cur_p * p
+                    if unj[n] > 0:
+                        val = cur_p + (1.0 - p) * total
+                elif code == UNJ:
+                    val = unj[m] / np.float64(c)
+                else:  # the gain measures: ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg, G, rbp
+                    if not counted:
+                        for lv in range(max(max_rel, -1) + 1):
+                            counts[lv] = 0
+                        for j in range(start, end):
+                            if data[j] >= 0.0:
+                                counts[np.int64(data[j])] += 1
+                        counted = True
+                    nt = _gain_table(counts, max_rel, extra_level, extra_value, slot_lo[s],
+                                     slot_hi[s], t_level, t_gain, t_count, order, tmp,
+                                     gain_at)
+                    if code == RBP:
+                        val = _rbp(rel, n, slot_point[s], nt, order, t_gain, t_level,
+                                   gain_at, max_rel)
+                    elif code == RNDCG and n_rel == 0:
+                        val = 0.0
+                    else:
+                        val = _dcg_family(code, rel, n, nt, order, t_gain, t_count,
+                                          gain_at, max_rel)
                 out[s, i] = val
