@@ -9,6 +9,14 @@ paper's power-law model: p_i = (max(n_i, 1) / max_j n_j) ** ((γ + 1) / 2), n_i 
 number of training users with a positive entry for i (an item no one has counts as seen
 once, as for novelty), scaled so that the most popular item has p = 1. γ is the label's
 `gamma=` (default 0: p ∝ √n_i). The walk is `fastrank._kernels.debiased`.
+
+Per user, with hits the relevant items of the first k and c_i an item's credit (1 for
+recall, d(rank) for DCG, P@rank for AP), the paper's estimator (1/|S_u|)·Σ_hits c_i·w_i
+needs |S_u|, the number of items relevant to the user whether observed or not. SNIPS
+estimates it per user, Σ_{relevant i} w_i (only the ratios of the propensities matter);
+IPS estimates it as m·w̄, w̄ the mean weight over every relevant entry of the truth
+(the inverse of the mean observation rate; again only ratios matter). With equal
+propensities both are the plain metric.
 """
 
 import numpy as np
@@ -41,13 +49,14 @@ def check_propensity(propensity, n_items):
     bad = ~np.isfinite(values)
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"propensity contains {values[at]!r} at item {at} ({int(bad.sum())} "
-                         f"such items); every propensity must be a finite number > 0")
+        raise ValueError(f"propensity contains {float(values[at])!r} at item {at} "
+                         f"({int(bad.sum())} such items); every propensity must be a finite "
+                         f"number > 0")
     low = values < SMALLEST_PROPENSITY
     if low.any():
         at = int(np.flatnonzero(low)[0])
         raise ValueError(
-            f"propensity contains {values[at]!r} at item {at} ({int(low.sum())} items below "
+            f"propensity contains {float(values[at])!r} at item {at} ({int(low.sum())} items below "
             f"{SMALLEST_PROPENSITY:g}); an item that is never observed cannot be reweighted: "
             f"give every item a propensity > 0, e.g. np.clip(propensity, 1e-3, 1)")
     return 1.0 / values
@@ -86,17 +95,28 @@ class DebiasedPlan:
                            for gamma, group in by_gamma.items()]
         # the order of the per-user rows of `run`
         self.per_user = [r for _, group in self.groups for r in group]
+        self._means = None
+
+    def mean_weights(self, data):
+        """The mean weight over every relevant entry of the truth (all its rows), per
+        group: the IPS slots divide by m times it. Kept for the truth last seen."""
+        if self._means is None or self._means[0] is not data:
+            relevant = data.indices[data.data > 0]
+            self._means = (data, [float(np.mean(weights[relevant])) if relevant.size else 1.0
+                                  for weights, _ in self.groups])
+        return self._means[1]
 
     def run(self, data, topk, rows, counted, threads):
         """Per-user values, one row per request of `per_user`, NaN where not counted."""
         from ._kernels.debiased import debiased_metrics
 
         n_rows, width = topk.shape
+        means = self.mean_weights(data)
         out = np.empty((len(self.per_user), n_rows), np.float64)
         n_chunks = max(n_ranges(n_rows, threads, n_rows * width, self.n_items), 1)
         check_scratch(self.n_items, 16, n_chunks)  # two int64 markers per item and range
         row = 0
-        for weights, group in self.groups:
+        for (weights, group), w_mean in zip(self.groups, means):
             cutoffs = np.array(sorted({r.k for r in group}), dtype=np.int64)
             position = {int(k): c for c, k in enumerate(cutoffs)}
             slot_code = np.array([r.code for r in group], dtype=np.int64)
@@ -104,7 +124,7 @@ class DebiasedPlan:
             disc = discounts(max(min(width, int(cutoffs[-1])), 1))
             with memory_guard("the debiased kernel"):
                 debiased_metrics(data.indptr, data.indices, data.data, topk, rows,
-                                 counted.view(np.uint8), weights, cutoffs, slot_code,
+                                 counted.view(np.uint8), weights, w_mean, cutoffs, slot_code,
                                  slot_cut, disc, self.n_items, n_chunks,
                                  out[row:row + len(group)])
             row += len(group)

@@ -260,15 +260,15 @@ _ENTRIES = (
     Metric("mae", "Σ|e|/N over every stored truth entry", engine="ratings", cutoff=False,
            entry="fr.mae", family="ratings", aggregate="pooled", source="standard"),
     *(_debiased(*entry) for entry in (
-        ("recall_ips", "Σ_{hits i} w_i / m, w_i = 1/p_i (IPS; = recall@k if every p_i = 1)",
-         codes.RECALL_IPS),
+        ("recall_ips", "Σ_{hits i} w_i / (m·w̄), w_i = 1/p_i, w̄ = the mean w over every "
+         "relevant truth entry (IPS; = recall@k if the p_i are equal)", codes.RECALL_IPS),
         ("recall_snips", "Σ_{hits i} w_i / Σ_{relevant i} w_i (SNIPS; = recall@k if the p_i "
          "are equal)", codes.RECALL_SNIPS),
-        ("dcg_ips", "Σ_{hits i} w_i·d(rank_i) / m, binary gain (IPS)", codes.DCG_IPS),
+        ("dcg_ips", "Σ_{hits i} w_i·d(rank_i) / (m·w̄), binary gain (IPS)", codes.DCG_IPS),
         ("dcg_snips", "Σ_{hits i} w_i·d(rank_i) / Σ_{relevant i} w_i, binary gain (SNIPS)",
          codes.DCG_SNIPS),
-        ("ap_ips", "Σ_{hits i} w_i·P@rank_i / m, P@r = hits@r / r unweighted (IPS; = mar@k "
-         "if every p_i = 1)", codes.AP_IPS),
+        ("ap_ips", "Σ_{hits i} w_i·P@rank_i / (m·w̄), P@r = hits@r / r unweighted (IPS; "
+         "= mar@k if the p_i are equal)", codes.AP_IPS),
         ("ap_snips", "Σ_{hits i} w_i·P@rank_i / Σ_{relevant i} w_i, P@r = hits@r / r "
          "unweighted (SNIPS; = mar@k if the p_i are equal)", codes.AP_SNIPS))),
 )

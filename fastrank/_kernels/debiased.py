@@ -7,7 +7,8 @@ of the first k slots, first occurrence only; padding takes a slot and is never a
 
     num_recall = Σ_hits w,  num_dcg = Σ_hits w·d(rank),  num_ap = Σ_hits w·hits@rank/rank
 
-and a slot divides its sum by m (IPS) or by W = Σ_relevant w (SNIPS). A counted row with
+and a slot divides its sum by m·w_mean (IPS; w_mean: the facade's mean weight over every
+relevant truth entry) or by W = Σ_relevant w (SNIPS). A counted row with
 m = 0 (the trec convention) gets 0; a row not counted gets NaN.
 
 Users run in `n_chunks` contiguous ranges under `prange`; each range has its own item
@@ -22,7 +23,7 @@ from . import codes
 
 
 @njit(cache=True, inline="always")
-def _write_slots(out, i, c, slot_code, slot_cut, m, total, rec, dcg, ap):
+def _write_slots(out, i, c, slot_code, slot_cut, m_scaled, total, rec, dcg, ap):
     """Write every slot of cutoff index c for row i."""
     for s in range(slot_code.shape[0]):
         if slot_cut[s] != c:
@@ -35,19 +36,20 @@ def _write_slots(out, i, c, slot_code, slot_cut, m, total, rec, dcg, ap):
         else:
             num = ap
         if code == codes.RECALL_IPS or code == codes.DCG_IPS or code == codes.AP_IPS:
-            den = float(m)
+            den = m_scaled
         else:
             den = total
         out[s, i] = num / den if den > 0.0 else 0.0
 
 
 @njit(cache=True, parallel=True)
-def debiased_metrics(t_indptr, t_indices, t_data, topk, rows, counted, weights, cutoffs,
-                     slot_code, slot_cut, disc, n_items, n_chunks, out):
+def debiased_metrics(t_indptr, t_indices, t_data, topk, rows, counted, weights, w_mean,
+                     cutoffs, slot_code, slot_cut, disc, n_items, n_chunks, out):
     """out[s, i]: slot s (code slot_code[s] at cutoff cutoffs[slot_cut[s]]) of row i.
 
-    weights: per item, 1/propensity. disc: d(rank) for ranks 1..(at least) the positions
-    walked. A cutoff past topk's columns sees empty slots after them.
+    weights: per item, 1/propensity; w_mean: the IPS slots divide by m * w_mean. disc:
+    d(rank) for ranks 1..(at least) the positions walked. A cutoff past topk's columns
+    sees empty slots after them.
     """
     n_rows = topk.shape[0]
     n_cut = cutoffs.shape[0]
@@ -89,8 +91,9 @@ def debiased_metrics(t_indptr, t_indices, t_data, topk, rows, counted, weights, 
                         dcg += w * disc[p]
                         ap += w * (hits / (p + 1.0))
                 while c < n_cut and cutoffs[c] == p + 1:
-                    _write_slots(out, i, c, slot_code, slot_cut, m, total, rec, dcg, ap)
+                    _write_slots(out, i, c, slot_code, slot_cut, m * w_mean, total, rec, dcg,
+                                 ap)
                     c += 1
             while c < n_cut:  # cutoffs past the list's columns: the rest is empty
-                _write_slots(out, i, c, slot_code, slot_cut, m, total, rec, dcg, ap)
+                _write_slots(out, i, c, slot_code, slot_cut, m * w_mean, total, rec, dcg, ap)
                 c += 1
