@@ -16,7 +16,9 @@ from .validation import _csr_parts, check_scratch, memory_guard
 _WHY = {"train": "the training interactions, to count each item's training users",
         "item_aspects": "the aspects (topics, genres) of each item",
         "item_aspects|item_vectors": "to measure how different two items are",
-        "baseline": "the lists to be unexpected against (e.g. baseline='popular', with train=)"}
+        "baseline": "the lists to be unexpected against (e.g. baseline='popular', with train=)",
+        "propensity|train": "each item's chance of being observed: an array of n_items, or "
+                            "estimated from the popularity of the items in train="}
 
 
 def popularity(train, n_items):
@@ -77,9 +79,10 @@ def _baseline(baseline, n_rows, n_items, pop, k_max):
 
 
 def check_side_inputs(specs, *, train, item_aspects, item_vectors, baseline,
-                      baseline_later=False):
+                      baseline_later=False, propensity=None):
     """Each measure has the side input it needs (and ild not two notions of distance)."""
     given = {"train": train is not None,
+             "propensity|train": propensity is not None or train is not None,
              "baseline": baseline is not None or baseline_later,
              "item_aspects|item_vectors": item_aspects is not None
              or item_vectors is not None, "item_aspects": item_aspects is not None}

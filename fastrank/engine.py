@@ -16,6 +16,7 @@ import numpy as np
 from ._kernels import codes
 from .aspects import alpha_ndcg_values, check_aspects
 from .beyond import BeyondPlan, check_side_inputs
+from .debiased import DebiasedPlan
 from .discounts import discounts
 from .grammar import check_convention, curve_requests, parse_all
 from .means import counts_judged, mean_of, sum_parts
@@ -76,7 +77,7 @@ class Plan:
 
     def __init__(self, metrics, k, convention, n_items, *, dialect=None, train=None,
                  item_aspects=None, item_vectors=None, baseline=None, baseline_later=False,
-                 external=None, curves=None):
+                 external=None, curves=None, propensity=None):
         requests = parse_requests(metrics, k, convention, dialect, curves)
         self.requests = {r.label: r for r in requests}
         self.k = k
@@ -91,7 +92,8 @@ class Plan:
         own = [r for r in requests if r.label not in self.external]
         check_side_inputs([r for r in own if r.metric.needs], train=train,
                           item_aspects=item_aspects, item_vectors=item_vectors,
-                          baseline=baseline, baseline_later=baseline_later)
+                          baseline=baseline, baseline_later=baseline_later,
+                          propensity=propensity)
         self.passes = _ranking_passes([r for r in own if r.metric.engine == "ranking"])
         self.trec = [_Pass(rel, group) for rel, group in
                      _group([r for r in own if r.metric.engine == "trec"],
@@ -105,12 +107,17 @@ class Plan:
                                   item_vectors=item_vectors, baseline=baseline)
                        if beyond else None)
         self.beyond_baseline = baseline
+        debiased = [r for r in own if r.metric.engine == "debiased"]
+        self.debiased = (DebiasedPlan(debiased, n_items, train=train, propensity=propensity)
+                         if debiased else None)
         self.labels = list(self.requests)
         per_user = [r.label for p in self.passes for r in p.requests]
         per_user += [r.label for p in self.trec for r in p.requests]
         per_user += [r.label for p in self.aspects for r in p.requests]
         if self.beyond:
             per_user += [r.label for r in self.beyond.per_user]
+        if self.debiased:
+            per_user += [r.label for r in self.debiased.per_user]
         self.per_user = per_user + self.external
         self.catalogue = [label for label in self.labels if label not in self.per_user]
 
@@ -163,6 +170,10 @@ class Plan:
         if self.beyond:
             values, block.shown = self.beyond.run(data, topk, rows, block.counted, threads,
                                                   baseline=baseline)
+            block.values[row:row + values.shape[0]] = values
+            row += values.shape[0]
+        if self.debiased:
+            values = self.debiased.run(data, topk, rows, block.counted, threads)
             block.values[row:row + values.shape[0]] = values
             row += values.shape[0]
         for label in self.external:

@@ -12,7 +12,7 @@ from .validation import check_int, check_topk, check_truth, check_users
 
 def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=None, k=None,
              n_threads=None, train=None, item_aspects=None, item_vectors=None, baseline=None,
-             show_progress=False, curves=None):
+             show_progress=False, curves=None, propensity=None):
     """Evaluate ranked lists against graded truth; every metric at every cutoff in one pass.
 
     Parameters
@@ -57,6 +57,10 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
     curves : str, list of str or True, optional
         Also evaluate these ranking metrics (True: every one named in `metrics`) at every
         cutoff 1..K, in the same pass, for `Result.curve` and `Result.plot`.
+    propensity : float array, shape (n_items,), optional
+        For the debiased metrics (`recall_ips`, `dcg_snips`, ...): each item's chance of
+        being observed when relevant, finite and > 0. Without it they estimate propensities
+        from the popularity of the items in `train` (their `gamma=` parameter).
 
     Returns
     -------
@@ -70,7 +74,7 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
     k = topk.shape[1] if k is None else check_int(k, "k")
     plan = Plan(metric_labels(metrics), k, convention, data.n_items, dialect=dialect,
                 train=train, item_aspects=item_aspects, item_vectors=item_vectors,
-                baseline=baseline, curves=curves)
+                baseline=baseline, curves=curves, propensity=propensity)
     n_rows = topk.shape[0]
     with numba_threads(n_threads) as threads:
         if not show_progress:

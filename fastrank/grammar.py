@@ -467,7 +467,8 @@ def _nearest(name, dialect):
     close = difflib.get_close_matches(name, pool, n=4, cutoff=0.6)
     close += [spelled[p] for p in difflib.get_close_matches(name.lower(), list(spelled), n=4,
                                                             cutoff=0.6)]
-    own = ", ".join(METRICS.names("ranking", "counts", "trec", "beyond", "catalogue"))
+    own = ", ".join(METRICS.names("ranking", "counts", "trec", "beyond", "catalogue",
+                                  "debiased"))
     hint = f"did you mean {', '.join(repr(c) for c in dict.fromkeys(close))}? " if close else ""
     if dialect in (None, "fastrank"):
         return (f"{hint}known names are {own} (each optionally @k), and the names of "

@@ -25,8 +25,9 @@ from types import MappingProxyType
 from ._kernels import codes
 
 CONVENTIONS = ("recsys", "trec", "implicit")
-FAMILIES = ("ranking", "counts", "trec", "beyond", "catalogue", "aspects", "ratings")
-ENGINES = ("ranking", "trec", "beyond", "aspects", "ratings")
+FAMILIES = ("ranking", "counts", "trec", "beyond", "catalogue", "aspects", "ratings",
+            "debiased")
+ENGINES = ("ranking", "trec", "beyond", "aspects", "ratings", "debiased")
 AGGREGATES = ("mean", "pooled", "sum", "geometric", "catalogue")
 
 
@@ -120,6 +121,24 @@ def _ranking(name, formula, code, *, implicit=None, trec=None, cutoff=True, para
                   codes=MappingProxyType(table),
                   conventions=MappingProxyType(conventions or {}), aggregate=aggregate,
                   source=source, uncut_code=MappingProxyType(uncut or {}))
+
+
+# Debiased (inverse-propensity-weighted) metrics, Yang et al. 2018: a relevant item i has
+# weight w_i = 1/p_i, its propensity from propensity= or from train= popularity (gamma).
+GAMMA = Param("gamma", float, 0.0, -1.0, 9.0,
+              "the power-law exponent of the popularity propensities estimated from train=: "
+              "p_i ∝ max(n_i, 1)^((γ+1)/2), the most popular item p = 1 (not with "
+              "propensity=)", (-1.0, 0.0, 1.0, 2.0))
+_DEBIASED_SOURCE = ("Yang et al. 2018 (RecSys), IPS and SNIPS; propensities p_i ∝ "
+                    "n_i^((γ+1)/2)")
+
+
+def _debiased(name, formula, code):
+    """A debiased metric: the same formula under every convention (only the counted
+    users differ: trec counts a judged user with m = 0, as 0)."""
+    return Metric(name, formula, family="debiased", engine="debiased", params=(GAMMA,),
+                  needs=("propensity|train",), codes=_same(code), kernel_param="gamma",
+                  source=_DEBIASED_SOURCE)
 
 
 _NDCG_SOURCE = "Järvelin & Kekäläinen 2002; trec_eval ndcg_cut"
@@ -240,6 +259,18 @@ _ENTRIES = (
            aggregate="pooled", source="standard"),
     Metric("mae", "Σ|e|/N over every stored truth entry", engine="ratings", cutoff=False,
            entry="fr.mae", family="ratings", aggregate="pooled", source="standard"),
+    *(_debiased(*entry) for entry in (
+        ("recall_ips", "Σ_{hits i} w_i / (m·w̄), w_i = 1/p_i, w̄ = the mean w over every "
+         "relevant truth entry (IPS; = recall@k if the p_i are equal)", codes.RECALL_IPS),
+        ("recall_snips", "Σ_{hits i} w_i / Σ_{relevant i} w_i (SNIPS; = recall@k if the p_i "
+         "are equal)", codes.RECALL_SNIPS),
+        ("dcg_ips", "Σ_{hits i} w_i·d(rank_i) / (m·w̄), binary gain (IPS)", codes.DCG_IPS),
+        ("dcg_snips", "Σ_{hits i} w_i·d(rank_i) / Σ_{relevant i} w_i, binary gain (SNIPS)",
+         codes.DCG_SNIPS),
+        ("ap_ips", "Σ_{hits i} w_i·P@rank_i / (m·w̄), P@r = hits@r / r unweighted (IPS; "
+         "= mar@k if the p_i are equal)", codes.AP_IPS),
+        ("ap_snips", "Σ_{hits i} w_i·P@rank_i / Σ_{relevant i} w_i, P@r = hits@r / r "
+         "unweighted (SNIPS; = mar@k if the p_i are equal)", codes.AP_SNIPS))),
 )
 
 

@@ -44,6 +44,8 @@ class Evaluator:
     train, item_aspects, item_vectors, baseline :
         Side inputs of the beyond-accuracy measures, as for `fr.evaluate`; a per-row
         baseline goes with each block instead (`update(..., baseline=)`).
+    propensity : float array (n_items,), optional
+        The item propensities of the debiased metrics, as for `fr.evaluate`.
     n_threads : int, optional
     show_progress : bool
         A progress bar (tqdm) over the truth's users, with users/s.
@@ -56,11 +58,12 @@ class Evaluator:
 
     def __init__(self, truth, metrics, *, convention="recsys", dialect=None, k=None,
                  repeats=False, train=None, item_aspects=None, item_vectors=None,
-                 baseline=None, n_threads=None, show_progress=False, _external=None):
+                 baseline=None, n_threads=None, show_progress=False, _external=None,
+                 propensity=None):
         self._data = truth if isinstance(truth, Truth) else check_truth(truth)
         self._metrics = list(metric_labels(metrics))
         self._side = dict(train=train, item_aspects=item_aspects, item_vectors=item_vectors,
-                          baseline=baseline)
+                          baseline=baseline, propensity=propensity)
         self._requests = check_requests(self._metrics, convention, dialect, **self._side)
         self.convention = convention
         self.dialect = check_dialect(dialect)

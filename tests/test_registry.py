@@ -13,7 +13,7 @@ import scipy.sparse as sp
 import fastrank as fr
 from fastrank import dialects, registry
 
-from . import reference, reference_aspects, reference_beyond
+from . import reference, reference_aspects, reference_beyond, reference_debiased
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "fastrank"
@@ -28,6 +28,7 @@ REFERENCES = {
                                                         "alpha_ndcg": "alpha_dcg_reference"}
                                     .get(name, name)),
     "ratings": lambda name: name in ("rmse", "mae"),  # tests/test_ratings.py: errors by hand
+    "debiased": lambda name: name in reference_debiased.NAMES,
 }
 
 

@@ -65,3 +65,12 @@ TREC_YAAP = 31
 TREC_RBP = 32
 TREC_RBP_RESID = 33
 TREC_UNJ = 34
+
+# Codes of the debiased kernel (`fastrank._kernels.debiased`): inverse-propensity-weighted
+# sums over the relevant items in the first k, over m (IPS) or over the user's weight (SNIPS).
+RECALL_IPS = 0         # sum_hits w / m
+RECALL_SNIPS = 1       # sum_hits w / sum_relevant w
+DCG_IPS = 2            # sum_hits w d(rank) / m
+DCG_SNIPS = 3          # sum_hits w d(rank) / sum_relevant w
+AP_IPS = 4             # sum_hits w P@rank / m
+AP_SNIPS = 5           # sum_hits w P@rank / sum_relevant w
