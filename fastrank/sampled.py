@@ -218,7 +218,8 @@ def _tables(n_items, m, requests, corrections, lam, sampling, weights):
 
 def _fit(n_items, m, requests, corrections, lam, sampling, weights):
     """{"mes": [M̃ per request], "bv": [...]}, fitted over R = 1..n_items in blocks: a QR
-    factor of [sqrt(w) A | sqrt(w) B] (B: one column M_n(R) per request) and c = AᵀW 1."""
+    factor of [sqrt(w) A | sqrt(w) B] (B: one column M_n(R) per request), c = AᵀW 1 and
+    h = AᵀW B (summed directly: λ = 1 divides it by c, tiny entries included)."""
     from scipy.optimize import lsq_linear
     from scipy.special import gammaln
 
@@ -231,6 +232,7 @@ def _fit(n_items, m, requests, corrections, lam, sampling, weights):
     width = m + 1 + n_b
     factor = np.zeros((0, width))
     c = np.zeros(m + 1)
+    h = np.zeros((m + 1, n_b))
     lo_b = np.full(n_b, np.inf)
     hi_b = np.full(n_b, -np.inf)
     for lo in range(1, n_items + 1, _BLOCK):
@@ -246,6 +248,7 @@ def _fit(n_items, m, requests, corrections, lam, sampling, weights):
             block[:, m + 1 + j] = sw * values
             lo_b[j] = min(lo_b[j], values.min())
             hi_b[j] = max(hi_b[j], values.max())
+        h += block[:, :m + 1].T @ block[:, m + 1:]
         factor = np.linalg.qr(np.vstack([factor, block]), mode="r")
     if factor.shape[0] < width:  # fewer ranks than columns: pad the factor square
         factor = np.vstack([factor, np.zeros((width - factor.shape[0], width))])
@@ -256,7 +259,6 @@ def _fit(n_items, m, requests, corrections, lam, sampling, weights):
                                          method="bvls").x, lo_b[j], hi_b[j])
                       for j in range(n_b)]
     if "bv" in corrections:
-        h = rf.T @ z  # AᵀW b
         if lam == 1.0:
             safe = np.where(c > 0, c, 1.0)
             out["bv"] = [np.where(c > 0, h[:, j] / safe, 0.0) for j in range(n_b)]

@@ -75,37 +75,65 @@ def user_values(above, equal, offset, case_ptr, tables, ties, out):
 @njit(parallel=True, cache=True, nogil=True)
 def rank_rows(r_lo, n_items, m, hypergeometric, log_fact, sqrt_weight, out):
     """out[i, j] = sqrt_weight[i] * P(r = j + 1 | R = r_lo + i) for the full ranks of this
-    block, in log space. log_fact[x] = log(x!) for x = 0..n_items.
+    block. log_fact[x] = log(x!) for x = 0..n_items (0..m for the binomial).
 
     binomial (the m negatives drawn with replacement from the n - 1 other items):
-        P = C(m, j) p^j (1 - p)^(m - j), p = (R - 1) / (n - 1);
-    hypergeometric (drawn without replacement):
-        P = C(R - 1, j) C(n - R, m - j) / C(n - 1, m), zero outside its support."""
-    n_rows = out.shape[0]
-    for i in prange(n_rows):
+        P(j) = C(m, j) p^j (1 - p)^(m - j), p = (R - 1) / (n - 1);
+    hypergeometric (drawn without replacement), N = n - 1 items of which K = R - 1 above:
+        P(j) = C(K, j) C(N - K, m - j) / C(N, m), zero outside its support.
+    Each row is anchored at its mode (log space, lgamma tables), walked outwards with the
+    exact ratios P(j + 1) / P(j), and divided by its sum: the rounding of the large
+    log-factorials (n up to 10^6 and more) is a common factor of the row and cancels."""
+    for i in prange(out.shape[0]):
         big_r = r_lo + i
-        w = sqrt_weight[i]
         if hypergeometric:
-            above = big_r - 1
-            below = n_items - big_r
-            log_all = log_fact[n_items - 1] - log_fact[m] - log_fact[n_items - 1 - m]
-            for j in range(m + 1):
-                if j > above or m - j > below:
-                    out[i, j] = 0.0
-                    continue
-                lp = (log_fact[above] - log_fact[j] - log_fact[above - j]
-                      + log_fact[below] - log_fact[m - j] - log_fact[below - m + j]
-                      - log_all)
-                out[i, j] = w * math.exp(lp)
+            _hypergeometric_row(n_items - 1, big_r - 1, m, log_fact, out[i])
         else:
-            p = (big_r - 1) / (n_items - 1)
-            for j in range(m + 1):
-                if p == 0.0:
-                    out[i, j] = w if j == 0 else 0.0
-                    continue
-                if p == 1.0:
-                    out[i, j] = w if j == m else 0.0
-                    continue
-                lp = (log_fact[m] - log_fact[j] - log_fact[m - j]
-                      + j * math.log(p) + (m - j) * math.log1p(-p))
-                out[i, j] = w * math.exp(lp)
+            _binomial_row((big_r - 1) / (n_items - 1), m, log_fact, out[i])
+        total = 0.0
+        for j in range(m + 1):
+            total += out[i, j]
+        scale = sqrt_weight[i] / total
+        for j in range(m + 1):
+            out[i, j] *= scale
+
+
+@njit(cache=True, nogil=True)
+def _binomial_row(p, m, log_fact, row):
+    for j in range(m + 1):
+        row[j] = 0.0
+    if p <= 0.0:
+        row[0] = 1.0
+        return
+    if p >= 1.0:
+        row[m] = 1.0
+        return
+    mode = min(int((m + 1) * p), m)
+    row[mode] = math.exp(log_fact[m] - log_fact[mode] - log_fact[m - mode]
+                         + mode * math.log(p) + (m - mode) * math.log1p(-p))
+    odds = p / (1.0 - p)
+    for j in range(mode, m):  # P(j + 1) = P(j) (m - j) / (j + 1) p / (1 - p)
+        row[j + 1] = row[j] * ((m - j) / (j + 1.0)) * odds
+    for j in range(mode, 0, -1):  # P(j - 1) = P(j) j / (m - j + 1) (1 - p) / p
+        row[j - 1] = row[j] * (j / (m - j + 1.0)) / odds
+
+
+@njit(cache=True, nogil=True)
+def _hypergeometric_row(big_n, big_k, m, log_fact, row):
+    for j in range(m + 1):
+        row[j] = 0.0
+    j_lo = max(0, m - (big_n - big_k))
+    j_hi = min(m, big_k)
+    mode = int((m + 1.0) * (big_k + 1.0) / (big_n + 2.0))
+    mode = min(max(mode, j_lo), j_hi)
+    row[mode] = math.exp(
+        log_fact[big_k] - log_fact[mode] - log_fact[big_k - mode]
+        + log_fact[big_n - big_k] - log_fact[m - mode] - log_fact[big_n - big_k - m + mode]
+        - log_fact[big_n] + log_fact[m] + log_fact[big_n - m])
+    for j in range(mode, j_hi):
+        # P(j + 1) / P(j) = (K - j)(m - j) / ((j + 1)(N - K - m + j + 1))
+        row[j + 1] = row[j] * ((big_k - j) * (m - j)
+                               / ((j + 1.0) * (big_n - big_k - m + j + 1.0)))
+    for j in range(mode, j_lo, -1):
+        row[j - 1] = row[j] * (j * (big_n - big_k - m + j)
+                               / ((big_k - j + 1.0) * (m - j + 1.0)))
