@@ -36,7 +36,8 @@ Estimators (one label each, `metric[tag]`):
   subject to min M_n <= M̃(r) <= max M_n. Without the bounds the problem is ill-posed (for
   n = 2,000, m = 100 the matrix has condition number ~6e15 and the exact minimiser has
   entries of ±1e12): the bounds make it an estimator; solved exactly by bounded-variable
-  least squares;
+  least squares. ("mes" is fastrank's short name for the paper's minimal-bias correction;
+  Jin et al., AAAI 2021, use the letters for a maximal-entropy estimator of their own);
 - `[bv]`: the bias-variance trade-off, M̃ = argmin Σ_R w_R [(E[M̃(r)|R] - M_n(R))²
   + λ Var(M̃(r)|R)], in closed form ((1 - λ) AᵀWA + λ diag(c)) M̃ = AᵀW b with
   A[R, r] = P(r | R), b = M_n(R), c = AᵀW 1 (λ is the paper's γ). λ = 1 gives the posterior
