@@ -18,6 +18,8 @@
     res.ci("ndcg@10"); res.by(segment_labels); fr.compare({"a": res_a, "b": res_b})
     fr.evaluate(test, ids, ["ndcg"], curves=True).plot("ndcg", path="ndcg.png")
     fr.rmse(test, predictions), fr.mae(test, user_factors=U, item_factors=V)
+    fr.evaluate_sampled(scores, n_items, ["ndcg@10"])            # 1 + m sampled candidates,
+                                                                 # corrected (Krichene & Rendle)
     data = fr.io.from_tables(truth_df, recs_df)                 # pandas / pyarrow / polars
 
 Nothing is compiled at import; numba kernels load (or compile) on first use.
@@ -35,11 +37,13 @@ from .plots import plot_compare
 from .ratings import mae, rmse
 from .registry import CONVENTIONS, METRIC_NAMES, METRICS
 from .result import Result
+from .sampled import evaluate_sampled, evaluate_sampled_ranks
 from .stats import compare
 from .streaming import Evaluator
 
 __all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg",
-           "alpha_ndcg", "AlphaBetaNDCG", "rmse", "mae", "compare", "plot_compare", "Result",
+           "alpha_ndcg", "AlphaBetaNDCG", "rmse", "mae", "evaluate_sampled",
+           "evaluate_sampled_ranks", "compare", "plot_compare", "Result",
            "METRICS", "METRIC_NAMES", "CONVENTIONS", "DIALECTS", "io", "__version__"]
 
 
