@@ -128,13 +128,20 @@ TREC_EVAL = {
     "iprec_at_recall": Meaning("iprec", "trec", cutoff="recall"),
     "runid": Refusal("runid is the run's name, not a measure of users"),
     "num_q": Refusal("num_q counts queries, not a per-query value: it is Result.n_users"),
-    **{name: _not_yet(f"trec_eval's {name} (issue 17)") for name in (
+    **{name: Refusal(f"fr.evaluate does not compute trec_eval's {name} yet (issue 17); "
+                     f"`fastrank trec -m {name}` and fastrank.trec.evaluate_files print it "
+                     f"as trec_eval 10 does") for name in (
         "set_P", "set_recall", "set_F", "set_map", "set_relative_P", "relative_P",
         "Rprec_mult", "infAP", "gm_bpref", "11pt_avg", "utility", "binG", "G", "ndcg_rel",
-        "Rndcg", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unjudged", "success_P",
-        "P_avgjg", "map_avgjg", "Rprec_mult_avgjg", "ndcg_p", "yaap", "relstring")},
+        "Rndcg", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj", "yaap", "relstring",
+        "dcg", "ideal_dcg")},
+    **{name: _not_yet(f"trec_eval's {name} (issue 17)") for name in (
+        "unjudged", "success_P", "ndcg_p")},
+    **{name: Refusal(f"trec_eval's {name} needs a preferences or qrels_jg file, which "
+                     f"fastrank does not read") for name in (
+        "P_avgjg", "map_avgjg", "Rprec_mult_avgjg")},
     **{name: Refusal(f"{name} names a set of measures; name each one, e.g. P_10")
-       for name in ("official", "all_trec")},
+       for name in ("official", "set", "all_trec")},
 }
 
 _RANX_BARE = ("without a cutoff ranx divides by each query's own list length, not K: give "
