@@ -90,8 +90,10 @@ IR_MEASURES = {
     "SetF": _not_yet("set F (SetF; issue 17)"),
     "SetAP": _not_yet("set AP (SetAP; issue 17)"),
     "infAP": _not_yet("infAP (issue 17)"),
-    "ERR": _not_yet("ERR (issue 17)"),
-    "RBP": _not_yet("RBP (issue 17)"),
+    # gdeval's ERR (ir-measures' provider): grades capped at 4, the trec convention
+    "ERR": Meaning("err", "trec", params=(("max_grade", 4.0),), cutoff="required"),
+    # cwl_eval's RBP (ir-measures' provider for RBP(rel=...)): binary, the whole list
+    "RBP": Meaning("rbp", "trec"),
     "Judged": Meaning("judged", "trec"),
     "alpha_nDCG": Refusal("ir-measures' alpha_nDCG takes its subtopics from the qrels; "
                           "fastrank's fr.alpha_ndcg takes an item_aspects matrix: call it"),
@@ -163,7 +165,9 @@ RANX = {
     "bpref": Refusal("ranx's bpref is NaN for a query without a judged non-relevant "
                      "document (trec_eval's is defined) and counts negative grades as judged; "
                      "fastrank's bpref is trec_eval's: write 'trec_eval:bpref'"),
-    "rbp": _not_yet("ranx's rbp (issue 17)"),
+    "rbp": Refusal("ranx's rbp weighs each rank by the raw grade (a query can score above "
+                   "1, though its documentation says 0 or 1); fastrank's rbp is Moffat & "
+                   "Zobel's binary one: write rbp(p=0.95, rel=1)"),
 }
 
 # RecBole 1.2: metric names are case-insensitive, results keyed "ndcg@10".

@@ -59,6 +59,15 @@ REL = Param("rel", float, None, 0.0, float("inf"),
             (1, 2, 3, 0.5))
 
 
+# ERR's largest grade and RBP's persistence
+MAX_GRADE = Param("max_grade", float, 4.0, 0.001, 1024.0,
+                  "the largest grade G: an item of grade g stops the user with chance "
+                  "(2^min(g, G) − 1)/2^G", (1.0, 3.0, 4.0))
+PERSISTENCE = Param("p", float, 0.8, 0.0, 1.0,
+                    "persistence: the chance the user goes on to the next rank",
+                    (0.5, 0.8, 0.95))
+
+
 @dataclass(frozen=True)
 class Metric:
     """One registered metric. Read-only; see the module docstring for the fields."""
@@ -195,6 +204,21 @@ _ENTRIES = (
            "entry (judged, whatever the value); 0 for an empty list",
            codes=_same(codes.HIT_SHARE), truth_view="stored",
            source="Sakai 2007; ir-measures Judged"),
+    Metric("err", "Σ_{i≤k} R(i)/i·Π_{j<i} (1 − R(j)), R = (2^min(g, G) − 1)/2^G for a "
+           "relevant item of grade g (else 0), G = max_grade: the cascade user's expected "
+           "reciprocal rank", codes=_same(codes.ERR), kernel_param="max_grade",
+           params=(MAX_GRADE, REL), source="Chapelle et al. 2009; gdeval ERR (G = 4)"),
+    Metric("nerr", "err@k / the err@k of the user's relevant values sorted descending",
+           codes=_same(codes.NERR), kernel_param="max_grade", params=(MAX_GRADE, REL),
+           source="Chapelle et al. 2009"),
+    Metric("rbp", "(1 − p)·Σ_{i≤k} p^(i−1)·rel(i), rel binary: rank-biased precision of a "
+           "user who goes on to the next rank with chance p", codes=_same(codes.RBP),
+           kernel_param="p", params=(PERSISTENCE, REL),
+           source="Moffat & Zobel 2008; ir-measures RBP"),
+    Metric("rbp_resid", "1 − (1 − p)·Σ_{i≤k} p^(i−1)·judged(i): the most that ranks without "
+           "a stored truth entry, and ranks past k, could add to rbp@k", codes=_same(
+               codes.RBP_RESID), kernel_param="p", params=(PERSISTENCE,),
+           truth_view="stored", source="Moffat & Zobel 2008 (the residual)"),
     _ranking("num_ret", "the number of real items in the first k (no padding, no repeats); "
              "summed over users", codes.RETRIEVED, params=(), aggregate="sum",
              family="counts", source="trec_eval num_ret"),

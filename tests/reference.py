@@ -55,16 +55,28 @@ def ideal(row, gain, cut):
 # that each registered metric of the ranking and trec engines is here)
 NAMES = ("precision", "recall", "f1", "f_beta", "judged", "hit_rate", "mrr", "map", "mar", "ndcg",
          "ndcg_exp", "dcg", "dcg_exp", "cg", "r_precision", "auc", "hits", "num_ret", "num_rel",
-         "num_rel_ret", "gm_map", "bpref", "iprec")
+         "num_rel_ret", "gm_map", "bpref", "iprec", "err", "nerr", "rbp", "rbp_resid")
 # how the mean over users is taken, where it is not the plain mean
 SUMMED = ("num_ret", "num_rel", "num_rel_ret")
 
 
+def err(gains, top):
+    """Chapelle et al.'s expected reciprocal rank of a list of gains (0: not relevant):
+    the user stops at rank i with chance R = (2^min(g, top) - 1) / 2^top."""
+    total, going = 0.0, 1.0
+    for i, g in enumerate(gains, start=1):
+        chance = (2.0 ** min(g, top) - 1.0) / 2.0 ** top if g > 0 else 0.0
+        total += going * chance / i
+        going *= 1.0 - chance
+    return total
+
+
 def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel=None, recall=None,
-                beta=1.0):
+                beta=1.0, max_grade=4.0, p=0.8):
     """One user's value of metric `name` at cutoff k (ids is the whole list of length K)
     with its parameters: rel, an entry is relevant when its value is >= it (default: > 0);
-    recall, iprec's recall point; beta, F-beta's weight of recall."""
+    recall, iprec's recall point; beta, F-beta's weight of recall; max_grade, ERR's
+    largest grade; p, RBP's persistence."""
     rel_level, recall_point = rel, recall
     m = n_relevant(row, rel_level)
     gains = walk(row, ids, k, rel_level)
@@ -90,6 +102,22 @@ def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel=None, r
         return (1 + b2) * p * r / (b2 * p + r) if p + r > 0 else 0.0
     if name == "dcg_exp":
         return sum((2.0 ** g - 1) * d(i + 1) for i, g in enumerate(gains))
+    if name == "err":
+        return err(gains, max_grade)
+    if name == "nerr":
+        best = sorted((v for v in row.values() if is_relevant(v, rel_level)), reverse=True)
+        best = err(best[:k], max_grade)
+        return err(gains, max_grade) / best if best > 0 else 0.0
+    if name == "rbp":
+        return (1 - p) * sum(p ** i for i, g in enumerate(gains) if g > 0)
+    if name == "rbp_resid":  # 1 - the rbp of "judged": what unjudged and later ranks add
+        seen, judged = set(), 0.0
+        for i, item in enumerate(ids[:k]):
+            if item >= 0 and item not in seen and item in row:
+                judged += (1 - p) * p ** i
+            if item >= 0:
+                seen.add(item)
+        return 1.0 - judged
     if name == "bpref":
         return bpref(row, ids[:k], rel_level)
     if name == "iprec":

@@ -8,6 +8,8 @@ import json
 import math
 import warnings
 
+import shutil
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -98,8 +100,7 @@ def test_labels_carry_their_dialect_or_take_the_calls():
 
 
 @pytest.mark.parametrize("label, message", [
-    ("RBP(p=0.8)", "does not compute RBP yet"),
-    ("rbp.8", "does not compute ranx's rbp yet"),
+    ("rbp.8", "weighs each rank by the raw grade"),
     ("GAUC", "does not compute RecBole's GAUC yet"),
     ("rectools:NDCG@10", "ideal the user can reach"),
     ("ranx:bpref", "NaN for a query without a judged non-relevant"),
@@ -160,9 +161,12 @@ def table_labels(dialect, cut="@{}", cutoffs=(5, 12)):
     return labels
 
 
-IR_MEASURES = table_labels("ir_measures") + [
+# ERR's provider (gdeval) reads numeric qids only: tested on its own below; RBP's (cwl_eval)
+# computes binary RBP only, with rel= given
+IR_MEASURES = [label for label in table_labels("ir_measures")
+               if not label.startswith(("ERR", "RBP"))] + [
     "P(rel=2)@5", "R(rel=2)@5", "AP(rel=2)", "RR(rel=2)", "Rprec(rel=2)", "Bpref(rel=2)",
-    "nDCG(dcg='log2')@5"]
+    "nDCG(dcg='log2')@5", "RBP(rel=1)", "RBP(p=0.5,rel=2)", "RBP(p=0.95,rel=3)"]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -174,6 +178,29 @@ def test_ir_measures_names_give_ir_measures_numbers(seed):
                                       qrels, run)
     want = {label: want[ir_measures.parse_measure(label)] for label in IR_MEASURES}
     assert_same_means(fr.evaluate(truth, topk, IR_MEASURES, dialect="ir_measures"), want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ir_measures_err_is_gdevals(seed):
+    ir_measures = pytest.importorskip("ir_measures")
+    if shutil.which("perl") is None:
+        pytest.skip("no perl: ir-measures runs gdeval, a perl script")
+    truth, topk = judged_lists(seed)
+    qrels, run = as_dicts(truth, topk)
+    number = {q: q[1:] for q in qrels}  # gdeval reads numeric qids only
+    qrels = {number[q]: docs for q, docs in qrels.items()}
+    run = {number[q]: docs for q, docs in run.items() if q in number}
+    labels = ["ERR@1", "ERR@5", "ERR@12"]
+    got = ir_measures.iter_calc([ir_measures.parse_measure(m) for m in labels], qrels, run)
+    want = {(str(m.measure), m.query_id): m.value for m in got}
+    res = fr.evaluate(truth, topk, labels, dialect="ir_measures")
+    compared = 0
+    for label in labels:
+        for u, value in enumerate(res.per_user(label).tolist()):
+            if (label, str(u)) in want:
+                assert value == pytest.approx(want[label, str(u)], abs=1e-5), (label, u)
+                compared += 1
+    assert compared > 60
 
 
 RANX = table_labels("ranx") + ["precision@5-l2", "recall@5-l2", "map@5-l2", "mrr@3-l3",

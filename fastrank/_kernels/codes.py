@@ -28,6 +28,10 @@ N_RELEVANT = 18        # m
 DCG_EXP = 19           # gain 2^rel - 1, discounted
 F_BETA = 20            # (1 + b^2) P R / (b^2 P + R), b = slot_param
 HIT_SHARE = 21         # hits / distinct real ids in the first k (judged@k on the stored view)
+ERR = 22               # Σ R_i / i · Π_{j<i} (1 - R_j), R = (2^min(g, G) - 1) / 2^G, G = slot_param
+NERR = 23              # ERR / the ideal ordering's ERR
+RBP = 24               # (1 - p) Σ p^(i-1) rel(i), p = slot_param
+RBP_RESID = 25         # 1 - RBP of the stored view: what unjudged ranks and ranks past k may add
 
 # Codes of trec_eval's kernel (`fastrank._kernels.trec`), one per trec_eval measure.
 TREC_NUM_RET = 0

@@ -117,12 +117,31 @@ def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, scale, 
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _stop_chance(v, top):
+    """ERR's chance that a user stops at an item of grade v: (2^min(v, top) - 1) / 2^top."""
+    return (2.0 ** (min(v, top) - top)) - 2.0 ** -top
+
+
+@njit(cache=True, error_model="numpy")
+def _ideal_err(buf, length, top):
+    """ERR of the ideal list: the user's first `length` values of buf, largest first."""
+    total = 0.0
+    going = 1.0
+    for j in range(length):
+        chance = _stop_chance(buf[j], top)
+        total += going * chance / (j + 1.0)
+        going *= 1.0 - chance
+    return total
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, misses, first_hit,
                  r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift, dcg_bin, cg, auc_sum,
-                 ideal_lin, ideal_exp, ideal_full, ideal_bin):
+                 ideal_lin, ideal_exp, ideal_full, ideal_bin, acc, buf):
     """Write every slot of cutoff index c (cutoff k) for row i from the walk's sums.
     slot_param[s] is slot s's parameter (the registry entry's `kernel_param`), for codes
-    that take one."""
+    that take one; acc[s] the running sum of a code with a parameter (ERR, RBP); buf the
+    user's relevant values, largest first (when an nERR slot asks for them)."""
     for s in range(slot_code.shape[0]):
         if slot_cut[s] != c:
             continue
@@ -179,9 +198,33 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, 
             val = _ratio(np.float64(hits), hits + misses)
         elif code == codes.DCG_EXP:
             val = dcg_exp * 2.0 ** shift  # undoes the scaling of grades above 512
+        elif code == codes.ERR:
+            val = acc[s]
+        elif code == codes.NERR:
+            best = _ideal_err(buf, min(k, m), slot_param[s])
+            val = _ratio(acc[s], best)
+        elif code == codes.RBP:
+            val = acc[s]
+        elif code == codes.RBP_RESID:
+            val = 1.0 - acc[s]
         else:  # no other code is given (the engine builds the slots from the registry)
             val = np.nan
         out[s, i] = val
+
+
+@njit(cache=True, error_model="numpy")
+def _add_hit(acc, going, slot_code, slot_param, v, p):
+    """A relevant item of value v at position p (0-based): add it to every slot's running
+    sum (ERR and nERR: the cascade; RBP and its residual: (1 - p)·p^rank)."""
+    for s in range(slot_code.shape[0]):
+        code = slot_code[s]
+        if code == codes.ERR or code == codes.NERR:
+            chance = _stop_chance(v, slot_param[s])
+            acc[s] += going[s] * chance / (p + 1.0)
+            going[s] *= 1.0 - chance
+        elif code == codes.RBP or code == codes.RBP_RESID:
+            q = slot_param[s]
+            acc[s] += (1.0 - q) * q ** np.float64(p)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -206,6 +249,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
     need_ideal = False  # a graded ideal: the row's values, largest first
     need_full = False   # ... over all m values, not cut at the largest cutoff
     need_exp = False    # exponential gains 2^rel - 1
+    need_acc = False    # per-slot running sums (codes with a parameter)
     for s in range(n_slots):
         code = slot_code[s]
         if code == codes.NDCG or code == codes.NDCG_EXP or code == codes.NDCG_UNCUT:
@@ -214,6 +258,10 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
             need_full = True
         if code == codes.NDCG_EXP or code == codes.DCG_EXP:
             need_exp = True
+        if code >= codes.ERR:  # a running sum per slot: ERR, nERR, RBP
+            need_acc = True
+        if code == codes.NERR:
+            need_ideal = True
     # binary ideal: ideal_bin[j] = sum of the first j + 1 discounts
     ideal_bin = np.cumsum(disc)
 
@@ -225,6 +273,8 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
         buf = np.empty(max(max_row_nnz, 1), np.float64)
         ideal_lin = np.zeros(n_cut, np.float64)
         ideal_exp = np.zeros(n_cut, np.float64)
+        acc = np.zeros(n_slots, np.float64)    # per-slot sums: ERR, RBP
+        going = np.ones(n_slots, np.float64)   # ERR: the chance the user is still reading
         for i in range(lo, hi):
             base = 2 * (np.int64(i) + 1)
             r = rows[i]
@@ -276,6 +326,10 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
             dcg_bin = 0.0
             cg = 0.0
             auc_sum = 0.0
+            if need_acc:
+                for s in range(n_slots):
+                    acc[s] = 0.0
+                    going[s] = 1.0
             c = 0
             for p in range(k_max):
                 item = topk[i, p]
@@ -294,6 +348,8 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                             dcg_exp += _exp_gain(v, shift) * d
                         dcg_bin += d
                         cg += v
+                        if need_acc:
+                            _add_hit(acc, going, slot_code, slot_param, v, p)
                     elif st != base + 1:  # not relevant, first time in this list
                         stamp[item] = base + 1
                         misses += 1
@@ -306,11 +362,11 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                     _write_slots(out, i, c, rank, slot_code, slot_cut, slot_param, m, n_neg,
                                  hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale,
                                  dcg_exp, shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp,
-                                 ideal_full, ideal_bin)
+                                 ideal_full, ideal_bin, acc, buf)
                     c += 1
             while c < n_cut:  # cutoffs past the list's columns: the rest is empty
                 _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, slot_param, m, n_neg,
                              hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp,
                              shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full,
-                             ideal_bin)
+                             ideal_bin, acc, buf)
                 c += 1
