@@ -74,29 +74,6 @@ def _lround(x):
 
 
 @njit(cache=True)
-def _iprec(rel, n, level, hits, n_rel, point):
-    """Interpolated precision at recall `point` of a ranking rel[:n] (trec_eval 10: the
-    cutoff is lround(point * R) relevant documents; the best precision at or below the
-    rank where that many are found)."""
-    cut = _lround(point * n_rel)
-    found = hits[n]
-    if cut > found:
-        return 0.0
-    # 0/0 with nothing retrieved (-J can empty a ranking): C's NaN, printed -nan
-    best = found / n if n > 0 else _NEG_NAN
-    count = found
-    for rank in range(n, 0, -1):
-        if count <= 0:
-            break
-        best = max(best, count / rank)
-        if rel[rank - 1] >= level:
-            if count == cut:
-                return best
-            count -= 1
-    return best
-
-
-@njit(cache=True)
 def _gain_below(a, b):
     """trec_eval's comparison of two gains (comp_rel_gain): their difference cast to a
     C int, so gains less than 1 apart compare equal. True when a sorts after b."""
@@ -220,7 +197,7 @@ def _next_ideal(cur, num_at, order, t_gain, t_count):
 
 
 @njit(cache=True, error_model="numpy")
-def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel):
+def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel, log2s):
     """ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg and G of a query with a gain table, each
     walked as trec_eval walks it (m_ndcg.c, m_ndcg_rel.c, m_Rndcg.c, m_G.c)."""
     cur = nt - 1
@@ -247,9 +224,9 @@ def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel):
                     n_changed += 1
                 old_ideal = ideal_gain
             if g != 0.0:
-                results_dcg += g / math.log2(i + 2.0)
+                results_dcg += g / log2s[i]
             if ideal_gain > 0.0:
-                ideal_dcg += ideal_gain / math.log2(i + 2.0)
+                ideal_dcg += ideal_gain / log2s[i]
         elif code == G:
             sum_results += g
             cur, num_at, ideal_gain = _next_ideal(cur, num_at, order, t_gain, t_count)
@@ -260,11 +237,11 @@ def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel):
                 total += g / math.log2(2.0 + sum_cost - sum_results)
         else:
             if g != 0.0:
-                results_dcg += g / math.log2(i + 2.0)
+                results_dcg += g / log2s[i]
             cur, num_at, ideal_gain = _next_ideal(cur, num_at, order, t_gain, t_count)
             if ideal_gain > 0.0:
                 n_rel_ideal += 1
-                ideal_dcg += ideal_gain / math.log2(i + 2.0)
+                ideal_dcg += ideal_gain / log2s[i]
             if code == NDCG_REL and g > 0.0:
                 total += results_dcg / ideal_dcg
                 n_rel_ret += 1
@@ -279,7 +256,7 @@ def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel):
                     total += g / math.log2(2.0 + sum_cost - sum_results)
             else:
                 if g != 0.0:
-                    results_dcg += g / math.log2(i + 2.0)
+                    results_dcg += g / log2s[i]
                 if code == NDCG_REL and g > 0.0:
                     total += results_dcg / ideal_dcg
                     n_rel_ret += 1
@@ -297,7 +274,7 @@ def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel):
         if ideal_gain > 0.0:
             n_rel_ideal += 1
             sum_ideal += ideal_gain
-            ideal_dcg += ideal_gain / math.log2(i + 2.0)
+            ideal_dcg += ideal_gain / log2s[i]
         i += 1
     if code == NDCG:
         return results_dcg / ideal_dcg if ideal_dcg > 0.0 else 0.0
@@ -377,6 +354,31 @@ def _infap(rel, n, level, n_rel):
     return total
 
 
+@njit(cache=True)
+def _best_after(hits, n, smax):
+    """smax[j] = the best precision at any rank from j to n (j = 1..n)."""
+    best = 0.0
+    for j in range(n, 0, -1):
+        best = max(best, hits[j] / j)
+        smax[j] = best
+
+
+@njit(cache=True)
+def _iprec_fast(found, n, n_rel, first, at, smax, point):
+    """_iprec from the ranks of the relevant documents and the best precision below each
+    rank, in O(1): the same value (trec_eval's walk, read off precomputed arrays)."""
+    cut = _lround(point * n_rel)
+    if cut > found:
+        return 0.0
+    if n == 0:
+        return _NEG_NAN
+    if found == 0:
+        return found / n
+    if cut <= 0:
+        return smax[first]
+    return smax[at[cut]]
+
+
 @njit(cache=True, error_model="numpy")
 def _pt11(rel, n, level, found, n_rel, points, lo, hi):
     """11pt_avg (m_11pt_avg.c): interpolated precision summed over the points as
@@ -439,6 +441,8 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
         hi = ((chunk + 1) * n_rows) // n_chunks
         rel = np.empty(max(k_max, 1), np.float64)  # the level of each ranked document
         hits = np.empty(k_max + 1, np.int64)       # relevant in the first j documents
+        at = np.empty(k_max + 1, np.int64)         # the rank of the j-th relevant document
+        smax = np.empty(k_max + 1, np.float64)     # the best precision at rank j or below
         unj = np.empty(k_max + 1, np.int64)        # unjudged in the first j documents
         sums = np.empty(k_max + 1, np.float64)     # Σ P@rank over them (AP's sum)
         dcg = np.empty(k_max + 1, np.float64)      # DCG of the first j documents
@@ -501,6 +505,7 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                 gain_sum = dcg[n]
                 if r >= level:
                     h += 1
+                    at[h] = n + 1
                     total += h / (n + 1.0)
                     if first == 0:
                         first = n + 1
@@ -524,6 +529,7 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
             for t in range(n_pos):
                 ideal[t + 1] = ideal[t] + ordered[n_pos - 1 - t] / log2s[t]
             counted = False  # the judged documents per level, counted once a slot needs them
+            interpolated = False  # smax, filled once an iprec slot needs it
             for s in range(n_slots):
                 code = slot_code[s]
                 c = slot_cut[s]
@@ -549,7 +555,10 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                     if first > 0:
                         val = 1.0 / first
                 elif code == IPREC:
-                    val = _iprec(rel, n, level, hits, n_rel, slot_point[s])
+                    if not interpolated:
+                        _best_after(hits, n, smax)
+                        interpolated = True
+                    val = _iprec_fast(hits[n], n, n_rel, first, at, smax, slot_point[s])
                 elif code == P:
                     val = hits[m] / np.float64(c)
                 elif code == RECALL:
@@ -641,5 +650,5 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                         val = 0.0
                     else:
                         val = _dcg_family(code, rel, n, nt, order, t_gain, t_count,
-                                          gain_at, max_rel)
+                                          gain_at, max_rel, log2s)
                 out[s, i] = val

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .lists import by_score, lookup, pack
+from .lists import by_score, factorize, lookup, pack
 from ..validation import check_int
 from .text import chunks, parse_number
 
@@ -178,8 +178,7 @@ def trec_arrays(qrels, run, *, depth=None, complete=False):
                             f"read_{name}); got {type(value).__name__}")
     if depth is not None:
         depth = check_int(depth, "depth")
-    documents, codes = np.unique(np.concatenate([qrels.documents, run.documents]),
-                                 return_inverse=True)
+    documents, codes = factorize(np.concatenate([qrels.documents, run.documents]))
     docs_q, docs_r = codes[:qrels.documents.shape[0]], codes[qrels.documents.shape[0]:]
     judged_queries, rows_all = np.unique(qrels.queries, return_inverse=True)
     repeated = _repeated_pair(rows_all, docs_q, judged_queries, documents)
