@@ -312,3 +312,35 @@ def test_ir_measures_names_give_ir_measures_numbers(seed):
         assert len(got) > 40
         for q, value in got.items():
             assert values[int(q[1:])] == pytest.approx(value, rel=1e-12, abs=1e-15), (label, q)
+
+
+@given(aspect_cases(max_items=7))
+def test_given_intent_probabilities_match_the_reference(case):
+    """The kernel's P(a | user) from weights (not public yet: fastrank.aspects)."""
+    from fastrank.aspects import check_aspects, intent_values
+    from fastrank.validation import check_topk, check_truth
+
+    from .reference_aspects import err_ia, map_ia, nerr_ia, p_ia
+
+    truth, topk, aspects, _ = case
+    data = check_truth(truth)
+    n_aspects = aspects.shape[1]
+    weights = np.arange(1, n_aspects + 1, dtype=float)[None, :].repeat(truth.shape[0], 0)
+    weights[:, ::2] = 0.0
+    w = sp.csr_array(weights)
+    k = topk.shape[1]
+    values, _ = intent_values(data, check_topk(topk, data.n_items),
+                              np.arange(truth.shape[0]), check_aspects(aspects, data.n_items),
+                              np.array([k]), max_grade=3.0,
+                              weights=(w.indptr.astype(np.int64), w.indices, w.data))
+    rows, sets = truth_rows(truth), aspect_sets(aspects)
+    for u, row in enumerate(rows):
+        given = {a: weights[u, a] for a in range(n_aspects) if weights[u, a] > 0}
+        view = {i: v for i, v in row.items()}
+        ids = [int(x) for x in topk[u]]
+        if not any(v > 0 for v in view.values()) or not given:
+            continue
+        want = [p_ia(ids, k, view, sets, given), map_ia(ids, k, view, sets, False, given),
+                err_ia(ids, k, view, sets, 3.0, False, given),
+                nerr_ia(ids, k, view, sets, 3.0, False, given)]
+        np.testing.assert_allclose(values[[0, 1, 3, 4], 0, u], want, rtol=1e-12, atol=1e-15)
