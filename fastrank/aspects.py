@@ -152,3 +152,60 @@ def alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads):
                aspects.indices, aspects.n_aspects, data.n_items, alpha, cutoffs,
                discounts(int(cutoffs[-1])), data.max_row_nnz, chunks, out, n_relevant)
     return out, n_relevant
+
+
+def intent_values(data, topk, rows, aspects, cutoffs, *, alpha=0.5, binary=False,
+                  max_grade=1.0, map_full=False, want_ideal=True, weights=None, threads=1):
+    """(values[field, cutoff, row] of the intent-aware measures, the fields of
+    `fastrank._kernels.intents`; the number of intents per row) of checked inputs:
+    the kernel run for `fr.intent_aware` and `fr.evaluate`. `weights` (CSR arrays of
+    users x aspects, non-negative) gives P(intent | user) instead of uniform."""
+    from ._kernels.intents import N_FIELDS, intent_aware as kernel  # numba: on first use
+
+    n = rows.shape[0]
+    k_max = int(cutoffs[-1])
+    if topk.shape[1] < k_max:  # lists that end before the largest cutoff
+        topk = np.pad(topk, ((0, 0), (0, k_max - topk.shape[1])), constant_values=-1)
+    out = np.empty((N_FIELDS, cutoffs.shape[0], n), np.float64)
+    n_intents = np.empty(n, np.int64)
+    has_weights = weights is not None
+    if not has_weights:
+        weights = (np.zeros(data.n_users + 1, np.int64), np.zeros(0, np.int64),
+                   np.zeros(0, np.float64))
+    chunks = max(n_ranges(n, threads, n * k_max, data.n_items), 1)
+    check_scratch(data.n_items, 16, chunks)
+    with memory_guard("the intent-aware kernel"):
+        kernel(data.indptr, data.indices, data.data, rows, topk, aspects.indptr,
+               aspects.indices, aspects.n_aspects, data.n_items, weights[0], weights[1],
+               weights[2], has_weights, float(alpha),
+               bool(binary), float(max_grade), bool(map_full), bool(want_ideal), cutoffs,
+               discounts(k_max), data.max_row_nnz, chunks, out, n_intents)
+    return out, n_intents
+
+
+def ndeval_scale(values, n_intents, cutoffs, field, alpha=0.5):
+    """ndeval's "collection-independent" ERR-IA and α-DCG from the plain ones (TREC's
+    ndeval 4.5, pyndeval): divided by the score of a list whose every item is relevant to
+    every intent, Σ_{r≤k} S·R(1-R)^(r-1)/r (ERR-IA, R = 1/2: the plain value already holds
+    P = 1/S and R) and Σ_{r≤k} S·(1-α)^(r-1)·d(r) (α-DCG); ndeval leaves @1 undivided
+    (its loop starts at rank 2): there ERR-IA@1 = α-DCG@1 = S if the first item is
+    relevant, S the number of the user's intents the first item covers."""
+    from ._kernels.intents import ERR_IA
+
+    k_max = int(cutoffs[-1])
+    ranks = np.arange(1, k_max + 1, dtype=np.float64)
+    if field == ERR_IA:
+        ideal = np.cumsum(0.5 ** ranks / ranks)  # R(1-R)^(r-1)/r, R = 1/2
+        first = 2.0 * n_intents  # ERR-IA@1 = (1/S)·(1/2)·covered: ndeval's is covered
+    else:
+        ideal = np.cumsum((1.0 - alpha) ** (ranks - 1) * discounts(k_max)[:k_max])
+        first = np.ones(n_intents.shape[0])
+    out = np.empty_like(values)
+    for c, k in enumerate(cutoffs):
+        if k == 1:
+            out[c] = values[c] * first
+        else:
+            norm = ideal[k - 1] * (1.0 if field == ERR_IA else n_intents)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[c] = np.where(n_intents > 0, values[c] / norm, 0.0)
+    return out

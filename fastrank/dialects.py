@@ -58,6 +58,13 @@ _REL_ONLY = ("rel",)
 _EXP_UNCUT = ("without a cutoff its exponential-gain nDCG takes the ideal over every "
               "judged item; fastrank's ndcg_exp cuts it at K: give a cutoff")
 
+# ir-measures' normalised diversity measures (ndeval's): the same formula, but the greedy
+# ideal is not: ndeval breaks its ties by document name.
+_GREEDY_TIES = ("ir-measures' {0} is ndeval's, whose greedy ideal breaks ties between equal "
+                "gains by the larger document name, where fastrank takes the lower item id: "
+                "the ideals, and so the values, can differ; fastrank's {1} with "
+                "convention='trec' (and item_aspects=) is ndeval's with ties to the lower id")
+
 # ir-measures 0.4: its default providers for these are pytrec_eval (trec_eval) and, for
 # RR@k, msmarco (the same formula on the lists given): the trec convention. Every query of
 # the qrels counts, as in fastrank's trec convention.
@@ -95,18 +102,22 @@ IR_MEASURES = {
     # cwl_eval's RBP (ir-measures' provider for RBP(rel=...)): binary, the whole list
     "RBP": Meaning("rbp", "trec"),
     "Judged": Meaning("judged", "trec"),
-    "alpha_nDCG": Refusal("ir-measures' alpha_nDCG takes its subtopics from the qrels; "
-                          "fastrank's fr.alpha_ndcg takes an item_aspects matrix: call it"),
+    "alpha_nDCG": Refusal(_GREEDY_TIES.format("alpha_nDCG", "alpha_ndcg")),
     "NERR8": _not_yet("NERR8 (issue 17)"), "NERR9": _not_yet("NERR9 (issue 17)"),
     "NERR10": _not_yet("NERR10 (issue 17)"), "NERR11": _not_yet("NERR11 (issue 17)"),
     "INST": _not_yet("INST"), "INSQ": _not_yet("INSQ"), "SDCG": _not_yet("SDCG"),
-    "Compat": _not_yet("Compat"), "ERR_IA": _not_yet("ERR-IA (issue 17)"),
-    "nERR_IA": _not_yet("nERR-IA (issue 17)"), "P_IA": _not_yet("P-IA (issue 17)"),
-    "AP_IA": _not_yet("AP-IA (issue 17)"), "MAP_IA": _not_yet("MAP-IA (issue 17)"),
+    "Compat": _not_yet("Compat"),
+    # ndeval's intent-aware measures (its pyndeval provider), with item_aspects= as the
+    # subtopics: the qrels (user, aspect, item, value) of each aspect of each judged item
+    "ERR_IA": Meaning("err_ia", "trec", cutoff="required"),
+    "nERR_IA": Refusal(_GREEDY_TIES.format("nERR_IA", "nerr_ia")),
+    "P_IA": Meaning("p_ia", "trec", cutoff="required"),
+    "AP_IA": Meaning("map_ia", "trec", cutoff="none"),
+    "MAP_IA": Meaning("map_ia", "trec", cutoff="none"),
     "SetRelP": _not_yet("relative set precision (issue 17)"),
-    "α_nDCG": Refusal("ir-measures' α_nDCG takes its subtopics from the qrels; fastrank's "
-                      "fr.alpha_ndcg takes an item_aspects matrix: call it"),
-    "alpha_DCG": _not_yet("α-DCG (issue 17)"), "α_DCG": _not_yet("α-DCG (issue 17)"),
+    "α_nDCG": Refusal(_GREEDY_TIES.format("α_nDCG", "alpha_ndcg")),
+    "alpha_DCG": Meaning("alpha_dcg", "trec", cutoff="required"),
+    "α_DCG": Meaning("alpha_dcg", "trec", cutoff="required"),
     "NRBP": _not_yet("NRBP"), "nNRBP": _not_yet("nNRBP"), "BPM": _not_yet("BPM"),
     "StRecall": _not_yet("subtopic recall"), "Accuracy": _not_yet("Accuracy"),
 }

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ._kernels import codes
-from .aspects import alpha_ndcg_values, check_aspects
+from .aspects import alpha_ndcg_values, check_aspects, intent_values, ndeval_scale
 from .beyond import BeyondPlan, check_side_inputs
 from .debiased import DebiasedPlan
 from .discounts import discounts
@@ -99,9 +99,12 @@ class Plan:
                      _group([r for r in own if r.metric.engine == "trec"],
                             lambda r: r.rel).items()]
         self.aspects = [_Pass(None, group) for group in  # one pass per α
-                        _group([r for r in own if r.metric.engine == "aspects"],
+                        _group([r for r in own if r.metric.engine == "aspects"
+                                and r.metric.name not in INTENT_FIELDS],
                                lambda r: r.metric.kernel_value(r.params)).values()]
-        self.item_aspects = check_aspects(item_aspects, n_items) if self.aspects else None
+        self.intents = _intent_passes([r for r in own if r.metric.name in INTENT_FIELDS])
+        self.item_aspects = (check_aspects(item_aspects, n_items)
+                             if self.aspects or self.intents else None)
         beyond = [r for r in own if r.metric.engine == "beyond"]
         self.beyond = (BeyondPlan(beyond, n_items, k, train=train, item_aspects=item_aspects,
                                   item_vectors=item_vectors, baseline=baseline)
@@ -114,6 +117,7 @@ class Plan:
         per_user = [r.label for p in self.passes for r in p.requests]
         per_user += [r.label for p in self.trec for r in p.requests]
         per_user += [r.label for p in self.aspects for r in p.requests]
+        per_user += [r.label for p in self.intents for r in p.requests]
         if self.beyond:
             per_user += [r.label for r in self.beyond.per_user]
         if self.debiased:
@@ -165,6 +169,11 @@ class Plan:
         for group in self.aspects:
             n_slots = len(group.requests)
             aspect_into(data, topk, rows, group, self.item_aspects, threads,
+                        block.values[row:row + n_slots], block.counted)
+            row += n_slots
+        for group in self.intents:
+            n_slots = len(group.requests)
+            intent_into(data, topk, rows, group, self.item_aspects, threads,
                         block.values[row:row + n_slots], block.counted)
             row += n_slots
         if self.beyond:
@@ -338,6 +347,70 @@ def aspect_into(data, topk, rows, group, aspects, threads, out, counted):
     for s, request in enumerate(group.requests):
         row = values[position[request.k]]
         out[s] = np.where(counted, np.nan_to_num(row, nan=0.0), np.nan)
+
+
+# the intent-aware metrics and their field of the kernel's output
+INTENT_FIELDS = {"p_ia": 0, "map_ia": 1, "alpha_dcg": 2, "err_ia": 3, "nerr_ia": 4}
+
+
+def _intent_passes(requests):
+    """The kernel passes of the intent-aware requests: one per relevance threshold and
+    convention, and more where several α (alpha_dcg) or max_grade (err_ia, nerr_ia) are
+    asked for; each pass carries (rel, α, max_grade, trec)."""
+    passes = []
+    for (rel, trec), group in _group(requests, lambda r: (r.rel, r.convention == "trec")
+                                     ).items():
+        for r in group:
+            if trec and "max_grade" in dict(r.params):
+                raise ValueError(
+                    f"metrics: {r.label!r}: under the trec convention {r.name} is ndeval's, "
+                    f"with binary grades (R = 1/2); max_grade= sets the graded R of the "
+                    f"recsys convention")
+        alphas = _group([r for r in group if r.name == "alpha_dcg"],
+                        lambda r: r.metric.kernel_value(r.params))
+        grades = _group([r for r in group if r.name in ("err_ia", "nerr_ia")],
+                        lambda r: r.metric.kernel_value(r.params))
+        rest = [r for r in group if r.name in ("p_ia", "map_ia")]
+        alpha_keys, grade_keys = list(alphas), list(grades)
+        for j in range(max(len(alpha_keys), len(grade_keys), 1)):
+            alpha = alpha_keys[j] if j < len(alpha_keys) else 0.5
+            grade = grade_keys[j] if j < len(grade_keys) else 0.0
+            picked = (rest if j == 0 else []) + \
+                (alphas[alpha] if j < len(alpha_keys) else []) + \
+                (grades[grade] if j < len(grade_keys) else [])
+            one = _Pass(rel, picked)
+            one.alpha, one.max_grade, one.trec = alpha, grade, trec
+            passes.append(one)
+    return passes
+
+
+def intent_into(data, topk, rows, group, aspects, threads, out, counted):
+    """The intent-aware metrics of one pass: NaN where not counted, 0 for a counted user
+    without an intent (no relevant item, or relevant items without aspects)."""
+    view = _at_least(data, group.rel)
+    largest = float(data.data.max()) if data.data.size else 0.0
+    max_grade = group.max_grade
+    if max_grade == 0.0:
+        max_grade = largest if largest > 0 else 1.0
+    elif max_grade < largest and any(r.name in ("err_ia", "nerr_ia") for r in group.requests):
+        raise ValueError(
+            f"metrics: max_grade={max_grade:g} is below the largest relevance in truth "
+            f"({largest:g}); R = (2^g − 1)/2^max_grade must stay below 1: pass max_grade >= "
+            f"{largest:g} or leave it out (default: the largest value in truth)")
+    names = {r.name for r in group.requests}
+    values, n_intents = intent_values(
+        view, topk, rows, aspects, group.cutoffs, alpha=group.alpha, binary=group.trec,
+        max_grade=max_grade, map_full=group.trec, want_ideal="nerr_ia" in names,
+        threads=threads)
+    position = {int(k): c for c, k in enumerate(group.cutoffs)}
+    for s, request in enumerate(group.requests):
+        field = INTENT_FIELDS[request.name]
+        c = position[request.k]
+        row = values[field, c]
+        if group.trec and request.name in ("err_ia", "alpha_dcg"):
+            row = ndeval_scale(values[field, c:c + 1], n_intents, group.cutoffs[c:c + 1],
+                               field, group.alpha)[0]
+        out[s] = np.where(counted, row, np.nan)
 
 
 def _trec_lists(topk, n_items):

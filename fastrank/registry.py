@@ -150,6 +150,52 @@ def _debiased(name, formula, code):
                   source=_DEBIASED_SOURCE)
 
 
+# Intent-aware measures (Agrawal et al. 2009) over the item -> aspect matrix: a user's
+# intents are the aspects of its relevant items, P(a) = 1/S over its S intents, and an
+# item is relevant to intent a when it is relevant and covers a. The trec convention is
+# TREC's ndeval 4.5 (pyndeval, ir-measures' provider), value for value.
+_INTENTS = ("intents a: the aspects of the user's relevant items, P(a) = 1/S over its S "
+            "intents; an item is relevant to a if relevant and covering a")
+_ALPHA_DCG = Param("alpha", float, 0.5, 0.0, 1.0, "the redundancy penalty",
+                   (0.0, 0.2, 0.5, 0.9))
+_MAX_GRADE = Param("max_grade", float, 0.0, 0.0, 1000.0,
+                   "g_max in R = (2^g − 1)/2^g_max; 0 (default): the largest value in "
+                   "truth (recsys; under trec grades are binary, R = 1/2)", (0, 3, 4, 5))
+_NDEVAL = "TREC ndeval 4.5 (pyndeval)"
+
+
+def _intent_aware(name, formula, trec, source, params=(REL,), kernel_param=""):
+    return Metric(name, formula, family="aspects", engine="aspects", needs=("item_aspects",),
+                  params=params, kernel_param=kernel_param,
+                  conventions=MappingProxyType({"trec": trec} if trec else {}), source=source)
+
+
+_INTENT_AWARE = (
+    _intent_aware("p_ia", "Σ_a P(a)·hits_a@k / k, hits_a = items relevant to intent a in the "
+                  "first k; " + _INTENTS, "",
+                  "Agrawal et al. 2009 (WSDM); = ndeval P-IA"),
+    _intent_aware("map_ia", "Σ_a P(a)·Σ_{r≤k} P_a@r·rel_a(r) / min(k, m_a), m_a = the "
+                  "relevant items covering a; " + _INTENTS,
+                  "Σ_a P(a)·Σ_{r≤k} P_a@r·rel_a(r) / m_a (ndeval MAP-IA: without @k, the "
+                  "whole list)", "Agrawal et al. 2009 (WSDM); trec: ndeval MAP-IA"),
+    _intent_aware("err_ia", "Σ_a P(a)·Σ_{r≤k} R_a(r)/r·Π_{s<r}(1 − R_a(s)), R_a = (2^g − 1)"
+                  "/2^g_max for an item relevant to a (g its value), else 0; " + _INTENTS,
+                  "ndeval ERR-IA: binary grades (R = 1/2), divided by Σ_{r≤k} 2^-r/r (every "
+                  "item relevant to every intent); @1 undivided, as ndeval: the intents the "
+                  "first item covers", "Chapelle et al. 2009 (CIKM) ERR; Chapelle et al. 2011 "
+                  "ERR-IA; trec: " + _NDEVAL, (_MAX_GRADE, REL), "max_grade"),
+    _intent_aware("nerr_ia", "err_ia@k / err_ia@k of the greedy ideal over the relevant items "
+                  "(each step the largest Σ_a P(a)·R_a·Π(1 − R_a) so far; ties: lowest id)",
+                  "as recsys with binary grades (R = 1/2): ndeval nERR-IA, whose ideal is "
+                  "α-nDCG's greedy (α = 0.5)", "Clarke et al. 2011 (WSDM), ideal of the "
+                  "collective ranking as ndeval", (_MAX_GRADE, REL), "max_grade"),
+    _intent_aware("alpha_dcg", "Σ_{r≤k} d(r)·Σ_{a∈aspects(i_r)} rel(i_r)·(1−α)^{c_a}, c_a = "
+                  "earlier relevant items covering a (α-nDCG's numerator)",
+                  "ndeval α-DCG: divided by Σ_{r≤k} S·(1−α)^{r−1}·d(r) (S intents); @1 "
+                  "undivided, as ndeval", "Clarke et al. 2008 (SIGIR); trec: " + _NDEVAL,
+                  (_ALPHA_DCG, REL), "alpha"),
+)
+
 _NDCG_SOURCE = "Järvelin & Kekäläinen 2002; trec_eval ndcg_cut"
 _ENTRIES = (
     _ranking("precision", "hits@k / k", codes.PRECISION, implicit=codes.PRECISION_CAPPED,
@@ -295,6 +341,7 @@ _ENTRIES = (
          "= mar@k if the p_i are equal)", codes.AP_IPS),
         ("ap_snips", "Σ_{hits i} w_i·P@rank_i / Σ_{relevant i} w_i, P@r = hits@r / r "
          "unweighted (SNIPS; = mar@k if the p_i are equal)", codes.AP_SNIPS))),
+    *_INTENT_AWARE,
 )
 
 

@@ -188,3 +188,166 @@ def alpha_idcg_reference(k, relevant, aspects, alpha):
 
     return greedy_ideal(k, relevant, lambda item: _alpha_gain(item, covered, aspects, alpha),
                         take)
+
+
+# -- intent-aware measures (Agrawal et al. 2009; ndeval for the trec convention) ------------
+# One user at a time: `row` {item: value}, `ids` its ranked list, `aspects` each item's
+# sorted aspects. Intents: the aspects of the relevant items (value > 0); P(a) = 1/S, or
+# the user's weights {aspect: w} over their total. Relevant to intent a: relevant and
+# covering a. Repeated ids and padding (-1) are misses that keep their rank.
+
+def intents(row, aspects):
+    """{aspect: m_a, the relevant items covering it} of the user's intents."""
+    out = {}
+    for item, v in row.items():
+        if v > 0:
+            for a in aspects[item]:
+                out[a] = out.get(a, 0) + 1
+    return out
+
+
+def intent_probabilities(row, aspects, weights=None):
+    found = intents(row, aspects)
+    if weights is None:
+        return {a: Fraction(1, len(found)) for a in found}
+    total = sum(Fraction(w) for w in weights.values())
+    return {a: Fraction(weights.get(a, 0)) / total for a in found}
+
+
+def relevant_walk(ids, k, row):
+    """(rank, item) of the relevant first occurrences in the first k slots."""
+    return [(rank, item) for rank, item in ranked_once(ids, k) if row.get(item, 0) > 0]
+
+
+def p_ia(ids, k, row, aspects, weights=None):
+    """Σ_a P(a)·hits_a@k / k."""
+    prob = intent_probabilities(row, aspects, weights)
+    hits = {a: 0 for a in prob}
+    for _, item in relevant_walk(ids, k, row):
+        for a in aspects[item]:
+            hits[a] += 1
+    return float(sum(prob[a] * Fraction(hits[a], k) for a in prob))
+
+
+def map_ia(ids, k, row, aspects, full=False, weights=None):
+    """Σ_a P(a)·AP_a@k, AP_a = Σ_{r ≤ k} P_a@r·rel_a(r) / min(k, m_a) (m_a if full)."""
+    prob = intent_probabilities(row, aspects, weights)
+    m = intents(row, aspects)
+    hits = {a: 0 for a in prob}
+    total = {a: Fraction(0) for a in prob}
+    for rank, item in relevant_walk(ids, k, row):
+        for a in aspects[item]:
+            hits[a] += 1
+            total[a] += Fraction(hits[a], rank)
+    return float(sum(prob[a] * total[a] / (m[a] if full else min(k, m[a])) for a in prob))
+
+
+def grade(value, max_grade, binary):
+    """R = (2^g - 1)/2^g_max (exact for integer grades); 1/2 for binary grades."""
+    if binary:
+        return Fraction(1, 2)
+    g, top = Fraction(value), Fraction(max_grade)
+    if g.denominator == 1 and top.denominator == 1:
+        return (Fraction(2) ** int(g) - 1) / Fraction(2) ** int(top)
+    return Fraction(2.0 ** (value - max_grade) - 2.0 ** -max_grade)
+
+
+def err_ia(ids, k, row, aspects, max_grade=1, binary=False, weights=None):
+    """Σ_a P(a)·Σ_{r ≤ k} R_a(r)/r·Π_{s < r}(1 - R_a(s))."""
+    prob = intent_probabilities(row, aspects, weights)
+    survive = {a: Fraction(1) for a in prob}
+    total = Fraction(0)
+    for rank, item in relevant_walk(ids, k, row):
+        total += _err_gain(item, row, aspects, prob, survive, max_grade, binary) / rank
+        _err_take(item, row, aspects, survive, max_grade, binary)
+    return float(total)
+
+
+def _err_gain(item, row, aspects, prob, survive, max_grade, binary):
+    r = grade(row[item], max_grade, binary)
+    return sum(prob[a] * r * survive[a] for a in aspects[item])
+
+
+def _err_take(item, row, aspects, survive, max_grade, binary):
+    r = grade(row[item], max_grade, binary)
+    for a in aspects[item]:
+        survive[a] *= 1 - r
+
+
+def nerr_ia(ids, k, row, aspects, max_grade=1, binary=False, weights=None):
+    """err_ia / the err_ia of the greedy ideal over the relevant items (exact gains,
+    ties: the lowest id)."""
+    prob = intent_probabilities(row, aspects, weights)
+    if not prob:
+        return 0.0
+    survive = {a: Fraction(1) for a in prob}
+    left = {item for item, v in row.items() if v > 0}
+    ideal = Fraction(0)
+    for rank in range(1, k + 1):
+        best, best_gain = None, Fraction(0)
+        for item in sorted(left):
+            g = _err_gain(item, row, aspects, prob, survive, max_grade, binary)
+            if g > best_gain:
+                best, best_gain = item, g
+        if best is None:
+            break
+        left.remove(best)
+        ideal += best_gain / rank
+        _err_take(best, row, aspects, survive, max_grade, binary)
+    if ideal == 0:
+        return 0.0
+    return err_ia(ids, k, row, aspects, max_grade, binary, weights) / float(ideal)
+
+
+def alpha_dcg(ids, k, row, aspects, alpha):
+    """α-nDCG's numerator: Σ_r d(r)·Σ_{a ∈ aspects} (1 - α)^(times a was covered)."""
+    return alpha_dcg_reference(ids, k, {i for i, v in row.items() if v > 0}, aspects, alpha)
+
+
+def ndeval_err_ia(ids, k, row, aspects):
+    """ndeval 4.5's ERR-IA, from its code: X = Σ_r Σ_a rel_a·(1/2)^(c_a)/r over the ideal
+    ideal Σ_r S·(1/2)^(r - 1)/r; @1 undivided."""
+    s = len(intents(row, aspects))
+    if s == 0:
+        return 0.0
+    covered = {}
+    x = Fraction(0)
+    for rank, item in relevant_walk(ids, k, row):
+        x += sum(Fraction(1, 2) ** covered.get(a, 0) for a in aspects[item]) / rank
+        for a in aspects[item]:
+            covered[a] = covered.get(a, 0) + 1
+    if k == 1:
+        return float(x)
+    return float(x / sum(s * Fraction(1, 2) ** (r - 1) / r for r in range(1, k + 1)))
+
+
+def ndeval_alpha_dcg(ids, k, row, aspects, alpha):
+    """ndeval 4.5's α-DCG: the numerator over Σ_r S·(1 - α)^(r - 1)·d(r); @1 undivided."""
+    s = len(intents(row, aspects))
+    if s == 0:
+        return 0.0
+    x = alpha_dcg(ids, k, row, aspects, alpha)
+    if k == 1:
+        return x
+    return x / sum(s * (1 - alpha) ** (r - 1) * d(r) for r in range(1, k + 1))
+
+
+def intent_reference(name, ids, k, row, aspects, convention="recsys", alpha=0.5,
+                     max_grade=None, weights=None):
+    """One user's value of an intent-aware metric under a convention (0 without intents;
+    max_grade None: the caller's largest truth value)."""
+    trec = convention == "trec"
+    if not intents(row, aspects):
+        return 0.0
+    if name == "p_ia":
+        return p_ia(ids, k, row, aspects, weights)
+    if name == "map_ia":
+        return map_ia(ids, k, row, aspects, trec, weights)
+    if name == "alpha_dcg":
+        return (ndeval_alpha_dcg if trec else alpha_dcg)(ids, k, row, aspects, alpha)
+    if name == "err_ia":
+        return ndeval_err_ia(ids, k, row, aspects) if trec else err_ia(
+            ids, k, row, aspects, max_grade, False, weights)
+    if name == "nerr_ia":
+        return nerr_ia(ids, k, row, aspects, max_grade, trec, weights)
+    raise KeyError(name)

@@ -162,9 +162,11 @@ def table_labels(dialect, cut="@{}", cutoffs=(5, 12)):
 
 
 # ERR's provider (gdeval) reads numeric qids only: tested on its own below; RBP's (cwl_eval)
-# computes binary RBP only, with rel= given
+# computes binary RBP only, with rel= given; the diversity names need item_aspects= and
+# subtopic qrels: tests/test_intents.py
 IR_MEASURES = [label for label in table_labels("ir_measures")
-               if not label.startswith(("ERR", "RBP"))] + [
+               if not label.startswith(("ERR", "RBP"))
+               and not parse(label, 12, dialect="ir_measures").metric.needs] + [
     "P(rel=2)@5", "R(rel=2)@5", "AP(rel=2)", "RR(rel=2)", "Rprec(rel=2)", "Bpref(rel=2)",
     "nDCG(dcg='log2')@5", "RBP(rel=1)", "RBP(p=0.5,rel=2)", "RBP(p=0.95,rel=3)"]
 

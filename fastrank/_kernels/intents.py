@@ -1,0 +1,208 @@
+"""Intent-aware measures (Agrawal et al. 2009): P-IA, MAP-IA, ERR-IA, nERR-IA and α-DCG.
+
+Arrays in, arrays out, nothing raises; the facade (`fastrank.aspects.intent_values`)
+has checked every index. Users are split into `n_chunks` contiguous ranges run under
+`prange`; each range allocates its scratch once (item marker, per-aspect state) and
+resets only the aspects a user touched.
+
+Per user u (a slot i of `rows`): the relevant items are the truth entries > 0; the
+user's intents are the aspects of those items (an aspect no relevant item covers is
+not an intent: every measure below is 0 on it). P(a|u) is uniform over the intents,
+or the user's row of `weights` over its total when `has_weights`. An item is relevant
+to intent a when it is relevant and covers a. Walking the list (padding and repeated ids
+are misses that keep their rank), for each relevant item d at rank r, for each aspect a
+of d, in ascending aspect order:
+
+* P-IA: hits[a] += 1; P-IA@k = Σ_a P(a)·hits[a]/k.
+* MAP-IA: ap[a] += hits[a]/r; MAP-IA@k = Σ_a P(a)·ap[a]/den[a], den = min(k, m_a), or
+  m_a when `map_full` (m_a: the relevant items covering a).
+* ERR-IA: gain += P(a)·R_d·s[a], s[a] *= 1 - R_d (s starts at 1); ERR-IA@k = Σ_r gain/r.
+  R_d = 1/2 when `binary`, else 2^(g - g_max) - 2^(-g_max), g the item's value.
+* α-DCG: gain += (1-α)^c[a] (by repeated multiplication), c[a] += 1; Σ_r gain·d(r).
+* nERR-IA = ERR-IA / the ERR-IA of a greedy ideal over the relevant items: each step
+  takes the item of largest P(a)-weighted gain Σ_a P(a)·R_d·s[a] (ties, to within
+  rounding: the lower item id), as ndeval's ideal (α-nDCG's greedy) does when R = α.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+# fields of `out`
+P_IA = 0
+MAP_IA = 1
+ALPHA_DCG = 2
+ERR_IA = 3
+NERR_IA = 4
+N_FIELDS = 5
+
+_TIE_REL = 2.0 ** -40  # gains this close (relative) are ties (as fastrank._kernels.aspects)
+
+
+@njit(cache=True)
+def _grade(value, binary, g_max):
+    """R of a relevant item: 1/2 (binary), else (2^g - 1)/2^g_max without overflow."""
+    if binary:
+        return 0.5
+    return np.exp2(value - g_max) - np.exp2(-g_max)
+
+
+@njit(cache=True, parallel=True)
+def intent_aware(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_aspects,
+                 n_items, w_indptr, w_indices, w_data, has_weights, alpha, binary, g_max,
+                 map_full, want_ideal, cutoffs, disc, max_row_nnz, n_chunks, out, n_intents):
+    """out[field, c, i] for every field and cutoff c of top-K row i (0 for a user without
+    an intent), n_intents[i] the user's intents. A repeated id counts once."""
+    n_rows = rows.shape[0]
+    n_cut = cutoffs.shape[0]
+    k_max = cutoffs[n_cut - 1]
+    decay = 1.0 - alpha
+    for chunk in prange(n_chunks):
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        mark = np.zeros(n_items, np.int64)
+        value = np.empty(n_items, np.float64)
+        m_a = np.zeros(n_aspects, np.int64)
+        pa = np.zeros(n_aspects, np.float64)
+        s = np.ones(n_aspects, np.float64)
+        w = np.ones(n_aspects, np.float64)
+        hits = np.zeros(n_aspects, np.int64)
+        ap = np.zeros(n_aspects, np.float64)
+        touched = np.empty(n_aspects, np.int64)
+        used = np.empty(max(max_row_nnz, 1), np.uint8)
+        ideal = np.zeros(n_cut, np.float64)
+        for i in range(lo, hi):
+            for f in range(N_FIELDS):
+                for c in range(n_cut):
+                    out[f, c, i] = 0.0
+            r = rows[i]
+            t_start = t_indptr[r]
+            t_end = t_indptr[r + 1]
+            base = 2 * (np.int64(i) + 1)
+            n_int = 0
+            for j in range(t_start, t_end):
+                used[j - t_start] = 0
+                if t_data[j] > 0.0:
+                    item = t_indices[j]
+                    mark[item] = base
+                    value[item] = t_data[j]
+                    for q in range(a_indptr[item], a_indptr[item + 1]):
+                        a = a_indices[q]
+                        if m_a[a] == 0:
+                            touched[n_int] = a
+                            n_int += 1
+                        m_a[a] += 1
+            n_intents[i] = n_int
+            if n_int == 0:
+                continue
+            # P(a|u): uniform over the intents, or the user's weights over their total
+            total = 0.0
+            if has_weights:
+                for q in range(w_indptr[r], w_indptr[r + 1]):
+                    total += w_data[q]
+                for q in range(w_indptr[r], w_indptr[r + 1]):
+                    if m_a[w_indices[q]] > 0 and total > 0.0:
+                        pa[w_indices[q]] = w_data[q] / total
+            else:
+                for t in range(n_int):
+                    pa[touched[t]] = 1.0 / n_int
+            if want_ideal:
+                _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices,
+                              pa, s, binary, g_max, k_max, cutoffs, ideal)
+                for t in range(n_int):
+                    s[touched[t]] = 1.0
+            n_hits = 0.0  # Σ_a P(a)·hits[a]
+            err = 0.0
+            dcg = 0.0
+            c = 0
+            for step in range(k_max):
+                item = topk[i, step]
+                if item >= 0 and mark[item] == base:  # relevant, first time
+                    mark[item] = base + 1
+                    grade = _grade(value[item], binary, g_max)
+                    rank = step + 1.0
+                    gain = 0.0
+                    alpha_gain = 0.0
+                    for q in range(a_indptr[item], a_indptr[item + 1]):
+                        a = a_indices[q]
+                        gain += pa[a] * grade * s[a]
+                        s[a] *= 1.0 - grade
+                        alpha_gain += w[a]
+                        w[a] *= decay
+                        hits[a] += 1
+                        ap[a] += hits[a] / rank
+                        n_hits += pa[a]
+                    err += gain / rank
+                    dcg += alpha_gain * disc[step]
+                while c < n_cut and cutoffs[c] == step + 1:
+                    k = cutoffs[c]
+                    out[P_IA, c, i] = n_hits / k
+                    mean_ap = 0.0
+                    for t in range(n_int):
+                        a = touched[t]
+                        den = m_a[a] if map_full else min(k, m_a[a])
+                        mean_ap += pa[a] * ap[a] / den
+                    out[MAP_IA, c, i] = mean_ap
+                    out[ALPHA_DCG, c, i] = dcg
+                    out[ERR_IA, c, i] = err
+                    if want_ideal and ideal[c] > 0.0:
+                        out[NERR_IA, c, i] = err / ideal[c]
+                    c += 1
+            for t in range(n_int):
+                a = touched[t]
+                m_a[a] = 0
+                pa[a] = 0.0
+                s[a] = 1.0
+                w[a] = 1.0
+                hits[a] = 0
+                ap[a] = 0.0
+
+
+@njit(cache=True)
+def _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices, pa, s,
+                  binary, g_max, k_max, cutoffs, ideal):
+    """ideal[c]: the ERR-IA of the greedy ideal at each cutoff. Consumes s."""
+    n_cut = cutoffs.shape[0]
+    acc = 0.0
+    c = 0
+    for step in range(k_max):
+        top = 0.0
+        for j in range(t_start, t_end):
+            if t_data[j] > 0.0 and not used[j - t_start]:
+                top = max(top, _gain(t_indices[j], t_data[j], a_indptr, a_indices, pa, s,
+                                     binary, g_max))
+        if top <= 0.0:
+            break  # nothing left that gains
+        floor = top - top * _TIE_REL
+        best = -1
+        for j in range(t_start, t_end):  # ascending ids: the first tie is the lowest id
+            if t_data[j] > 0.0 and not used[j - t_start]:
+                gain = _gain(t_indices[j], t_data[j], a_indptr, a_indices, pa, s, binary,
+                             g_max)
+                if gain >= floor:
+                    best = j
+                    break
+        used[best - t_start] = 1
+        item = t_indices[best]
+        grade = _grade(t_data[best], binary, g_max)
+        gain = 0.0
+        for q in range(a_indptr[item], a_indptr[item + 1]):
+            a = a_indices[q]
+            gain += pa[a] * grade * s[a]
+            s[a] *= 1.0 - grade
+        acc += gain / (step + 1.0)
+        while c < n_cut and cutoffs[c] == step + 1:
+            ideal[c] = acc
+            c += 1
+    while c < n_cut:
+        ideal[c] = acc
+        c += 1
+
+
+@njit(cache=True, inline="always")
+def _gain(item, grade_value, a_indptr, a_indices, pa, s, binary, g_max):
+    grade = _grade(grade_value, binary, g_max)
+    gain = 0.0
+    for q in range(a_indptr[item], a_indptr[item + 1]):
+        a = a_indices[q]
+        gain += pa[a] * grade * s[a]
+    return gain

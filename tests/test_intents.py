@@ -1,0 +1,346 @@
+"""Intent-aware measures (P-IA, MAP-IA, ERR-IA, nERR-IA, α-DCG): the plain-Python
+reference, reductions to the one-intent metrics, edge cases, and TREC's ndeval (pyndeval)
+as the oracle of the trec convention, also through ir-measures' names."""
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+import fastrank as fr
+from fastrank.synthetic import power_law
+
+from .reference import truth_rows
+from .reference_aspects import aspect_sets, intent_reference
+from .test_diversity import aspect_cases
+
+NAMES = ("p_ia", "map_ia", "err_ia", "nerr_ia", "alpha_dcg")
+
+
+def reference_values(truth, topk, aspects, name, k, convention, alpha=0.5, max_grade=None,
+                     rel=None):
+    """Per topk row: the reference value, NaN where the convention does not count it."""
+    rows, sets = truth_rows(truth), aspect_sets(aspects)
+    if max_grade is None:
+        values = [v for row in rows for v in row.values()]
+        max_grade = max(values) if values and max(values) > 0 else 1.0
+    out = []
+    for u, row in enumerate(rows):
+        view = {i: (v if (v > 0 if rel is None else v >= rel) else 0.0) for i, v in row.items()}
+        counted = bool(row) if convention == "trec" else any(v > 0 for v in row.values())
+        if not counted:
+            out.append(np.nan)
+            continue
+        out.append(intent_reference(name, [int(x) for x in topk[u]], k, view, sets,
+                                    convention, alpha=alpha, max_grade=max_grade))
+    return np.array(out)
+
+
+@given(aspect_cases(), st.sampled_from(["recsys", "trec"]),
+       st.sampled_from([0.5, 0.0, 0.3, 1.0]), st.sampled_from([None, 2]))
+def test_every_measure_matches_the_reference(case, convention, alpha, rel):
+    truth, topk, aspects, _ = case
+    k_max = topk.shape[1]
+    cutoffs = sorted({1, min(2, k_max), k_max})
+    params = [f"rel={rel}"] if rel else []
+    labels = {}
+    for name in NAMES:
+        extra = [f"alpha={alpha}"] if name == "alpha_dcg" else []
+        text = name + (f"({', '.join(params + extra)})" if params + extra else "")
+        for k in cutoffs:
+            labels[f"{text}@{k}"] = (name, k)
+    res = fr.evaluate(truth, topk, list(labels), item_aspects=aspects, convention=convention)
+    for label, (name, k) in labels.items():
+        want = reference_values(truth, topk, aspects, name, k, convention, alpha=alpha,
+                                rel=rel)
+        np.testing.assert_allclose(res.per_user(label), want, rtol=1e-12, atol=1e-15,
+                                   err_msg=label)
+
+
+@given(aspect_cases(max_items=7), st.sampled_from([3.0, 5.0, 4.5]))
+def test_err_ia_with_a_given_max_grade_matches_the_reference(case, max_grade):
+    truth, topk, aspects, _ = case
+    k = topk.shape[1]
+    res = fr.evaluate(truth, topk, [f"err_ia(max_grade={max_grade})@{k}",
+                                    f"nerr_ia(max_grade={max_grade})@{k}"], item_aspects=aspects)
+    for name in ("err_ia", "nerr_ia"):
+        want = reference_values(truth, topk, aspects, name, k, "recsys", max_grade=max_grade)
+        np.testing.assert_allclose(res.per_user(f"{name}(max_grade={max_grade})@{k}"), want,
+                                   rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("convention", ["recsys", "trec"])
+def test_one_shared_aspect_reduces_to_the_one_intent_metrics(convention):
+    """Every item in one aspect: one intent, so P-IA is precision and MAP-IA is map."""
+    truth, topk = power_law(400, 50, 10, seed=8)
+    topk[::9, 6:] = -1
+    aspects = sp.csr_array(np.ones((50, 1), np.int8))
+    labels = ["p_ia@5", "map_ia@10", "map_ia@3", "nerr_ia@10"]
+    res = fr.evaluate(truth, topk, labels, item_aspects=aspects, convention=convention)
+    plain = fr.evaluate(truth, topk, ["precision@5", "map@10", "map@3"], convention=convention)
+    np.testing.assert_allclose(res.per_user("p_ia@5"), plain.per_user("precision@5"),
+                               rtol=1e-12)
+    np.testing.assert_allclose(res.per_user("map_ia@10"), plain.per_user("map@10"), rtol=1e-12)
+    np.testing.assert_allclose(res.per_user("map_ia@3"), plain.per_user("map@3"), rtol=1e-12)
+    assert np.nanmax(res.per_user("nerr_ia@10")) <= 1.0 + 1e-12
+
+
+def test_each_item_its_own_aspect_with_alpha_zero_is_binary_dcg():
+    truth, topk = power_law(300, 40, 8, seed=3)
+    aspects = sp.csr_array(np.eye(40, dtype=np.int8))
+    res = fr.evaluate(truth, topk, ["alpha_dcg(alpha=0)@8"], item_aspects=aspects)
+    binary = truth.copy()
+    binary.data = (binary.data > 0).astype(float)
+    dcg = fr.evaluate(binary, topk, ["dcg@8"]).per_user("dcg@8")
+    np.testing.assert_allclose(res.per_user("alpha_dcg(alpha=0)@8"), dcg, rtol=1e-12)
+
+
+def test_the_ideal_list_scores_one_and_alpha_dcg_is_alpha_ndcgs_numerator():
+    rng = np.random.default_rng(3)
+    truth = sp.csr_array((rng.random((60, 25)) < 0.3) * rng.integers(1, 4, (60, 25)))
+    aspects = sp.csr_array((rng.random((25, 5)) < 0.4).astype(np.int8))
+    topk = np.argsort(rng.random((60, 25)), axis=1)[:, :10]
+    res = fr.evaluate(truth, topk, ["alpha_dcg@10"], item_aspects=aspects)
+    nd = fr.alpha_ndcg(truth, topk, aspects, k=10)
+    dcg, ndcg = res.per_user("alpha_dcg@10"), nd.per_user("alpha_ndcg@10")
+    keep = ndcg > 0
+    ideal = dcg[keep] / ndcg[keep]  # the same ideal for every list of a user
+    other = np.argsort(rng.random((60, 25)), axis=1)[:, :10]
+    dcg2 = fr.evaluate(truth, other, ["alpha_dcg@10"], item_aspects=aspects)
+    nd2 = fr.alpha_ndcg(truth, other, aspects, k=10).per_user("alpha_ndcg@10")
+    both = keep & (nd2 > 0)
+    np.testing.assert_allclose(dcg2.per_user("alpha_dcg@10")[both] / nd2[both],
+                               (dcg / np.where(keep, ndcg, 1))[both], rtol=1e-12)
+    assert ideal.size > 20
+    # one relevant item per user, listed first: nERR-IA is 1
+    one = sp.csr_array((np.ones(4), (np.arange(4), [1, 3, 5, 7])), shape=(4, 25))
+    lists = np.array([[1, 0], [3, 2], [5, 4], [7, 6]])
+    val = fr.evaluate(one, lists, ["nerr_ia@2"], item_aspects=aspects).per_user("nerr_ia@2")
+    has = np.diff(aspects.indptr)[[1, 3, 5, 7]] > 0
+    np.testing.assert_allclose(val, np.where(has, 1.0, 0.0), rtol=1e-12)
+
+
+def test_edge_cases():
+    # user 0: nothing stored; 1: only non-relevant; 2: relevant items without aspects;
+    # 3: m < k with padding and a repeated id; 4: everything relevant
+    dense = np.array([[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [2, 0, 0, 0, 0], [0, 1, 3, 0, 0],
+                      [1, 1, 1, 1, 1]], float)
+    rows, cols = np.nonzero(dense)
+    rows, cols = np.append(rows, 1), np.append(cols, 3)  # a stored zero: judged, not relevant
+    truth = sp.csr_array((dense[rows, cols], (rows, cols)), shape=dense.shape)
+    aspects = sp.csr_array(np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 0, 1], [0, 1, 1]],
+                                    np.int8))
+    topk = np.array([[0, 1, 2, -1], [3, 1, -1, -1], [0, -1, -1, -1], [2, 2, -1, 1],
+                     [4, 3, 2, 1]])
+    labels = [f"{n}@{k}" for n in NAMES for k in (1, 4)]
+    for convention in ("recsys", "trec"):
+        res = fr.evaluate(truth, topk, labels, item_aspects=aspects, convention=convention)
+        for label in labels:
+            name, k = label.split("@")
+            want = reference_values(truth, topk, aspects, name, int(k), convention)
+            np.testing.assert_allclose(res.per_user(label), want, rtol=1e-12, err_msg=label)
+            values = res.per_user(label)
+            assert np.isnan(values[0]) and values[2] == 0.0
+            assert np.isnan(values[1]) == (convention == "recsys")
+    # the repeated id of user 3 is a miss: as the list without it
+    res = fr.evaluate(truth, topk, ["map_ia@4", "err_ia@4"], item_aspects=aspects)
+    fixed = topk.copy()
+    fixed[3] = [2, -1, -1, 1]
+    again = fr.evaluate(truth, fixed, ["map_ia@4", "err_ia@4"], item_aspects=aspects)
+    for label in ("map_ia@4", "err_ia@4"):
+        assert res.per_user(label)[3] == again.per_user(label)[3]
+
+
+def test_index_types_read_only_inputs_and_threads_change_no_bit():
+    truth, topk = power_law(3000, 200, 10, seed=4)
+    rng = np.random.default_rng(1)
+    aspects = sp.csr_array((rng.random((200, 12)) < 0.15).astype(np.int8))
+    labels = ["p_ia@5", "map_ia", "err_ia@10", "nerr_ia@10", "alpha_dcg@7"]
+    one = fr.evaluate(truth, topk, labels, item_aspects=aspects, n_threads=1)
+    many = fr.evaluate(truth, topk, labels, item_aspects=aspects,
+                       n_threads=min(2, numba.config.NUMBA_NUM_THREADS))
+    big = sp.csr_array(truth, copy=True)
+    big.indices = big.indices.astype(np.int64)
+    big.indptr = big.indptr.astype(np.int64)
+    frozen = topk.astype(np.int64)
+    frozen.flags.writeable = False
+    wide = sp.csr_array(aspects, copy=True)
+    wide.indices = wide.indices.astype(np.int64)
+    other = fr.evaluate(big, frozen, labels, item_aspects=wide)
+    for label in labels:
+        np.testing.assert_array_equal(one.per_user(label), many.per_user(label))
+        np.testing.assert_array_equal(one.per_user(label), other.per_user(label))
+
+
+def test_streaming_in_parts_equals_one_call():
+    truth, topk = power_law(500, 60, 10, seed=2)
+    rng = np.random.default_rng(5)
+    aspects = sp.csr_array((rng.random((60, 6)) < 0.3).astype(np.int8))
+    labels = ["err_ia@5", "nerr_ia@10", "p_ia@3", "map_ia@10", "alpha_dcg(alpha=0.3)@10"]
+    whole = fr.evaluate(truth, topk, labels, item_aspects=aspects)
+    ev = fr.Evaluator(truth, labels, item_aspects=aspects)
+    for part in np.array_split(np.arange(500), 4):
+        ev.update(part, topk[part])
+    for label in labels:
+        np.testing.assert_array_equal(ev.result().per_user(label), whole.per_user(label))
+
+
+@pytest.mark.parametrize("labels, kw, match", [
+    (["err_ia(max_grade=1)@3"], {}, "max_grade=1 is below the largest relevance"),
+    (["err_ia(max_grade=4)@3"], {"convention": "trec"}, "ndeval's, with binary grades"),
+    (["p_ia@3"], {"item_aspects": None}, "p_ia@3 needs item_aspects="),
+    (["alpha_dcg(alpha=2)@3"], {}, "alpha=2.*is not a number in"),
+])
+def test_bad_input_says_what_to_do(labels, kw, match):
+    truth = sp.csr_array(np.array([[3.0, 0, 1.0], [0, 2.0, 0]]))
+    args = {"item_aspects": sp.csr_array(np.array([[1, 0], [0, 1], [1, 1]]))}
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        fr.evaluate(truth, np.array([[0, 1, 2], [1, 2, 0]]), labels, **args)
+
+
+# -- TREC's ndeval (pyndeval) -------------------------------------------------------------
+
+def ndeval_inputs(truth, topk, aspects):
+    """pyndeval qrels and run for the same data: one qrel (user, aspect, item, grade)
+    per aspect of each judged item. ndeval breaks its ideal's ties by the larger document
+    name, fastrank by the lower item id: names run backwards from the ids. Padding and
+    repeated ids become documents of no qrels, so that every id keeps its rank."""
+    n_items = truth.shape[1]
+    rows, sets = truth_rows(truth), aspect_sets(aspects)
+
+    def name(i):
+        return f"d{n_items - i:05d}"
+
+    qrels = [(f"q{u}", f"s{a:03d}", name(i), int(max(v, 0)))
+             for a in range(aspects.shape[1]) for u, row in enumerate(rows)
+             for i, v in row.items() if a in sets[i]]
+    run = []
+    for u in range(topk.shape[0]):
+        seen = set()
+        for r, i in enumerate(topk[u]):
+            doc = name(int(i)) if i >= 0 and int(i) not in seen else f"pad{r}"
+            seen.add(int(i))
+            run.append((f"q{u}", doc, float(topk.shape[1] - r)))
+    return qrels, run
+
+
+NDEVAL = {"p_ia": "P-IA", "map_ia": "MAP-IA", "err_ia": "ERR-IA", "nerr_ia": "nERR-IA",
+          "alpha_dcg": "alpha-DCG"}
+
+
+def random_case(seed, n_users=80, n_items=40, n_aspects=7, k=20):
+    rng = np.random.default_rng(seed)
+    truth = sp.random_array((n_users, n_items), density=0.25, rng=rng, format="csr")
+    truth.data = rng.integers(-1, 4, truth.nnz).astype(float)
+    aspects = (rng.random((n_items, n_aspects)) < 0.3).astype(np.int8)
+    aspects[np.arange(n_items), rng.integers(0, n_aspects, n_items)] = 1  # every item one
+    topk = np.stack([rng.permutation(n_items)[:k] for _ in range(n_users)])
+    topk[rng.random(topk.shape) < 0.1] = -1
+    dup = rng.random(n_users) < 0.2
+    topk[dup, 5] = topk[dup, 2]
+    return truth, topk, sp.csr_array(aspects)
+
+
+def largest_difference(res, oracle, name, cutoffs, alpha=None):
+    """The largest |fastrank - ndeval| over users and cutoffs (and how many compared)."""
+    worst, compared = 0.0, 0
+    for k in cutoffs:
+        label = name + (f"(alpha={alpha})" if alpha is not None else "") + \
+            (f"@{k}" if k else "")
+        key = NDEVAL[name] + (f"@{k}" if k else "")
+        values = res.per_user(label)
+        for u in range(values.shape[0]):
+            if f"q{u}" not in oracle:
+                continue
+            assert not np.isnan(values[u]), (label, u)
+            worst = max(worst, abs(values[u] - oracle[f"q{u}"][key]))
+            compared += 1
+    return worst, compared
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_trec_convention_is_ndeval(seed):
+    pyndeval = pytest.importorskip("pyndeval")
+    truth, topk, aspects = random_case(seed)
+    cutoffs = [1, 2, 5, 10, 20]
+    labels = [f"{n}@{k}" for n in ("p_ia", "err_ia", "nerr_ia", "alpha_dcg") for k in cutoffs]
+    labels += ["map_ia", "alpha_dcg(alpha=0.3)@5", "alpha_dcg(alpha=0.3)@20"]
+    res = fr.evaluate(truth, topk, labels, item_aspects=aspects, convention="trec")
+    qrels, run = ndeval_inputs(truth, topk, aspects)
+    measures = [f"{NDEVAL[n]}@{k}" for n in ("p_ia", "err_ia", "nerr_ia", "alpha_dcg")
+                for k in cutoffs] + ["MAP-IA"]
+    oracle = pyndeval.RelevanceEvaluator(qrels, measures=measures).evaluate(run)
+    other = pyndeval.RelevanceEvaluator(qrels, measures=["alpha-DCG@5", "alpha-DCG@20"],
+                                        alpha=0.3).evaluate(run)
+    report = {}
+    for name in ("p_ia", "err_ia", "nerr_ia", "alpha_dcg"):
+        report[name] = largest_difference(res, oracle, name, cutoffs)
+    report["map_ia"] = largest_difference(res, oracle, "map_ia", [None])
+    report["alpha_dcg(0.3)"] = largest_difference(res, other, "alpha_dcg", [5, 20], alpha=0.3)
+    print(f"seed {seed}: largest |fastrank - ndeval| (users x cutoffs compared): "
+          + ", ".join(f"{n} {w:.1e} ({c})" for n, (w, c) in report.items()))
+    for name, (worst, compared) in report.items():
+        assert compared > 60, name
+        assert worst <= 1e-12, (name, worst)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_ir_measures_names_give_ir_measures_numbers(seed):
+    """ir-measures' diversity names, through its pyndeval provider, on qrels whose
+    iteration column is the subtopic: per query, and the means."""
+    ir_measures = pytest.importorskip("ir_measures")
+    pytest.importorskip("pyndeval")
+    truth, topk, aspects = random_case(seed, k=12)
+    qrels, run = ndeval_inputs(truth, topk, aspects)
+    qrels = [ir_measures.Qrel(q, d, rel, s) for q, s, d, rel in qrels]
+    run = [ir_measures.ScoredDoc(q, d, score) for q, d, score in run]
+    labels = ["ERR_IA@5", "ERR_IA@10", "P_IA@5", "P_IA@12", "AP_IA", "MAP_IA",
+              "alpha_DCG@5", "alpha_DCG(alpha=0.3)@10", "α_DCG@3", "ERR_IA(rel=2)@10",
+              "P_IA(rel=2)@5"]
+    per_query = {}
+    for label in labels:  # one call each: ir-measures 0.4 scores 0 where one call needs
+        # several pyndeval settings (rel, alpha), e.g. alpha_DCG@5 with alpha_DCG(alpha=0.3)@10
+        for metric in ir_measures.iter_calc([ir_measures.parse_measure(label)], qrels, run):
+            per_query.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
+    res = fr.evaluate(truth, topk, labels, item_aspects=aspects, dialect="ir_measures")
+    for label in labels:
+        values = res.per_user(label)
+        got = per_query[str(ir_measures.parse_measure(label))]
+        assert len(got) > 40
+        for q, value in got.items():
+            assert values[int(q[1:])] == pytest.approx(value, rel=1e-12, abs=1e-15), (label, q)
+
+
+@given(aspect_cases(max_items=7))
+def test_given_intent_probabilities_match_the_reference(case):
+    """The kernel's P(a | user) from weights (not public yet: fastrank.aspects)."""
+    from fastrank.aspects import check_aspects, intent_values
+    from fastrank.validation import check_topk, check_truth
+
+    from .reference_aspects import err_ia, map_ia, nerr_ia, p_ia
+
+    truth, topk, aspects, _ = case
+    data = check_truth(truth)
+    n_aspects = aspects.shape[1]
+    weights = np.arange(1, n_aspects + 1, dtype=float)[None, :].repeat(truth.shape[0], 0)
+    weights[:, ::2] = 0.0
+    w = sp.csr_array(weights)
+    k = topk.shape[1]
+    values, _ = intent_values(data, check_topk(topk, data.n_items),
+                              np.arange(truth.shape[0]), check_aspects(aspects, data.n_items),
+                              np.array([k]), max_grade=3.0,
+                              weights=(w.indptr.astype(np.int64), w.indices, w.data))
+    rows, sets = truth_rows(truth), aspect_sets(aspects)
+    for u, row in enumerate(rows):
+        given = {a: weights[u, a] for a in range(n_aspects) if weights[u, a] > 0}
+        view = {i: v for i, v in row.items()}
+        ids = [int(x) for x in topk[u]]
+        if not any(v > 0 for v in view.values()) or not given:
+            continue
+        want = [p_ia(ids, k, view, sets, given), map_ia(ids, k, view, sets, False, given),
+                err_ia(ids, k, view, sets, 3.0, False, given),
+                nerr_ia(ids, k, view, sets, 3.0, False, given)]
+        np.testing.assert_allclose(values[[0, 1, 3, 4], 0, u], want, rtol=1e-12, atol=1e-15)
