@@ -100,7 +100,7 @@ def test_labels_carry_their_dialect_or_take_the_calls():
 @pytest.mark.parametrize("label, message", [
     ("RBP(p=0.8)", "does not compute RBP yet"),
     ("rbp.8", "does not compute ranx's rbp yet"),
-    ("GAUC", "does not compute RecBole's GAUC yet"),
+    ("GAUC", "computed by fr.evaluate_factors"),
     ("rectools:NDCG@10", "ideal the user can reach"),
     ("ranx:bpref", "NaN for a query without a judged non-relevant"),
     ("ranx:precision", "divides by each query's own list length"),
