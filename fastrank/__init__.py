@@ -18,6 +18,7 @@
     res.ci("ndcg@10"); res.by(segment_labels); fr.compare({"a": res_a, "b": res_b})
     fr.evaluate(test, ids, ["ndcg"], curves=True).plot("ndcg", path="ndcg.png")
     fr.rmse(test, predictions), fr.mae(test, user_factors=U, item_factors=V)
+    fr.overlap(ids_a, ids_b, ["jaccard@10", "rbo(p=0.9)@10"])    # two systems' lists
     fr.evaluate_sampled(scores, n_items, ["ndcg@10"])            # 1 + m sampled candidates,
                                                                  # corrected (Krichene & Rendle)
     data = fr.io.from_tables(truth_df, recs_df)                 # pandas / pyarrow / polars
@@ -33,6 +34,7 @@ from .diversity import AlphaBetaNDCG, ab_ndcg, alpha_ndcg
 from .evaluate import evaluate
 from .factors import evaluate_factors, topk
 from .model import evaluate_model
+from .overlap import overlap
 from .plots import plot_compare
 from .ratings import mae, rmse
 from .registry import CONVENTIONS, METRIC_NAMES, METRICS
@@ -43,7 +45,7 @@ from .streaming import Evaluator
 
 __all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg",
            "alpha_ndcg", "AlphaBetaNDCG", "rmse", "mae", "evaluate_sampled",
-           "evaluate_sampled_ranks", "compare", "plot_compare", "Result",
+           "evaluate_sampled_ranks", "compare", "overlap", "plot_compare", "Result",
            "METRICS", "METRIC_NAMES", "CONVENTIONS", "DIALECTS", "io", "__version__"]
 
 

@@ -198,7 +198,8 @@ RECBOLE = {
     "GiniIndex": Refusal(
         "RecBole's GiniIndex runs over its item count, which includes its padding item 0; "
         "fastrank's gini runs over the n_items of the catalogue"),
-    "GAUC": _not_yet("RecBole's GAUC (issue 17)"),
+    # full sort: its ranks average ties, its history items (score -inf) are not ranked
+    "GAUC": Meaning("gauc", "recsys", cutoff="none"),
     "AUC": Refusal("RecBole's AUC is one global AUC over every scored pair; fastrank's "
                    "auc is per user (fr.evaluate_factors computes its full-ranking form)"),
     "ShannonEntropy": _not_yet("RecBole's ShannonEntropy"),
@@ -232,8 +233,9 @@ RECTOOLS = {
         "RecTools' IntraListDiversity takes a distance calculator of its own; fastrank's "
         "ild is Jaccard of aspects or cosine of vectors: use ild with item_aspects= or "
         "item_vectors="),
-    "PartialAUC": _not_yet("RecTools' PartialAUC (issue 17)"),
-    "PAP": _not_yet("RecTools' PAP (issue 17)"),
+    # k counts non-relevant items; insufficient_handling= as insufficient=
+    "PartialAUC": Meaning("partial_auc", "recsys", cutoff="required"),
+    "PAP": Meaning("pap", "recsys", cutoff="required"),
     "Accuracy": Refusal("RecTools' Accuracy needs the full catalogue of negatives per user"),
     "SufficientReco": _not_yet("RecTools' SufficientReco"),
     "DebiasedCalcMetric": _not_yet("debiased metrics (issue 17)"),
@@ -298,6 +300,9 @@ def translate(label, dialect, name, meaning, raw):
                     f"metrics: {label!r} is refused: RecTools' r_precision=True averages "
                     f"hits / min(k, m) over users with equal weight; fastrank's implicit "
                     f"precision pools it (Σ hits / Σ min(k, m))")
+        elif dialect == "rectools" and key_name in ("partialauc", "pap") and \
+                key == "insufficient_handling":
+            params["insufficient"] = value
         elif key == "_level":  # ranx's -lN
             params["rel"] = value
         elif key == "rel" and dialect in ("ranx", "recbole", "rectools"):

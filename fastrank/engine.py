@@ -15,7 +15,9 @@ import numpy as np
 
 from ._kernels import codes
 from .aspects import alpha_ndcg_values, check_aspects, intent_values, ndeval_scale
+from .auc import AUCPlan
 from .beyond import BeyondPlan, check_side_inputs
+from .calibration import CalibrationPlan
 from .debiased import DebiasedPlan
 from .discounts import discounts
 from .grammar import check_convention, curve_requests, parse_all
@@ -63,10 +65,11 @@ def parse_requests(metrics, k, convention="recsys", dialect=None, curves=None):
     return requests
 
 
-def check_requests(metrics, convention, dialect=None, **side):
+def check_requests(metrics, convention, dialect=None, external=(), **side):
     """Check metric names and the side inputs they need before any list is seen (for
     lists of any length): what Plan would refuse later, refused now."""
     requests = parse_requests(metrics, LARGEST_INT, convention, dialect)
+    refuse_caller_computed([r for r in requests if r.label not in external])
     check_side_inputs([r for r in requests if r.metric.needs], **side, baseline_later=True)
     return requests
 
@@ -90,6 +93,7 @@ class Plan:
             self.requests[label] = dataclasses.replace(self.requests[label],
                                                        computed=external[label])
         own = [r for r in requests if r.label not in self.external]
+        refuse_caller_computed(own)
         check_side_inputs([r for r in own if r.metric.needs], train=train,
                           item_aspects=item_aspects, item_vectors=item_vectors,
                           baseline=baseline, baseline_later=baseline_later,
@@ -113,6 +117,13 @@ class Plan:
         debiased = [r for r in own if r.metric.engine == "debiased"]
         self.debiased = (DebiasedPlan(debiased, n_items, train=train, propensity=propensity)
                          if debiased else None)
+        # engines with a plan of their own: run(data, topk, rows, counted, threads)
+        self.side = [plan for plan in (
+            AUCPlan([r for r in own if r.metric.engine == "auc"], n_items),
+            CalibrationPlan([r for r in own if r.metric.engine == "calibration"],
+                            n_items, train=train, item_aspects=item_aspects)
+            if any(r.metric.engine == "calibration" for r in own) else None)
+            if plan is not None and plan.per_user]
         self.labels = list(self.requests)
         per_user = [r.label for p in self.passes for r in p.requests]
         per_user += [r.label for p in self.trec for r in p.requests]
@@ -122,6 +133,8 @@ class Plan:
             per_user += [r.label for r in self.beyond.per_user]
         if self.debiased:
             per_user += [r.label for r in self.debiased.per_user]
+        for plan in self.side:
+            per_user += [r.label for r in plan.per_user]
         self.per_user = per_user + self.external
         self.catalogue = [label for label in self.labels if label not in self.per_user]
 
@@ -185,6 +198,10 @@ class Plan:
             values = self.debiased.run(data, topk, rows, block.counted, threads)
             block.values[row:row + values.shape[0]] = values
             row += values.shape[0]
+        for plan in self.side:
+            values = plan.run(data, topk, rows, block.counted, threads)
+            block.values[row:row + values.shape[0]] = values
+            row += values.shape[0]
         for label in self.external:
             block.values[row] = external[label]
             row += 1
@@ -226,6 +243,22 @@ class Plan:
                       pooled={label: r.k for label, r in self.requests.items()
                               if aggregates[label] == "pooled"},
                       aggregates=aggregates, requests=self.requests, k=self.k)
+
+
+# where the metrics of the caller-computed engines are computed
+_COMPUTED_BY = {"factors": ("fr.evaluate_factors (or fr.evaluate_model)", "it needs the "
+                            "score of every item, not a top-K list"),
+                "overlap": ("fr.overlap", "it compares the lists of two systems, not a "
+                            "list with the truth")}
+
+
+def refuse_caller_computed(requests):
+    """A metric that a function of its own computes, asked of a top-K evaluation."""
+    for r in requests:
+        if r.metric.engine in _COMPUTED_BY:
+            where, why = _COMPUTED_BY[r.metric.engine]
+            raise ValueError(f"metrics: {r.label!r} is computed by {where}: {why}; call "
+                             f"{where.split(' ')[0]}(...) for it")
 
 
 def common_convention(requests):

@@ -108,8 +108,9 @@ class _Scorer:
         return max(min(k, self.n_items), 1)
 
     def rank(self, rows, k, threads, truth=None):
-        """(ids, scores, auc) of users `rows`: their top min(k, n_items) (later positions
-        could only be padding); auc is full-ranking when truth is given."""
+        """(ids, scores, auc, negatives) of users `rows`: their top min(k, n_items) (later
+        positions could only be padding); auc is full-ranking when truth is given, with
+        each user's number of negatives (non-excluded non-relevant items)."""
         from ._kernels.factors import score_topk
 
         n = rows.shape[0]
@@ -117,8 +118,9 @@ class _Scorer:
         ids = np.empty((n, k), dtype=self.id_dtype)
         scores = np.empty((n, k), dtype=self.item_factors.dtype)
         auc = np.empty(n if truth is not None else 0, dtype=np.float64)
+        negatives = np.empty(auc.shape[0], dtype=np.int64)
         if n == 0:
-            return ids, scores, auc
+            return ids, scores, auc, negatives
         if truth is None:
             t_indptr, t_indices = _empty_pattern(self.n_users)
             t_data = np.zeros(0, np.float64)
@@ -131,8 +133,9 @@ class _Scorer:
         with single_threaded_blas():
             score_topk(self.user_factors, self.item_factors, rows, k, self.ex_indptr,
                        self.ex_indices, block, self.tile, n_chunks, self.desc_ties,
-                       truth is not None, t_indptr, t_indices, t_data, ids, scores, auc)
-        return ids, scores, auc
+                       truth is not None, t_indptr, t_indices, t_data, ids, scores, auc,
+                       negatives)
+        return ids, scores, auc, negatives
 
 
 _TIES = ("low", "implicit")
@@ -182,7 +185,7 @@ def topk(user_factors, item_factors, k, *, exclude=None, users=None, ties="low",
                  f"the ids and scores of {rows.shape[0]:,} lists of k={k:,} items",
                  f"ask for fewer items (the catalogue has {scorer.n_items:,}) or fewer users")
     with numba_threads(n_threads) as threads:
-        ids, scores, _ = scorer.rank(rows, k, threads)
+        ids, scores, _, _ = scorer.rank(rows, k, threads)
     if ids.shape[1] < k:  # past the catalogue: only padding
         ids = np.pad(ids, ((0, 0), (0, k - ids.shape[1])), constant_values=-1)
         scores = np.pad(scores, ((0, 0), (0, k - scores.shape[1])), constant_values=-np.inf)
@@ -194,9 +197,11 @@ def parse_factor_metrics(metrics, convention, dialect=None):
     a cutoff (lists are ranked down to the largest one), except `auc`, which without one
     is the exact AUC over the whole catalogue."""
     requests = parse_requests(metrics, LARGEST_INT, convention, dialect)
-    full = [r.label for r in requests if r.name == "auc" and r.bare and not r.params]
-    requests = tuple(dataclasses.replace(r, computed=_FULL_AUC) if r.label in full else r
-                     for r in requests)
+    full = [r.label for r in requests if (r.name == "auc" and r.bare and not r.params)
+            or r.metric.engine == "factors"]
+    requests = tuple(dataclasses.replace(r, computed=_FULL_AUC if r.name == "auc"
+                                         else r.metric.describe(r.convention))
+                     if r.label in full else r for r in requests)
     for r in requests:
         if r.metric.needs:
             raise ValueError(
@@ -238,6 +243,8 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
         Names with a cutoff ("ndcg@10", "map@20", ...) and `auc`: the exact full-ranking
         AUC of each user's relevant items against every non-excluded non-relevant item
         (ties count one half). An excluded test item ranks below every admissible item.
+        `gauc` (RecBole's GAUC): the same per-user AUC, NaN for a user without a relevant
+        or a non-relevant item, averaged with weights m (Σ m·AUC / Σ m).
     exclude : scipy.sparse matrix, shape (n_users, n_items), optional
         Items never recommended (the training interactions).
     users : int array, optional
@@ -277,12 +284,13 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
     through an Evaluator: the ranked metrics by the engine, the full-ranking auc from the
     scorer (given to the Evaluator as the values of its labels)."""
     requests, full = specs
+    requests_by = {r.label: r for r in requests}
     want_auc = bool(full)
     ranked = [r for r in requests if r.label not in full]
     k = max((r.k for r in ranked), default=1)
     evaluator = Evaluator(data, [r.label for r in requests], convention=convention,
                           dialect=dialect, k=k, repeats=True,
-                          _external={label: _FULL_AUC for label in full})
+                          _external={label: requests_by[label].computed for label in full})
     n = rows.shape[0]
     n_relevant = positive_counts(data, rows)
     counted = counted_rows(data.indptr, rows, n_relevant, evaluator.counts_judged)
@@ -296,15 +304,20 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
             # whose judgments are all non-relevant (their lists still count in num_ret,
             # coverage and gini)
             scored = np.flatnonzero(counted[lo:hi])
-            ids, _, values = scorer.rank(span_rows[scored], k, threads,
-                                         truth=data if want_auc else None)
+            ids, _, values, negatives = scorer.rank(span_rows[scored], k, threads,
+                                                    truth=data if want_auc else None)
             lists = np.full((hi - lo, width), -1, dtype=scorer.id_dtype)
             lists[scored] = ids
             external = None
             if want_auc:
                 auc = np.where(counted[lo:hi], 0.0, np.nan)
-                auc[scored] = np.where(n_relevant[lo:hi][scored] > 0, values, 0.0)
-                external = {label: auc for label in full}
+                m = n_relevant[lo:hi][scored]
+                auc[scored] = np.where(m > 0, values, 0.0)
+                # GAUC leaves out a user without a relevant or a non-relevant item
+                gauc = np.full(hi - lo, np.nan)
+                gauc[scored] = np.where((m > 0) & (negatives > 0), values, np.nan)
+                external = {label: gauc if requests_by[label].name == "gauc" else auc
+                            for label in full}
             evaluator.update(span_rows, lists, _external=external)
             bar.update(hi - lo)
     return evaluator.result()

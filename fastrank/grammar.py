@@ -226,8 +226,13 @@ def _own(label, text, convention):
     return metric, params, match["cut"], convention
 
 
+# engines whose requests parse as any other, for the function that computes them (the
+# engine's Plan refuses them elsewhere, naming that function)
+CALLER_COMPUTED = ("factors", "overlap")
+
+
 def _finish(label, metric, params, cut, convention, k_max, dialect):
-    if metric.entry != "fr.evaluate":
+    if metric.entry != "fr.evaluate" and metric.engine not in CALLER_COMPUTED:
         raise _Elsewhere(
             f"metrics: {label!r} is computed by {metric.entry}, which takes what it needs "
             + ("(a profile of aspect preferences, and it reuses its ideal); "
@@ -272,6 +277,11 @@ def _params(label, metric, text):
 
 def _value(label, param, text):
     text = text.strip().strip("'\"")
+    if param.kind is str:
+        if text.lower() not in param.examples:
+            raise ValueError(f"metrics: {label!r}: {param.name}={text!r} is not one of "
+                             f"{', '.join(param.examples)}; {param.describe()}")
+        return text.lower()
     try:
         value = float(text)
     except ValueError:
@@ -468,7 +478,7 @@ def _nearest(name, dialect):
     close += [spelled[p] for p in difflib.get_close_matches(name.lower(), list(spelled), n=4,
                                                             cutoff=0.6)]
     own = ", ".join(METRICS.names("ranking", "counts", "trec", "beyond", "catalogue",
-                                  "debiased"))
+                                  "debiased", "auc"))
     hint = f"did you mean {', '.join(repr(c) for c in dict.fromkeys(close))}? " if close else ""
     if dialect in (None, "fastrank"):
         return (f"{hint}known names are {own} (each optionally @k), and the names of "

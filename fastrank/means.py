@@ -9,7 +9,12 @@ A metric's mean is one of (the registry's `aggregate`):
 - "mean": the plain mean of the counted users' values;
 - "pooled": implicit's precision, sum of hits / sum of min(k, m);
 - "sum": trec_eval's counts (num_ret, num_rel, num_rel_ret), summed over users;
-- "geometric": trec_eval's gm_map, exp(mean(log(max(value, 1e-5)))).
+- "geometric": trec_eval's gm_map, exp(mean(log(max(value, 1e-5))));
+- "weighted": Σ m·value / Σ m over the counted users with a value (RecBole's GAUC: each
+  user weighs its number of relevant items; a NaN value, a user the metric leaves out,
+  weighs nothing);
+- "available": the plain mean over the counted users with a value (NaN: the metric
+  leaves the user out, e.g. RecTools' insufficient_handling="exclude").
 """
 
 import math
@@ -50,6 +55,12 @@ def sum_parts(values, aggregate, n_relevant=None, k=None):
     adding parts: the mean is numerator / denominator, except "geometric", whose mean is
     exp(numerator / denominator), and "sum", whose denominator only says whether any
     user counted."""
+    if aggregate in ("weighted", "available"):
+        finite = ~np.isnan(values)
+        if aggregate == "available":
+            return float(values[finite].sum()), float(np.count_nonzero(finite))
+        weights = np.asarray(n_relevant, dtype=np.float64)[finite]
+        return float((values[finite] * weights).sum()), float(weights.sum())
     n = float(values.shape[0])
     if aggregate == "pooled":
         hits, denom = pooled_parts(values, n_relevant, k)

@@ -52,8 +52,9 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
     test : scipy.sparse matrix, shape (n_users, n_items)
         Held-out graded relevance (value > 0 is relevant).
     metrics : str or list of str
-        Names with a cutoff ("ndcg@10"); `auc` (full-ranking) needs a matrix-factorization
-        model, whose every item score is known.
+        Names with a cutoff ("ndcg@10"); `auc` (full-ranking) and `gauc` (RecBole's GAUC,
+        the per-user full-ranking AUC weighted by m) need a matrix-factorization model,
+        whose every item score is known.
     train : scipy.sparse matrix, optional
         The training interactions: filtered from the recommendations (every stored entry).
     batch_size : int
@@ -104,8 +105,9 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
                                    show_progress, dialect)
         if specs[1]:
             raise ValueError(
-                "metrics: 'auc' (full ranking) needs the score of every item, which only "
-                "matrix-factorization models expose; use auc@k, or fr.evaluate_factors")
+                f"metrics: {', '.join(repr(label) for label in specs[1])} (full ranking) "
+                f"needs the score of every item, which only matrix-factorization models "
+                f"expose; use auc@k, or fr.evaluate_factors")
         return _evaluate_recommend(model, data, specs[0], train, batch_size, convention,
                                    show_progress, dialect)
 

@@ -26,9 +26,12 @@ from ._kernels import codes
 
 CONVENTIONS = ("recsys", "trec", "implicit")
 FAMILIES = ("ranking", "counts", "trec", "beyond", "catalogue", "aspects", "ratings",
-            "debiased")
-ENGINES = ("ranking", "trec", "beyond", "aspects", "ratings", "debiased")
-AGGREGATES = ("mean", "pooled", "sum", "geometric", "catalogue")
+            "debiased", "auc", "overlap")
+# "factors": computed from the score of every item (fr.evaluate_factors, fr.evaluate_model);
+# "overlap": two systems' lists compared with each other (fr.overlap)
+ENGINES = ("ranking", "trec", "beyond", "aspects", "ratings", "debiased", "factors", "auc",
+           "calibration", "overlap")
+AGGREGATES = ("mean", "pooled", "sum", "geometric", "catalogue", "weighted", "available")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class Param:
     examples: tuple = ()
 
     def describe(self):
+        if self.kind is str:
+            return (f"{self.name} one of {', '.join(self.examples)}, default "
+                    f"{self.default!r}: {self.doc}")
         if self.name == "rel":
             return f"rel > 0, default: any value above 0 is relevant: {self.doc}"
         default = "required" if self.default is None else repr(self.default)
@@ -98,8 +104,11 @@ class Metric:
         {name: value} parameters: the kernel parameter's value or default, else 0."""
         if not self.kernel_param:
             return 0.0
-        value = dict(params).get(self.kernel_param, self.param(self.kernel_param).default)
-        return float(value)
+        return float(self.value(params, self.kernel_param))
+
+    def value(self, params, name):
+        """A parameter's value in a request's {name: value} parameters, or its default."""
+        return dict(params).get(name, self.param(name).default)
 
     def param(self, name):
         return next((p for p in self.params if p.name == name), None)
@@ -194,6 +203,56 @@ _INTENT_AWARE = (
                   "ndeval α-DCG: divided by Σ_{r≤k} S·(1−α)^{r−1}·d(r) (S intents); @1 "
                   "undivided, as ndeval", "Clarke et al. 2008 (SIGIR); trec: " + _NDEVAL,
                   (_ALPHA_DCG, REL), "alpha"),
+)
+
+# issue 17, item 4: GAUC, RecTools' partial AUCs, list overlap, miscalibration
+INSUFFICIENT = Param("insufficient", str, "ignore", 0.0, 0.0,
+                     "RecTools' insufficient_handling for a user whose list has fewer than k "
+                     "non-relevant items and misses a relevant one: ignore (compute as is), "
+                     "exclude (NaN, left out of the mean) or raise (an error)",
+                     ("ignore", "exclude", "raise"))
+_RECTOOLS_AUC = ("RecTools 0.19 rectools.metrics.auc; Hiranandani et al. 2020 (ICML), "
+                 "Budhiraja et al. 2020")
+_ISSUE_17_ITEM_4 = (
+    Metric("gauc", "Σ_u m_u·AUC_u / Σ_u m_u, AUC_u the full-ranking AUC of u's relevant "
+           "items against every non-excluded non-relevant item (ties ½); users with no "
+           "relevant or no non-relevant item are left out (NaN)", family="auc",
+           engine="factors", cutoff=False, params=(), aggregate="weighted",
+           entry="fr.evaluate_factors",
+           source="Zhou et al. 2018 (KDD, DIN); RecBole GAUC"),
+    Metric("partial_auc", "Σ over the list's hits with f < k non-relevant items above them "
+           "of (k − f), over k·m; k counts non-relevant items, the whole list is read",
+           family="auc", engine="auc", params=(INSUFFICIENT,), aggregate="available",
+           conventions={"trec": "as recsys; a judged user with m = 0 scores 0"},
+           source=_RECTOOLS_AUC + "; RecTools PartialAUC"),
+    Metric("pap", "Σ over the list's first k hits with f < k non-relevant items above them "
+           "of (k − f), over k·min(k, m); the whole list is read",
+           family="auc", engine="auc", params=(INSUFFICIENT,), aggregate="available",
+           conventions={"trec": "as recsys; a judged user with m = 0 scores 0"},
+           source=_RECTOOLS_AUC + "; RecTools PAP"),
+    Metric("jaccard", "|A_k ∩ B_k| / |A_k ∪ B_k| of two systems' first k items (padding "
+           "and repeats dropped); NaN when both are empty", family="overlap",
+           engine="overlap", entry="fr.overlap", aggregate="available",
+           source="Jaccard 1901"),
+    Metric("rbo", "extrapolated rank-biased overlap RBO_ext of the first k items of two "
+           "lists, unequal lengths by Webber et al.'s eq. 32 (padding and repeats dropped); "
+           "NaN when both are empty, 0 when one is", family="overlap", engine="overlap",
+           entry="fr.overlap", aggregate="available",
+           params=(Param("p", float, 0.9, 0.0, 1.0, "the persistence: how far down the "
+                         "lists the comparison looks", (0.5, 0.8, 0.9, 0.98)),),
+           source="Webber, Moffat & Zobel 2010 (TOIS), eq. 32"),
+    Metric("miscalibration", "KL(p‖q̃) = Σ_g p(g)·ln(p(g)/q̃(g)), p the aspect "
+           "distribution of the user's train items, q that of the first k items, "
+           "q̃ = (1 − α)·q + α·p; an item's aspects share 1 equally", family="beyond",
+           engine="calibration", needs=("train", "item_aspects"), aggregate="available",
+           params=(Param("alpha", float, 0.01, 0.0, 1.0, "the share of p mixed into q so "
+                         "that KL stays finite", (0.0, 0.01, 0.1)),
+                   Param("weights", str, "equal", 0.0, 0.0, "how the train items weigh in "
+                         "p: equal, or value (each its stored value: a rating, a count)",
+                         ("equal", "value")),
+                   Param("positions", str, "equal", 0.0, 0.0, "how the list's items weigh "
+                         "in q: equal, or log (1/log2(rank + 1))", ("equal", "log"))),
+           source="Steck 2018 (RecSys), Calibrated recommendations, eq. 1–4"),
 )
 
 _NDCG_SOURCE = "Järvelin & Kekäläinen 2002; trec_eval ndcg_cut"
@@ -342,6 +401,7 @@ _ENTRIES = (
         ("ap_snips", "Σ_{hits i} w_i·P@rank_i / Σ_{relevant i} w_i, P@r = hits@r / r "
          "unweighted (SNIPS; = mar@k if the p_i are equal)", codes.AP_SNIPS))),
     *_INTENT_AWARE,
+    *_ISSUE_17_ITEM_4,
 )
 
 

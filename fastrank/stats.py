@@ -116,6 +116,12 @@ def mean_parts(result, metric):
             f" (as trec_eval reports it); intervals, tests and segments are taken of "
             f"arithmetic means: use a per-user mean instead (e.g. 'hits@k' for "
             f"num_rel_ret, 'map' for gm_map)")
+    if aggregate in ("weighted", "available"):  # NaN: a user the metric leaves out
+        finite = ~np.isnan(num)
+        if aggregate == "available":
+            return Parts(num[finite])
+        weights = result.n_relevant[counted][finite].astype(np.float64)
+        return Parts(num[finite] * weights, weights)
     pooled = result.pooled.get(metric)
     if pooled is None:
         return Parts(num)

@@ -64,7 +64,8 @@ class Evaluator:
         self._metrics = list(metric_labels(metrics))
         self._side = dict(train=train, item_aspects=item_aspects, item_vectors=item_vectors,
                           baseline=baseline, propensity=propensity)
-        self._requests = check_requests(self._metrics, convention, dialect, **self._side)
+        self._requests = check_requests(self._metrics, convention, dialect,
+                                        external=tuple(_external or ()), **self._side)
         self.convention = convention
         self.dialect = check_dialect(dialect)
         # {label: what it computes} of the labels whose values update() is given

@@ -101,7 +101,7 @@ def test_labels_carry_their_dialect_or_take_the_calls():
 
 @pytest.mark.parametrize("label, message", [
     ("rbp.8", "weighs each rank by the raw grade"),
-    ("GAUC", "does not compute RecBole's GAUC yet"),
+    ("GAUC", "computed by fr.evaluate_factors"),
     ("rectools:NDCG@10", "ideal the user can reach"),
     ("ranx:bpref", "NaN for a query without a judged non-relevant"),
     ("ranx:precision", "divides by each query's own list length"),

@@ -13,7 +13,8 @@ import scipy.sparse as sp
 import fastrank as fr
 from fastrank import dialects, registry
 
-from . import reference, reference_aspects, reference_beyond, reference_debiased
+from . import (reference, reference_aspects, reference_beyond, reference_debiased,
+               reference_recs)
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "fastrank"
@@ -29,6 +30,8 @@ REFERENCES = {
                                     .get(name, name)),
     "ratings": lambda name: name in ("rmse", "mae"),  # tests/test_ratings.py: errors by hand
     "debiased": lambda name: name in reference_debiased.NAMES,
+    **{engine: lambda name: name in reference_recs.NAMES
+       for engine in ("factors", "auc", "calibration", "overlap")},
 }
 
 

@@ -84,12 +84,13 @@ def _count_vs(row, x):
 @njit(cache=True, parallel=True)
 def score_topk(user_factors, item_factors, rows, k, ex_indptr, ex_indices, block, tile,
                n_chunks, desc_ties, want_auc, t_indptr, t_indices, t_data,
-               ids_out, scores_out, auc_out):
+               ids_out, scores_out, auc_out, neg_out):
     """Top-k ids and scores (and full-ranking AUC) of the users `rows` from factors.
 
     ids_out[i], scores_out[i]: the top-k of user rows[i] (-1 / -inf padded); auc_out[i]
     its AUC over every non-excluded item when want_auc (t_* is then the truth CSR: items
-    with value > 0 are the positives). ex_indptr / ex_indices: the sorted excluded items
+    with value > 0 are the positives), and neg_out[i] its number of negatives there
+    (GAUC leaves out a user without any). ex_indptr / ex_indices: the sorted excluded items
     of every user (an empty pattern when nothing is excluded).
     """
     n_rows = rows.shape[0]
@@ -162,6 +163,7 @@ def score_topk(user_factors, item_factors, rows, k, ex_indptr, ex_indices, block
                     for q in range(pos_start[r], pos_start[r + 1]):
                         n_ok += pos_ok[q]
                     n_neg = n_items - (ex_indptr[u + 1] - ex_indptr[u]) - n_ok
+                    neg_out[s + r] = n_neg
                     if m == 0:
                         auc_out[s + r] = np.nan
                     elif n_neg <= 0:
