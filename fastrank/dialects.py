@@ -92,11 +92,11 @@ IR_MEASURES = {
     "BPref": Meaning("bpref", "trec", cutoff="none"),
     "RPrec": Meaning("r_precision", "trec", cutoff="none"),
     "NumQ": Refusal("NumQ counts queries, not a per-query value: it is Result.n_users"),
-    "SetP": _not_yet("set precision (SetP; issue 17)"),
-    "SetR": _not_yet("set recall (SetR; issue 17)"),
-    "SetF": _not_yet("set F (SetF; issue 17)"),
-    "SetAP": _not_yet("set AP (SetAP; issue 17)"),
-    "infAP": _not_yet("infAP (issue 17)"),
+    "SetP": Meaning("set_precision", "trec", cutoff="none"),
+    "SetR": Meaning("recall", "trec", cutoff="none"),
+    "SetF": Meaning("set_f", "trec", cutoff="none"),
+    "SetAP": Meaning("set_map", "trec", cutoff="none"),
+    "infAP": Meaning("infap", "trec", cutoff="none"),
     # gdeval's ERR (ir-measures' provider): grades capped at 4, the trec convention
     "ERR": Meaning("err", "trec", params=(("max_grade", 4.0),), cutoff="required"),
     # cwl_eval's RBP (ir-measures' provider for RBP(rel=...)): binary, the whole list
@@ -114,7 +114,7 @@ IR_MEASURES = {
     "P_IA": Meaning("p_ia", "trec", cutoff="required"),
     "AP_IA": Meaning("map_ia", "trec", cutoff="none"),
     "MAP_IA": Meaning("map_ia", "trec", cutoff="none"),
-    "SetRelP": _not_yet("relative set precision (issue 17)"),
+    "SetRelP": Meaning("set_relative_precision", "trec", cutoff="none"),
     "α_nDCG": Refusal(_GREEDY_TIES.format("α_nDCG", "alpha_ndcg")),
     "alpha_DCG": Meaning("alpha_dcg", "trec", cutoff="required"),
     "α_DCG": Meaning("alpha_dcg", "trec", cutoff="required"),
@@ -141,13 +141,23 @@ TREC_EVAL = {
     "iprec_at_recall": Meaning("iprec", "trec", cutoff="recall"),
     "runid": Refusal("runid is the run's name, not a measure of users"),
     "num_q": Refusal("num_q counts queries, not a per-query value: it is Result.n_users"),
-    **{name: Refusal(f"fr.evaluate does not compute trec_eval's {name} yet (issue 17); "
-                     f"`fastrank trec -m {name}` and fastrank.trec.evaluate_files print it "
-                     f"as trec_eval 10 does") for name in (
-        "set_P", "set_recall", "set_F", "set_map", "set_relative_P", "relative_P",
-        "Rprec_mult", "infAP", "gm_bpref", "11pt_avg", "utility", "binG", "G", "ndcg_rel",
-        "Rndcg", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj", "yaap", "relstring",
-        "dcg", "ideal_dcg")},
+    "infAP": Meaning("infap", "trec", cutoff="none"),
+    "gm_bpref": Meaning("gm_bpref", "trec", cutoff="none"),
+    "Rprec_mult": Meaning("rprec_mult", "trec", cutoff="mult"),
+    "relative_P": Meaning("relative_precision", "trec", cutoff="required"),
+    "set_P": Meaning("set_precision", "trec", cutoff="none"),
+    "set_recall": Meaning("recall", "trec", cutoff="none"),
+    "set_relative_P": Meaning("set_relative_precision", "trec", cutoff="none"),
+    "set_map": Meaning("set_map", "trec", cutoff="none"),
+    "set_F": Meaning("set_f", "trec", cutoff="none"),
+    "num_nonrel_judged_ret": Meaning("num_nonrel_judged_ret", "trec", cutoff="none"),
+    "yaap": Meaning("yaap", "trec", cutoff="none"),
+    "unj": Meaning("unjudged", "trec", cutoff="required"),
+    **{name: Refusal(f"fr.evaluate does not compute trec_eval's {name}: its gains are "
+                     f"integer levels, or its parameters a list; `fastrank trec -m {name}` "
+                     f"and fastrank.trec.evaluate_files print it as trec_eval 10 does")
+       for name in ("11pt_avg", "utility", "binG", "G", "ndcg_rel", "Rndcg", "rbp",
+                    "rbp_resid", "relstring", "dcg", "ideal_dcg")},
     **{name: _not_yet(f"trec_eval's {name} (issue 17)") for name in (
         "unjudged", "success_P", "ndcg_p")},
     **{name: Refusal(f"trec_eval's {name} needs a preferences or qrels_jg file, which "

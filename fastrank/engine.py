@@ -338,7 +338,8 @@ def rank_into(data, topk, rows, ranking, judged, threads, out, n_relevant, count
 
 
 def trec_into(data, topk, rows, trec, threads, out, counted):
-    """trec_eval's measures (bpref, iprec) of checked inputs, NaN where not counted.
+    """trec_eval's measures (bpref, iprec, infap, ...) of checked inputs, NaN where not
+    counted.
 
     trec_eval's kernel reads truth row i for list i, stops at the first -1 and looks every
     id up: rows are gathered, padding and repeats before the end of a list become an id
@@ -357,12 +358,17 @@ def trec_into(data, topk, rows, trec, threads, out, counted):
     log2s = np.array([math.log2(j) for j in range(2, longest + 3)], np.float64)
     n_slots = len(trec.requests)
     none = np.zeros(n_slots, np.int64)
+    cuts = np.array([r.k if r.metric.cutoff else 0 for r in trec.requests], np.int64)
     values_out = np.zeros((n_slots, n_rows), np.float64)
     with memory_guard("trec_eval's kernel"):
-        trec_measures(indptr, indices, values, lists, level, slot_code, none, slot_point,
+        trec_measures(indptr, indices, values, lists, level, slot_code, cuts, slot_point,
                       none, none, np.zeros(0, np.int64), np.zeros(0, np.float64), False,
                       np.int64(2 ** 63 - 1), 0, log2s, max_row_nnz,
                       max(n_ranges(n_rows, threads, lists.size, 1), 1), values_out)
+    empty = ~(topk[:, :k] >= 0).any(axis=1)
+    for s, request in enumerate(trec.requests):
+        if request.code == codes.TREC_UNJ:  # trec_eval -c resets unj of a query without results
+            values_out[s, empty] = 0.0
     values_out[:, ~counted] = np.nan
     out[...] = values_out
 

@@ -29,7 +29,8 @@ from .validation import LARGEST_INT
 _LABEL = re.compile(r"^\s*(?P<name>[^\W\d][\w\-]*)\s*"
                     r"(?:\((?P<params>[^()]*)\))?\s*(?:@(?P<cut>.*))?$", re.S)
 # trec_eval's name_cutoff and pytrec_eval's name.cutoff, optionally (params)
-_TREC = re.compile(r"^\s*(?P<name>P|recall|ndcg_cut|map_cut|success|iprec_at_recall)"
+_TREC = re.compile(r"^\s*(?P<name>P|recall|ndcg_cut|map_cut|success|iprec_at_recall"
+                   r"|Rprec_mult|relative_P|unj)"
                    r"[._](?P<cut>[0-9.]+)\s*(?:\((?P<params>[^()]*)\))?\s*$")
 # ranx's rbp.8 (persistence 0.8), and its relevance level suffix: ndcg@10-l2
 _RANX_DOT = re.compile(r"^\s*(?P<name>[a-z_]+)\.(?P<p>[0-9]+)\s*(?:@(?P<cut>.*))?$")
@@ -389,11 +390,13 @@ def _request(label, written, meaning, raw, cut, k_max, dialect):
                          f"'{label.strip()}@10'" if dialect != "trec_eval" else
                          f"metrics: {label!r} needs a cutoff in trec_eval, as in "
                          f"'{label.strip()}_10'")
-    if meaning.cutoff == "recall":  # the number is the recall point
+    if meaning.cutoff not in ("optional", "required", "none"):  # the number is a parameter
         if cut is None:
-            example = "IPrec@0.3" if dialect == "ir_measures" else "iprec_at_recall_0.30"
-            raise ValueError(f"metrics: {label!r} needs a recall point, as in {example!r}")
-        params["recall"] = _value(label, metric.param("recall"), cut)
+            example = {"ir_measures": "IPrec@0.3", "trec_eval": f"{written}_0.30"}.get(
+                dialect, f"{written}@0.3")
+            raise ValueError(f"metrics: {label!r} needs its {meaning.cutoff} after the name, "
+                             f"as in {example!r}")
+        params[meaning.cutoff] = _value(label, metric.param(meaning.cutoff), cut)
         cut = None
     return _finish(label, metric, params, cut, convention, k_max, dialect)
 

@@ -255,6 +255,54 @@ _ISSUE_17_ITEM_4 = (
            source="Steck 2018 (RecSys), Calibrated recommendations, eq. 1–4"),
 )
 
+def _trec(name, formula, code, *, cutoff=False, params=(REL,), kernel_param="",
+          aggregate="mean", family="trec", source=""):
+    """A measure of trec_eval's kernel: its arithmetic, negative truth values pooled but
+    unjudged, a document outside the truth row retrieved but not in the pool."""
+    return Metric(name, formula, family=family, engine="trec", cutoff=cutoff, params=params,
+                  codes=_same(code), kernel_param=kernel_param, aggregate=aggregate,
+                  source=source)
+
+
+# trec_eval 10's measures of the whole list (and two with a cutoff), through its kernel
+_TREC_MEASURES = (
+    _trec("infap", "inferred AP: Σ over retrieved relevant r at rank j of 1/j + (j−1)/j · "
+          "(judged above r)/(j−1) · (relevant above r + ε)/(judged above r + 2ε), over R; "
+          "documents outside the truth skipped, negative values (pooled, unjudged) count "
+          "only in the judged share (ε = 0.00001)", codes.TREC_INFAP,
+          source="Yilmaz & Aslam 2006; trec_eval infAP"),
+    _trec("gm_bpref", "geometric mean over users of bpref, each at least 0.00001",
+          codes.TREC_BPREF, aggregate="geometric", source="trec_eval gm_bpref"),
+    _trec("rprec_mult", "precision at c = (long)(mult·R + 0.9) documents: hits@c / c (0 "
+          "before the first relevant document; past the list, hits / c)",
+          codes.TREC_RPREC_MULT, kernel_param="mult",
+          params=(Param("mult", float, None, 0.0, 1e6, "the multiple of R, e.g. 0.5 or 2",
+                        (0.2, 0.5, 1.0, 2.0)), REL), source="trec_eval Rprec_mult"),
+    _trec("relative_precision", "hits@k / min(k, R) (0 for R = 0)", codes.TREC_RELATIVE_P,
+          cutoff=True, source="trec_eval relative_P"),
+    _trec("set_precision", "hits / n over the whole list of n retrieved documents",
+          codes.TREC_SET_P, source="trec_eval set_P"),
+    _trec("set_relative_precision", "hits / min(n, R) over the whole list",
+          codes.TREC_SET_RELATIVE_P, source="trec_eval set_relative_P"),
+    _trec("set_map", "(hits / n)·(hits / R) over the whole list", codes.TREC_SET_MAP,
+          source="trec_eval set_map"),
+    _trec("set_f", "(β + 1)·P·R / (β·P + R) of set precision and set recall (β weighs "
+          "recall, as trec_eval's set_F parameter; 0 without a hit)", codes.TREC_SET_F,
+          kernel_param="beta", params=(Param("beta", float, 1.0, 0.0, 1e6, "how much "
+                                             "recall weighs against precision",
+                                             (0.5, 1.0, 2.0)), REL),
+          source="van Rijsbergen 1979; trec_eval set_F"),
+    _trec("num_nonrel_judged_ret", "retrieved documents judged non-relevant (stored, value "
+          "≥ 0, not relevant); summed over users", codes.TREC_NUM_NONREL_JUDGED_RET,
+          aggregate="sum", family="counts", source="trec_eval num_nonrel_judged_ret"),
+    _trec("yaap", "ln((1 + Σ P@rank over relevant ranks) / (1 + R − that sum))",
+          codes.TREC_YAAP, source="Robertson 2006; trec_eval yaap"),
+    _trec("unjudged", "the share of the first k ranks (k in the denominator) holding a "
+          "document without a judgment: outside the truth, or a negative value",
+          codes.TREC_UNJ, cutoff=True, params=(), source="trec_eval unj"),
+)
+
+
 _NDCG_SOURCE = "Järvelin & Kekäläinen 2002; trec_eval ndcg_cut"
 _ENTRIES = (
     _ranking("precision", "hits@k / k", codes.PRECISION, implicit=codes.PRECISION_CAPPED,
@@ -351,6 +399,7 @@ _ENTRIES = (
                                        (0.0, 0.1, 0.25, 0.3, 0.5, 0.7, 1.0)), REL),
            codes=_same(codes.TREC_IPREC), kernel_param="recall",
            source="trec_eval iprec_at_recall"),
+    *_TREC_MEASURES,
     Metric("novelty", "mean over the list's items of −log2(max(pop(i), 1) / U); pop(i) = "
            "training users with a positive entry for i, U = training users with any",
            engine="beyond", needs=("train",), codes=_same(0), family="beyond",

@@ -55,9 +55,13 @@ def ideal(row, gain, cut):
 # that each registered metric of the ranking and trec engines is here)
 NAMES = ("precision", "recall", "f1", "f_beta", "judged", "hit_rate", "mrr", "map", "mar", "ndcg",
          "ndcg_exp", "dcg", "dcg_exp", "cg", "r_precision", "auc", "hits", "num_ret", "num_rel",
-         "num_rel_ret", "gm_map", "bpref", "iprec", "err", "nerr", "rbp", "rbp_resid")
+         "num_rel_ret", "gm_map", "bpref", "iprec", "err", "nerr", "rbp", "rbp_resid", "infap",
+         "gm_bpref", "rprec_mult",
+         "relative_precision", "set_precision", "set_relative_precision", "set_map", "set_f",
+         "num_nonrel_judged_ret", "yaap", "unjudged")
 # how the mean over users is taken, where it is not the plain mean
-SUMMED = ("num_ret", "num_rel", "num_rel_ret")
+SUMMED = ("num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")
+GEOMETRIC = ("gm_map", "gm_bpref")
 
 
 def err(gains, top):
@@ -72,7 +76,7 @@ def err(gains, top):
 
 
 def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel=None, recall=None,
-                beta=1.0, max_grade=4.0, p=0.8):
+                beta=1.0, max_grade=4.0, p=0.8, mult=None):
     """One user's value of metric `name` at cutoff k (ids is the whole list of length K)
     with its parameters: rel, an entry is relevant when its value is >= it (default: > 0);
     recall, iprec's recall point; beta, F-beta's weight of recall; max_grade, ERR's
@@ -118,8 +122,10 @@ def user_metric(name, k, row, ids, n_items, convention, uncut=False, rel=None, r
             if item >= 0:
                 seen.add(item)
         return 1.0 - judged
-    if name == "bpref":
+    if name in ("bpref", "gm_bpref"):
         return bpref(row, ids[:k], rel_level)
+    if name in TREC_LIST:
+        return trec_list_measure(name, row, ids, rel_level, k, mult=mult, beta=beta)
     if name == "iprec":
         return iprec(row, ids[:k], rel_level, recall_point)
 
@@ -192,9 +198,14 @@ def walk_rel(row, ids, k, rel=None):
 
 
 def ranked(ids):
-    """The list as trec_eval sees it: every slot up to the last real id, a slot holding
-    -1 or a repeat being a retrieved document that no one judged (None)."""
-    last = max((i for i, item in enumerate(ids) if item >= 0), default=-1)
+    """The list as trec_eval sees it: every slot up to the last first occurrence of a
+    real id, a slot holding -1 or a repeat before it being a retrieved document that no
+    one judged (None)."""
+    firsts, last = set(), -1
+    for i, item in enumerate(ids):
+        if item >= 0 and item not in firsts:
+            firsts.add(item)
+            last = i
     seen, out = set(), []
     for item in ids[:last + 1]:
         out.append(item if item >= 0 and item not in seen else None)
@@ -221,6 +232,76 @@ def bpref(row, ids, rel_level):
         else:
             nonrel_above += 1
     return total / big_r
+
+
+TREC_LIST = ("infap", "rprec_mult", "relative_precision", "set_precision",
+             "set_relative_precision", "set_map", "set_f", "num_nonrel_judged_ret", "yaap",
+             "unjudged")
+
+
+def trec_list_measure(name, row, ids, rel_level, k, mult=None, beta=1.0):
+    """trec_eval 10's measures of a whole ranking, from their definitions: levels are the
+    stored values (negative: pooled, not judged), a document outside the row is retrieved
+    but not pooled; R = the relevant stored values."""
+    docs = ranked(ids)
+    if not docs:  # trec_eval -c: one retrieved document that no one judged
+        docs = [None]
+    levels = [row.get(item) if item is not None else None for item in docs]
+    rel = [v is not None and v >= 0 and is_relevant(v, rel_level) for v in levels]
+    n, big_r = len(docs), n_relevant(row, rel_level)
+    hits = [0]
+    for r in rel:
+        hits.append(hits[-1] + r)
+    found = hits[-1]
+    if name == "infap":
+        total, relevant, nonrel, unjudged = 0.0, 0, 0, 0
+        eps = 0.00001
+        for j, v in enumerate(levels):
+            if v is None:
+                continue
+            if v < 0:
+                unjudged += 1
+            elif not rel[j]:
+                nonrel += 1
+            else:
+                relevant += 1
+                if j == 0:
+                    total += 1.0
+                else:
+                    judged_share = (relevant - 1 + nonrel + unjudged) / j
+                    total += 1 / (j + 1) + j / (j + 1) * judged_share * \
+                        (relevant - 1 + eps) / (relevant - 1 + nonrel + 2 * eps)
+        return total / big_r if big_r else total
+    if name == "rprec_mult":
+        cut = int(mult * big_r + 0.9)
+        if cut > n:
+            return found / cut
+        first = next((j + 1 for j, r in enumerate(rel) if r), 0)
+        return hits[cut] / cut if 0 < first <= cut else 0.0
+    if name == "relative_precision":
+        return hits[min(k, n)] / min(k, big_r) if big_r else 0.0
+    if name == "set_precision":
+        return found / n
+    if name == "set_relative_precision":
+        return found / min(n, big_r) if big_r else 0.0
+    if name == "set_map":
+        return found * found / (n * big_r) if big_r else 0.0
+    if name == "set_f":
+        if not found:
+            return 0.0
+        precision, recall = found / n, found / big_r
+        return (beta + 1) * precision * recall / (beta * precision + recall)
+    if name == "num_nonrel_judged_ret":
+        return float(sum(1 for j, v in enumerate(levels) if v is not None and v >= 0
+                         and not rel[j]))
+    if name == "yaap":
+        total = sum(hits[j + 1] / (j + 1) for j, r in enumerate(rel) if r)
+        return math.log((1 + total) / (1 + big_r - total))
+    if name == "unjudged":
+        if not ranked(ids):
+            return 0.0  # trec_eval -c resets unj of a query without results
+        return sum(1 for v in levels[:k] if v is None or v < 0) / k
+    raise AssertionError(name)
 
 
 def iprec(row, ids, rel_level, point):
@@ -272,7 +353,7 @@ def reference(truth, topk, metrics, convention="recsys", users=None):
             mean = math.nan
         elif name in SUMMED:
             mean = sum(counted)
-        elif name == "gm_map":
+        elif name in GEOMETRIC:
             mean = math.exp(sum(math.log(max(v, 0.00001)) for v in counted) / len(counted))
         elif convention == "implicit" and name == "precision":
             num = den = 0

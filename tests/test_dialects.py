@@ -62,7 +62,8 @@ def as_dicts(truth, topk):
 @pytest.mark.parametrize("dialect", sorted(dialects.TABLES))
 def test_every_name_parses_to_a_registered_metric_or_is_refused_with_its_reason(dialect):
     for name, meaning in dialects.TABLES[dialect].items():
-        written = {"trec_eval": {"required": f"{name}_5", "recall": f"{name}_0.30"},
+        written = {"trec_eval": {"required": f"{name}_5", "recall": f"{name}_0.30",
+                                 "mult": f"{name}_0.50"},
                    "ir_measures": {"required": f"{name}@5", "recall": f"{name}@0.3"}}
         label = written.get(dialect, {}).get(getattr(meaning, "cutoff", ""), name)
         if dialect in ("recbole", "rectools", "ranx") and \
@@ -152,8 +153,9 @@ def table_labels(dialect, cut="@{}", cutoffs=(5, 12)):
     its tool from the moment it is in the table."""
     labels = []
     for name, meaning in dialects.TABLES[dialect].items():
-        if isinstance(meaning, dialects.Refusal) or meaning.cutoff == "recall":
-            continue
+        if isinstance(meaning, dialects.Refusal) or \
+                meaning.cutoff not in ("optional", "required", "none"):
+            continue  # a parameter after the name: listed by hand
         if meaning.cutoff in ("optional", "none") and not meaning.bare_refusal:
             labels.append(name)
         if meaning.cutoff in ("optional", "required"):
@@ -222,7 +224,8 @@ def test_ranx_names_give_ranx_numbers(seed):
 
 
 TREC_EVAL = table_labels("trec_eval", cut="_{}", cutoffs=(5, 10)) + [
-    "P.5", "success_1", "iprec_at_recall_0.00", "iprec_at_recall_0.30", "iprec_at_recall_1.00"]
+    "P.5", "success_1", "iprec_at_recall_0.00", "iprec_at_recall_0.30", "iprec_at_recall_1.00",
+    "Rprec_mult_0.20", "Rprec_mult_0.50", "Rprec_mult_2.00"]
 
 
 @pytest.mark.parametrize("seed, level", [(0, 1), (1, 1), (2, 1), (3, 2), (4, 3)])
@@ -234,7 +237,8 @@ def test_trec_eval_names_give_trec_eval_10s_numbers(trec_eval, tmp_path, seed, l
     truth, topk = judged_lists(seed)
     qrels, run = write_trec_files(tmp_path, *as_dicts(truth, topk))
     per_query, totals = read_trec_eval_output(
-        trec_eval, ["-c", "-q", "-l", str(level), "-m", "all_trec"], qrels, run)
+        trec_eval, ["-c", "-q", "-l", str(level), "-m", "all_trec", "-m", "yaap",
+                    "-m", "Rprec_mult.0.2,0.5,2"], qrels, run)
     labels = TREC_EVAL
     if level != 1:
         labels = [label if parse(label, 12, dialect="trec_eval").metric.param("rel") is None
@@ -248,7 +252,7 @@ def test_trec_eval_names_give_trec_eval_10s_numbers(trec_eval, tmp_path, seed, l
         if not (printed == "num_rel" and level != 1):
             # (trec_eval -c sums num_rel over the raw qrels, every level > 0, whatever -l)
             assert res[label] == pytest.approx(totals[printed], abs=6e-5), label
-        if printed == "gm_map":
+        if printed in ("gm_map", "gm_bpref"):
             continue  # printed for `all` only
         values = res.per_user(label)
         for u in counted:
