@@ -187,6 +187,10 @@ def _parse(label, k_max, convention, dialect):
         except _Elsewhere:
             raise
         except ValueError as own_error:
+            if _own_params_only(text):
+                # fastrank's name with its own parameters: a value (or the cutoff) is
+                # wrong, and another tool's refusal of the name would hide that
+                raise own_error from None
             try:  # another tool's spelling of a fastrank name, e.g. nDCG(dcg=exp-log2)@10
                 return _anywhere(label, text, k_max)
             except dialects.Refused:
@@ -213,6 +217,19 @@ def _is_dialect(head):
 
 
 # -- fastrank's own names ----------------------------------------------------------------
+
+def _own_params_only(text):
+    """Is `text` a fastrank metric name written with parameters that are all its own?"""
+    match = _LABEL.match(text)
+    metric = METRICS.get(match["name"].lower()) if match else None
+    if metric is None or match["params"] is None:
+        return False
+    try:
+        keys = _raw_params(text, match["params"])
+    except ValueError:
+        return False
+    return bool(keys) and all(metric.param(key) is not None for key in keys)
+
 
 def _own(label, text, convention):
     """(metric, params, cutoff text or None, convention) if `text` is a fastrank label."""

@@ -488,6 +488,11 @@ def _check_prior(prior, n_items):
     if arr.shape != (n_items,):
         raise ValueError(f"prior must be 1-D with one weight per full rank (n_items = "
                          f"{n_items}); got shape {arr.shape}")
-    if not np.isfinite(arr).all() or (arr < 0).any() or not arr.sum() > 0:
+    if not np.isfinite(arr).all() or (arr < 0).any() or not arr.max(initial=0.0) > 0:
         raise ValueError("prior must hold finite weights >= 0, not all zero")
-    return arr / arr.sum()
+    with np.errstate(over="ignore"):
+        total = arr.sum()
+    if not np.isfinite(total):  # finite weights whose sum overflows: scale them first
+        arr = arr / arr.max()
+        total = arr.sum()
+    return arr / total

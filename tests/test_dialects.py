@@ -6,6 +6,7 @@ them (neither is a test dependency: RecBole needs torch, RecTools a model stack)
 
 import json
 import math
+import re
 import warnings
 
 import shutil
@@ -367,6 +368,19 @@ def test_names_a_tool_does_not_have_are_refused():
                            ("ranx:hits@3-l0", "rel > 0")):
         with pytest.raises(ValueError, match=message.replace("(", r"\(")):
             fr.evaluate(truth, topk, [label])
+
+
+def test_a_bad_value_of_fastranks_own_parameter_is_named_not_refused_as_another_tools():
+    """rbp(p=1.5) is fastrank's rbp with p out of range: the error says so, instead of
+    trec_eval's refusal of its own rbp (which fr.evaluate does not compute)."""
+    truth, topk = judged_lists(9)
+    for label, message in (("rbp(p=1.5)", "p='1.5' is not a number in [0, 1]"),
+                           ("rbp_resid(p=-0.1)", "p='-0.1' is not a number in [0, 1]")):
+        with pytest.raises(ValueError, match=re.escape(message)) as info:
+            fr.evaluate(truth, topk, [label])
+        assert not isinstance(info.value, dialects.Refused)
+    # another tool's parameters on a fastrank name still go to that tool
+    fr.evaluate(truth, topk, ["nDCG(dcg=exp-log2)@3"])
 
 
 def test_a_tools_spelling_read_as_fastranks_name_warns_once():

@@ -158,6 +158,21 @@ def test_a_prior_weights_the_fit():
     assert not np.allclose(got, correction_table(n, m, "recall@10", "bv", bv_lambda=0.1))
 
 
+def test_a_prior_whose_sum_overflows_is_the_same_prior_scaled():
+    """Finite weights near the float64 maximum sum to inf; only their ratios matter, so
+    the fit must be the one of the scaled prior, not of all-zero weights."""
+    n, m = 150, 8
+    prior = np.linspace(3.0, 0.1, n)
+    huge = prior * (1e308 / 3.0)
+    with np.errstate(over="ignore"):
+        assert np.isinf(huge.sum()) and np.isfinite(huge).all()
+    for correction in ("mes", "bv"):
+        got = correction_table(n, m, "ndcg@10", correction, prior=huge)
+        want = correction_table(n, m, "ndcg@10", correction, prior=prior)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+        assert np.abs(got).max() > 0
+
+
 @pytest.mark.parametrize("sampling", ["binomial", "hypergeometric"])
 @pytest.mark.parametrize("label", ["recall@10", "ndcg@10", "mrr"])
 def test_mes_is_the_bounded_least_squares_minimum(sampling, label):
