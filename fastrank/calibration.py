@@ -34,7 +34,17 @@ def _train(train, n_items):
     if not np.isfinite(values).all():
         raise ValueError("train contains NaN or infinite values; every stored entry is an "
                          "interaction (weight), so replace them (e.g. with 1)")
-    return (np.asarray(indptr, np.int64), np.asarray(indices, np.int64), values)
+    # p(g|u) does not change when a row's weights are scaled: divide each row by its
+    # largest |value|, so that the sums of weights=value cannot overflow
+    indptr = np.asarray(indptr, np.int64)
+    if values.size:
+        counts = np.diff(indptr)
+        top = np.zeros(counts.shape[0])
+        filled = counts > 0
+        top[filled] = np.maximum.reduceat(np.abs(values), indptr[:-1][filled])
+        scale = np.repeat(np.where(top > 0, top, 1.0), counts)
+        values = values / scale
+    return (indptr, np.asarray(indices, np.int64), values)
 
 
 class CalibrationPlan:

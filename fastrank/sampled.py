@@ -53,7 +53,7 @@ import numpy as np
 
 from .result import Result
 from .threads import numba_threads
-from .validation import check_choice, check_int, check_number
+from .validation import check_choice, check_int, check_memory, check_number
 
 CONVENTION = "sampled"
 METRICS = ("recall", "hit_rate", "precision", "ndcg", "map", "ap", "mrr", "auc")
@@ -227,10 +227,16 @@ def _fit(n_items, m, requests, corrections, lam, sampling, weights):
     from ._kernels.sampled import rank_rows
 
     hyper = sampling == "hypergeometric"
+    width = m + 1 + len(requests)
+    check_memory(8 * ((n_items + 1 if hyper else m + 1) + 2 * (_BLOCK + width) * width),
+                 f"the {'/'.join(corrections)} fit for n_items={n_items:,} and "
+                 f"{m:,} sampled negatives (a table of {n_items + 1 if hyper else m + 1:,} "
+                 f"log-factorials and blocks of {_BLOCK:,} × {width:,} probabilities)",
+                 "use fewer sampled negatives, sampling='binomial', or "
+                 "correction=('none', 'adjusted'), which need no fit")
     log_fact = gammaln(np.arange((n_items if hyper else m) + 1, dtype=np.float64) + 1.0)
     sqrt_w = np.sqrt(weights) if weights is not None else None
     n_b = len(requests)
-    width = m + 1 + n_b
     factor = np.zeros((0, width))
     c = np.zeros(m + 1)
     h = np.zeros((m + 1, n_b))

@@ -368,3 +368,19 @@ def test_overlap_inputs_threads_and_errors():
         fr.overlap(a, b, ["rbo(p=2)"])
     with pytest.raises(ValueError, match="computed by fr.overlap"):
         fr.evaluate(sp.csr_array((400, 60)), a, ["jaccard@5"])
+
+
+def test_miscalibration_by_value_is_unchanged_by_huge_train_values():
+    """p(g|u) is a ratio of weights: train values whose sum overflows give what their
+    equal ratios give (review: it read 0, perfectly calibrated)."""
+    truth = sp.csr_matrix(np.array([[1., 0, 0, 1], [0, 1, 1, 0]]))
+    aspects = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 0], [0, 1]]))
+    big = sp.csr_matrix(np.array([[1e308, 1e308, 0, 0], [1., 0, 0, 0]]))
+    ones = sp.csr_matrix(np.array([[1., 1, 0, 0], [1., 0, 0, 0]]))
+    labels = ["miscalibration(weights=value)", "miscalibration"]
+    lists = np.array([[2, 2], [1, 3]])
+    a = fr.evaluate(truth, lists, labels, train=big, item_aspects=aspects)
+    b = fr.evaluate(truth, lists, labels, train=ones, item_aspects=aspects)
+    for label in labels:
+        np.testing.assert_allclose(a.per_user(label), b.per_user(label), rtol=1e-12)
+    assert a.per_user(labels[0])[0] > 1.9

@@ -392,3 +392,13 @@ def test_bad_ranks(ranks, kwargs, error, match):
     args.update(kwargs)
     with pytest.raises(error, match=match):
         fr.evaluate_sampled_ranks(ranks, args["n_items"], ["mrr"], n_negatives=args["n_negatives"])
+
+
+def test_a_fit_that_cannot_fit_in_memory_is_refused_by_name():
+    scores = np.random.default_rng(0).random((4, 11))
+    with pytest.raises(ValueError, match="fit for n_items=1,000,000,000,000"):
+        fr.evaluate_sampled(scores, 10**12, ["ndcg@10"], sampling="hypergeometric",
+                            correction="bv")
+    with pytest.raises(ValueError, match="fewer sampled negatives"):
+        fr.evaluate_sampled_ranks(np.array([1, 5]), 10**6, ["ndcg@10"], n_negatives=60000,
+                                  correction="bv")
