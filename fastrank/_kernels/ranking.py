@@ -137,11 +137,11 @@ def _ideal_err(buf, length, top):
 @njit(cache=True, inline="always", error_model="numpy")
 def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, misses, first_hit,
                  r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift, dcg_bin, cg, auc_sum,
-                 ideal_lin, ideal_exp, ideal_full, ideal_bin, acc, buf):
+                 ideal_lin, ideal_exp, ideal_full, ideal_bin):
     """Write every slot of cutoff index c (cutoff k) for row i from the walk's sums.
     slot_param[s] is slot s's parameter (the registry entry's `kernel_param`), for codes
-    that take one; acc[s] the running sum of a code with a parameter (ERR, RBP); buf the
-    user's relevant values, largest first (when an nERR slot asks for them)."""
+    that take one. The codes of per-slot sums (ERR, RBP: `_param_slots`) are written
+    after the walk."""
     for s in range(slot_code.shape[0]):
         if slot_cut[s] != c:
             continue
@@ -198,33 +198,42 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, 
             val = _ratio(np.float64(hits), hits + misses)
         elif code == codes.DCG_EXP:
             val = dcg_exp * 2.0 ** shift  # undoes the scaling of grades above 512
-        elif code == codes.ERR:
-            val = acc[s]
-        elif code == codes.NERR:
-            best = _ideal_err(buf, min(k, m), slot_param[s])
-            val = _ratio(acc[s], best)
-        elif code == codes.RBP:
-            val = acc[s]
-        elif code == codes.RBP_RESID:
-            val = 1.0 - acc[s]
+        elif code >= codes.ERR:  # written after the walk (_param_slots)
+            continue
         else:  # no other code is given (the engine builds the slots from the registry)
             val = np.nan
         out[s, i] = val
 
 
 @njit(cache=True, error_model="numpy")
-def _add_hit(acc, going, slot_code, slot_param, v, p):
-    """A relevant item of value v at position p (0-based): add it to every slot's running
-    sum (ERR and nERR: the cascade; RBP and its residual: (1 - p)·p^rank)."""
+def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_value, hits,
+                 buf, m):
+    """The slots of codes with a parameter of row i, from the walk's hits (hit_at: their
+    0-based positions, hit_value: their values): ERR and nERR (the cascade), RBP and its
+    residual ((1 - p)·p^position). Kept out of the walk, which the classic codes share."""
     for s in range(slot_code.shape[0]):
         code = slot_code[s]
-        if code == codes.ERR or code == codes.NERR:
-            chance = _stop_chance(v, slot_param[s])
-            acc[s] += going[s] * chance / (p + 1.0)
-            going[s] *= 1.0 - chance
-        elif code == codes.RBP or code == codes.RBP_RESID:
-            q = slot_param[s]
-            acc[s] += (1.0 - q) * q ** np.float64(p)
+        if code < codes.ERR:
+            continue
+        k = cutoffs[slot_cut[s]]
+        q = slot_param[s]
+        total = 0.0
+        going = 1.0
+        for h in range(hits):
+            p = hit_at[h]
+            if p >= k:
+                break
+            if code == codes.ERR or code == codes.NERR:
+                chance = _stop_chance(hit_value[h], q)
+                total += going * chance / (p + 1.0)
+                going *= 1.0 - chance
+            else:
+                total += (1.0 - q) * q ** np.float64(p)
+        if code == codes.NERR:
+            total = _ratio(total, _ideal_err(buf, min(k, m), q))
+        elif code == codes.RBP_RESID:
+            total = 1.0 - total
+        out[s, i] = total
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -273,8 +282,8 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
         buf = np.empty(max(max_row_nnz, 1), np.float64)
         ideal_lin = np.zeros(n_cut, np.float64)
         ideal_exp = np.zeros(n_cut, np.float64)
-        acc = np.zeros(n_slots, np.float64)    # per-slot sums: ERR, RBP
-        going = np.ones(n_slots, np.float64)   # ERR: the chance the user is still reading
+        hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
+        hit_value = np.empty(max(k_max, 1), np.float64)  # ... and their values
         for i in range(lo, hi):
             base = 2 * (np.int64(i) + 1)
             r = rows[i]
@@ -326,10 +335,6 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
             dcg_bin = 0.0
             cg = 0.0
             auc_sum = 0.0
-            if need_acc:
-                for s in range(n_slots):
-                    acc[s] = 0.0
-                    going[s] = 1.0
             c = 0
             for p in range(k_max):
                 item = topk[i, p]
@@ -349,7 +354,8 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                         dcg_bin += d
                         cg += v
                         if need_acc:
-                            _add_hit(acc, going, slot_code, slot_param, v, p)
+                            hit_at[hits - 1] = p
+                            hit_value[hits - 1] = v
                     elif st != base + 1:  # not relevant, first time in this list
                         stamp[item] = base + 1
                         misses += 1
@@ -362,11 +368,14 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                     _write_slots(out, i, c, rank, slot_code, slot_cut, slot_param, m, n_neg,
                                  hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale,
                                  dcg_exp, shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp,
-                                 ideal_full, ideal_bin, acc, buf)
+                                 ideal_full, ideal_bin)
                     c += 1
             while c < n_cut:  # cutoffs past the list's columns: the rest is empty
                 _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, slot_param, m, n_neg,
                              hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp,
                              shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full,
-                             ideal_bin, acc, buf)
+                             ideal_bin)
                 c += 1
+            if need_acc:
+                _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
+                             hit_value, hits, buf, m)
