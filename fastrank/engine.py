@@ -24,7 +24,8 @@ from .grammar import check_convention, curve_requests, parse_all
 from .means import counts_judged, mean_of, sum_parts
 from .result import Result
 from .threads import n_ranges
-from .validation import LARGEST_INT, Truth, check_memory, check_scratch, memory_guard
+from .validation import (LARGEST_INT, Truth, check_memory, check_scratch, memory_guard,
+                         optional_scratch)
 
 # Bytes of the ranking kernel's scratch per item and range: an int64 stamp, a float64 value.
 _RANK_BYTES = 16
@@ -347,7 +348,10 @@ def trec_into(data, topk, rows, trec, threads, out, counted):
     from ._kernels.trec import trec_measures
 
     n_rows = topk.shape[0]
-    k = max(r.k for r in trec.requests)
+    # a measure with a cutoff sees the whole list (a hole before a later id is a
+    # retrieved document); the others see the list cut at their k
+    k = topk.shape[1] if any(r.metric.cutoff for r in trec.requests) else \
+        max(r.k for r in trec.requests)
     lists = _trec_lists(topk[:, :k], data.n_items)
     indptr, indices, values = _rows_of(data, rows)
     level = math.ulp(0.0) if trec.rel is None else float(trec.rel)
@@ -360,11 +364,12 @@ def trec_into(data, topk, rows, trec, threads, out, counted):
     none = np.zeros(n_slots, np.int64)
     cuts = np.array([r.k if r.metric.cutoff else 0 for r in trec.requests], np.int64)
     values_out = np.zeros((n_slots, n_rows), np.float64)
+    n_chunks = max(n_ranges(n_rows, threads, lists.size, 1), 1)
     with memory_guard("trec_eval's kernel"):
         trec_measures(indptr, indices, values, lists, level, slot_code, cuts, slot_point,
                       none, none, np.zeros(0, np.int64), np.zeros(0, np.float64), False,
-                      np.int64(2 ** 63 - 1), 0, log2s, max_row_nnz,
-                      max(n_ranges(n_rows, threads, lists.size, 1), 1), values_out)
+                      np.int64(2 ** 63 - 1), 0, optional_scratch(data.n_items + 1, 16, n_chunks),
+                      log2s, max_row_nnz, n_chunks, values_out)
     empty = ~(topk[:, :k] >= 0).any(axis=1)
     for s, request in enumerate(trec.requests):
         if request.code == codes.TREC_UNJ:  # trec_eval -c resets unj of a query without results

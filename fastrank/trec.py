@@ -20,8 +20,9 @@ import numpy as np
 
 from . import dialects, io
 from ._kernels import codes
+from .io.lists import factorize
 from .threads import n_ranges, numba_threads
-from .validation import check_int, check_truth
+from .validation import check_int, check_truth, optional_scratch
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RECALL_POINTS = tuple(round(0.1 * j, 2) for j in range(11))
@@ -376,22 +377,22 @@ def evaluate_trec(qrels, run, measures=None, *, relevance_level=1, depth=None, c
     level = check_int(relevance_level, "relevance_level", 0,
                       " (trec_eval counts unjudged documents as relevant below 0)")
     num_docs = 0 if num_docs is None else check_int(num_docs, "num_docs", 0)
-    if not complete:
-        missing = np.setdiff1d(np.unique(qrels.queries), np.unique(run.queries))
+    truth, topk, queries, documents = io.trec_arrays(qrels, run, depth=depth,
+                                                     complete=complete)
+    if not complete:  # queries holds the judged queries with results
+        missing = np.setdiff1d(factorize(qrels.queries)[0], queries)
         if missing.size:
             raise ValueError(
                 f"{qrels.path}: query {str(missing[0])!r} is judged but {run.path} has no "
                 f"results for it ({missing.size} such queries); trec_eval 10 stops here "
                 f"too. Pass complete=True (-c) to score such queries 0, or drop them from "
                 f"the qrels")
-    truth, topk, queries, documents = io.trec_arrays(qrels, run, depth=depth,
-                                                     complete=complete)
     if not queries.size:
         raise ValueError(f"{run.path}: no query has both judgments and results")
     _check_levels(truth, queries, qrels.path)
     bogus = np.zeros(queries.shape[0], np.bool_)
     if complete:
-        topk, bogus = _bogus_rankings(topk, queries, run, documents)
+        topk, bogus = _bogus_rankings(topk, documents)
     slots = [slot for slot in _slots(chosen) if MEASURES[slot[0]].code >= 0]
     values = _per_query(slots, chosen, truth, topk, level, judged_only, num_docs, n_threads)
     n_q = queries.shape[0]
@@ -452,11 +453,11 @@ def evaluate_trec(qrels, run, measures=None, *, relevance_level=1, depth=None, c
 _BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
 
-def _bogus_rankings(topk, queries, run, documents):
+def _bogus_rankings(topk, documents):
     """trec_eval -c scores a judged query without results as if it had retrieved one
     document, "ceci_nest_pas_un_docno" (not in the qrels unless judged there), then
     resets some of its values: (the lists with that ranking, which rows are such)."""
-    bogus = ~np.isin(queries, run.queries)
+    bogus = ~(np.asarray(topk) >= 0).any(axis=1)  # a query of the run retrieved something
     if not bogus.any():
         return topk, bogus
     at = np.searchsorted(documents, _BOGUS_DOCNO)
@@ -586,8 +587,11 @@ def run_kernel(indptr, indices, values, lists, level, columns, judged_only, num_
     log2s = np.array([math.log2(j) for j in range(2, longest + 3)], np.float64)
     max_level = int(max(values.max(initial=0.0), 0.0))
     out = np.zeros((columns[0].shape[0], n), np.float64)
+    n_docs = int(max(lists.max(initial=-1), indices.max(initial=-1))) + 1
     with numba_threads(n_threads) as threads:
+        n_chunks = max(n_ranges(n, threads, lists.size, 1), 1)
         trec_measures(indptr, indices, values, np.ascontiguousarray(lists), level, *columns,
-                      bool(judged_only), np.int64(num_docs), max_level, log2s, max_row_nnz,
-                      max(n_ranges(n, threads, lists.size, 1), 1), out)
+                      bool(judged_only), np.int64(num_docs), max_level,
+                      optional_scratch(n_docs, 16, n_chunks), log2s, max_row_nnz, n_chunks,
+                      out)
     return out

@@ -396,6 +396,17 @@ def check_memory(n_bytes, what, fix):
                          f"{_size(total)}; {fix}")
 
 
+# the most a kernel spends on optional per-item scratch (marks that save a search)
+_OPTIONAL_SCRATCH = 1 << 28
+
+
+def optional_scratch(n_items, bytes_per_item, copies):
+    """n_items when per-item scratch for `copies` ranges fits in 256 MB, else 0 (the
+    kernel then searches instead of marking)."""
+    need = int(n_items) * bytes_per_item * max(int(copies), 1)
+    return int(n_items) if need <= _OPTIONAL_SCRATCH else 0
+
+
 def check_scratch(n_items, bytes_per_item, copies, name="truth"):
     """The kernels keep a marker per item for each range of users they run: refuse a
     catalogue whose markers cannot fit (a declared shape far beyond the items used)."""

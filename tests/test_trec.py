@@ -273,3 +273,14 @@ def test_scores_must_be_numbers_as_c_writes_them(tmp_path, score):
     (tmp_path / "r").write_text(f"1 Q0 dA 1 {score} run\n1 Q0 dB 2 5 run\n", encoding="utf-8")
     with pytest.raises(ValueError, match=f"r:1: score '{score}' is not a number"):
         trec.evaluate_files(tmp_path / "q", tmp_path / "r")
+
+
+def test_documents_found_by_search_or_by_marks_give_the_same_lines(monkeypatch):
+    """trec_eval's kernel marks each row's documents when the marks fit in memory and
+    binary-searches the row otherwise: both give every line alike."""
+    argv = ("-q", "-m", "all_trec", "-m", "yaap", "-J", str(DATA / "qrels.test"),
+            str(DATA / "results.test"))
+    marked = _run_cli(*argv)
+    monkeypatch.setattr("fastrank.validation._OPTIONAL_SCRATCH", 0)
+    searched = _run_cli(*argv)
+    assert searched == marked and len(marked) > 300

@@ -420,7 +420,7 @@ def _rprec_mult(rel, n, level, hits, n_rel, first, fraction):
 @njit(cache=True, parallel=True, error_model="numpy")
 def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_point,
                   slot_lo, slot_hi, extra_level, extra_value, judged_only, num_docs,
-                  max_level, log2s, max_row_nnz, n_chunks, out):
+                  max_level, n_docs, log2s, max_row_nnz, n_chunks, out):
     """out[s, i] = the measure of slot s for query i (see the codes above).
 
     slot_cut holds a cutoff (P .. UNJ), slot_point a real parameter (the recall point of
@@ -428,8 +428,11 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
     extra_value (utility's coefficients, 11pt_avg's points) or of (extra_level,
     extra_value) pairs (the level=gain pairs of the gain measures). judged_only drops
     ranked documents without a judgment (trec_eval -J); num_docs is -N. max_level is the
-    largest level in the qrels (0 if none). log2s[j] = log2(j + 2), the discount divisor
-    of rank j + 1, long enough for the longest ranking and the longest truth row."""
+    largest level in the qrels (0 if none). n_docs > 0: every id is below it and each
+    range keeps a mark per document (one load per ranked document); 0: documents are
+    found in their row by binary search, with no scratch per document. log2s[j] =
+    log2(j + 2), the discount divisor of rank j + 1, long enough for the longest ranking
+    and the longest truth row."""
     n_rows = topk.shape[0]
     k_max = topk.shape[1]
     n_slots = slot_code.shape[0]
@@ -456,6 +459,8 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
         order = np.empty(table, np.int64)
         tmp = np.empty(table, np.int64)
         gain_at = np.empty(max_level + 3, np.float64)
+        mark = np.full(max(n_docs, 1), -1, np.int64)   # mark[d] = i: d is in row i
+        level_of = np.empty(max(n_docs, 1), np.float64)  # ... with this level
         for i in range(lo, hi):
             start = indptr[i]
             end = indptr[i + 1]
@@ -474,6 +479,10 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                     if v > 0.0:
                         gains[n_pos] = v
                         n_pos += 1
+            if n_docs > 0:
+                for j in range(start, end):
+                    mark[indices[j]] = i
+                    level_of[indices[j]] = data[j] if data[j] >= 0.0 else _UNJUDGED
             n = 0
             hits[0] = 0
             unj[0] = 0
@@ -486,17 +495,21 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                 doc = topk[i, p]
                 if doc < 0:
                     break
-                a = start
-                b = end
-                while a < b:
-                    mid = (a + b) >> 1
-                    if indices[mid] < doc:
-                        a = mid + 1
-                    else:
-                        b = mid
                 r = _NONPOOL
-                if a < end and indices[a] == doc:
-                    r = data[a] if data[a] >= 0.0 else _UNJUDGED
+                if n_docs > 0:  # the row's marks: one load
+                    if doc < n_docs and mark[doc] == i:
+                        r = level_of[doc]
+                else:  # the first entry >= doc by binary search (no scratch per document)
+                    a = start
+                    b = end
+                    while a < b:
+                        mid = (a + b) >> 1
+                        if indices[mid] < doc:
+                            a = mid + 1
+                        else:
+                            b = mid
+                    if a < end and indices[a] == doc:
+                        r = data[a] if data[a] >= 0.0 else _UNJUDGED
                 if judged_only and r < 0.0:
                     continue
                 rel[n] = r
