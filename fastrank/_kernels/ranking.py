@@ -206,6 +206,19 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, 
 
 
 @njit(cache=True, error_model="numpy")
+def _write_rest(out, i, c, slot_code, slot_cut, slot_param, m, n_neg, hits, misses,
+                first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift, dcg_bin, cg,
+                auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin, cutoffs):
+    """_write_slots for the cutoffs from index c on, past the list's columns (rare): a
+    call of its own, so that the walk inlines _write_slots once and compiles faster."""
+    while c < cutoffs.shape[0]:
+        _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, slot_param, m, n_neg, hits,
+                     misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift,
+                     dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
+        c += 1
+
+
+@njit(cache=True, error_model="numpy")
 def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_value, hits,
                  buf, m):
     """The slots of codes with a parameter of row i, from the walk's hits (hit_at: their
@@ -234,6 +247,117 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
         elif code == codes.RBP_RESID:
             total = 1.0 - total
         out[s, i] = total
+
+
+@njit(cache=True, error_model="numpy")
+def _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
+               slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
+               counted, k_max, need_ideal, need_full, need_exp, need_acc, ideal_bin):
+    """The walk of top-K rows lo..hi-1 with scratch of its own (see rank_metrics): the
+    body of rank_metrics' prange, a plain function so that the parallel driver, which
+    numba compiles at length, stays small."""
+    n_slots = slot_code.shape[0]
+    n_cut = cutoffs.shape[0]
+    stamp = np.zeros(n_items, np.int64)
+    value = np.empty(n_items, np.float64)
+    buf = np.empty(max(max_row_nnz, 1), np.float64)
+    ideal_lin = np.zeros(n_cut, np.float64)
+    ideal_exp = np.zeros(n_cut, np.float64)
+    hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
+    hit_value = np.empty(max(k_max, 1), np.float64)  # ... and their values
+    for i in range(lo, hi):
+        base = 2 * (np.int64(i) + 1)
+        r = rows[i]
+        start = indptr[r]
+        end = indptr[r + 1]
+        m = 0
+        all_equal = True
+        top = 0.0
+        for j in range(start, end):
+            v = data[j]
+            if v > 0.0:
+                item = indices[j]
+                stamp[item] = base
+                value[item] = v
+                if m > 0 and v != buf[0]:
+                    all_equal = False
+                buf[m] = v
+                m += 1
+                top = max(top, v)
+        shift = max(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
+        scale = 1.0  # 1: the plain linear gains
+        if top > _LIN_TOP:
+            scale = 2.0 ** -np.float64(math.frexp(top)[1])
+        n_relevant[i] = m
+        if count_judged:
+            is_counted = end > start
+        else:
+            is_counted = m > 0
+        if not is_counted:
+            counted[i] = 0
+            for s in range(n_slots):
+                out[s, i] = np.nan
+            continue
+        counted[i] = 1
+
+        ideal_full = 0.0
+        if need_ideal:
+            ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full, need_exp,
+                                     shift, scale, ideal_lin, ideal_exp)
+
+        n_neg = n_items - m
+        hits = 0
+        misses = 0
+        first_hit = 0
+        r_hits = 0
+        sum_prec = 0.0
+        dcg_lin = 0.0
+        dcg_exp = 0.0
+        dcg_bin = 0.0
+        cg = 0.0
+        auc_sum = 0.0
+        c = 0
+        for p in range(k_max):
+            item = topk[i, p]
+            if item >= 0:
+                st = stamp[item]
+                if st == base:  # relevant, first time in this list
+                    stamp[item] = base + 1
+                    hits += 1
+                    sum_prec += hits / (p + 1.0)
+                    if first_hit == 0:
+                        first_hit = p + 1
+                    v = value[item]
+                    d = disc[p]
+                    dcg_lin += v * scale * d
+                    if need_exp:
+                        dcg_exp += _exp_gain(v, shift) * d
+                    dcg_bin += d
+                    cg += v
+                    if need_acc:
+                        hit_at[hits - 1] = p
+                        hit_value[hits - 1] = v
+                elif st != base + 1:  # not relevant, first time in this list
+                    stamp[item] = base + 1
+                    misses += 1
+                    auc_sum += hits
+                # else: a repeated id; counts for nothing
+            rank = p + 1
+            if rank == m or (rank == k_max and m > k_max):
+                r_hits = hits
+            while c < n_cut and cutoffs[c] == rank:
+                _write_slots(out, i, c, rank, slot_code, slot_cut, slot_param, m, n_neg,
+                             hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale,
+                             dcg_exp, shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp,
+                             ideal_full, ideal_bin)
+                c += 1
+        if c < n_cut:  # cutoffs past the list's columns: the rest is empty
+            _write_rest(out, i, c, slot_code, slot_cut, slot_param, m, n_neg, hits, misses,
+                        first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift, dcg_bin,
+                        cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin, cutoffs)
+        if need_acc:
+            _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
+                         hit_value, hits, buf, m)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -277,105 +401,6 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
     for chunk in prange(n_chunks):
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks
-        stamp = np.zeros(n_items, np.int64)
-        value = np.empty(n_items, np.float64)
-        buf = np.empty(max(max_row_nnz, 1), np.float64)
-        ideal_lin = np.zeros(n_cut, np.float64)
-        ideal_exp = np.zeros(n_cut, np.float64)
-        hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
-        hit_value = np.empty(max(k_max, 1), np.float64)  # ... and their values
-        for i in range(lo, hi):
-            base = 2 * (np.int64(i) + 1)
-            r = rows[i]
-            start = indptr[r]
-            end = indptr[r + 1]
-            m = 0
-            all_equal = True
-            top = 0.0
-            for j in range(start, end):
-                v = data[j]
-                if v > 0.0:
-                    item = indices[j]
-                    stamp[item] = base
-                    value[item] = v
-                    if m > 0 and v != buf[0]:
-                        all_equal = False
-                    buf[m] = v
-                    m += 1
-                    top = max(top, v)
-            shift = max(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
-            scale = 1.0  # 1: the plain linear gains
-            if top > _LIN_TOP:
-                scale = 2.0 ** -np.float64(math.frexp(top)[1])
-            n_relevant[i] = m
-            if count_judged:
-                is_counted = end > start
-            else:
-                is_counted = m > 0
-            if not is_counted:
-                counted[i] = 0
-                for s in range(n_slots):
-                    out[s, i] = np.nan
-                continue
-            counted[i] = 1
-
-            ideal_full = 0.0
-            if need_ideal:
-                ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full, need_exp,
-                                         shift, scale, ideal_lin, ideal_exp)
-
-            n_neg = n_items - m
-            hits = 0
-            misses = 0
-            first_hit = 0
-            r_hits = 0
-            sum_prec = 0.0
-            dcg_lin = 0.0
-            dcg_exp = 0.0
-            dcg_bin = 0.0
-            cg = 0.0
-            auc_sum = 0.0
-            c = 0
-            for p in range(k_max):
-                item = topk[i, p]
-                if item >= 0:
-                    st = stamp[item]
-                    if st == base:  # relevant, first time in this list
-                        stamp[item] = base + 1
-                        hits += 1
-                        sum_prec += hits / (p + 1.0)
-                        if first_hit == 0:
-                            first_hit = p + 1
-                        v = value[item]
-                        d = disc[p]
-                        dcg_lin += v * scale * d
-                        if need_exp:
-                            dcg_exp += _exp_gain(v, shift) * d
-                        dcg_bin += d
-                        cg += v
-                        if need_acc:
-                            hit_at[hits - 1] = p
-                            hit_value[hits - 1] = v
-                    elif st != base + 1:  # not relevant, first time in this list
-                        stamp[item] = base + 1
-                        misses += 1
-                        auc_sum += hits
-                    # else: a repeated id; counts for nothing
-                rank = p + 1
-                if rank == m or (rank == k_max and m > k_max):
-                    r_hits = hits
-                while c < n_cut and cutoffs[c] == rank:
-                    _write_slots(out, i, c, rank, slot_code, slot_cut, slot_param, m, n_neg,
-                                 hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale,
-                                 dcg_exp, shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp,
-                                 ideal_full, ideal_bin)
-                    c += 1
-            while c < n_cut:  # cutoffs past the list's columns: the rest is empty
-                _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, slot_param, m, n_neg,
-                             hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp,
-                             shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full,
-                             ideal_bin)
-                c += 1
-            if need_acc:
-                _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
-                             hit_value, hits, buf, m)
+        _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
+                   slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
+                   counted, k_max, need_ideal, need_full, need_exp, need_acc, ideal_bin)
