@@ -1,7 +1,7 @@
 """fastrank against the tools people would otherwise use, on the same synthetic workloads.
 
     python -m pip install '.[bench]'
-    python bench/peers.py              # every workload (about 30 minutes here)
+    python bench/peers.py              # every workload (about 20 minutes here)
     python bench/peers.py --quick      # the smallest ones, under five minutes
     python bench/peers.py --markdown   # also print the table as markdown (the README's)
 
@@ -428,6 +428,7 @@ def factors_vs_recometrics(args, rows):
     tool = "recometrics calc_reco_metrics"
     print(f"\n{name}", flush=True)
     if not installed("recometrics"):
+        print("  skipped: recometrics not installed")
         for dtype in ("float32", "float64"):
             rows.append({"workload": f"{name}, {dtype}", "tool": tool, "seconds": None,
                          "users": 0, "note": "skipped: recometrics not installed",
