@@ -21,17 +21,25 @@ _WHY = {"train": "the training interactions, to count each item's training users
                             "estimated from the popularity of the items in train="}
 
 
-def popularity(train, n_items):
-    """(training users per item as float64, how many training users have any item)."""
+def train_parts(train, n_items):
+    """(indptr, indices, values as float64) of a checked train matrix: n_items columns,
+    every stored value finite."""
     indptr, indices, data, (_, cols) = _csr_parts(train, "train", "interactions")
     if cols != n_items:
         raise ValueError(
             f"train has {cols} columns but truth has {n_items} items; both must index the "
             f"same catalogue")
-    if not np.isfinite(np.asarray(data, dtype=np.float64)).all():
+    values = np.asarray(data, dtype=np.float64)
+    if not np.isfinite(values).all():
         raise ValueError("train contains NaN or infinite values; every stored entry is an "
-                         "interaction, so replace them (e.g. with 1)")
-    positive = np.asarray(data) > 0
+                         "interaction (a weight), so replace them (e.g. with 1)")
+    return indptr, indices, values
+
+
+def popularity(train, n_items):
+    """(training users per item as float64, how many training users have any item)."""
+    indptr, indices, data = train_parts(train, n_items)
+    positive = data > 0
     counts = np.bincount(np.asarray(indices)[positive], minlength=n_items).astype(np.float64)
     owners = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))[positive]
     return counts, int(np.unique(owners).shape[0])

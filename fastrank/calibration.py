@@ -20,20 +20,13 @@ The walk is `fastrank._kernels.calibration`.
 import numpy as np
 
 from .aspects import check_aspects
+from .beyond import train_parts
 from .threads import n_ranges
-from .validation import _csr_parts, check_scratch, memory_guard
+from .validation import check_scratch, memory_guard
 
 
 def _train(train, n_items):
-    indptr, indices, data, (rows, cols) = _csr_parts(train, "train", "interactions")
-    if cols != n_items:
-        raise ValueError(
-            f"train has {cols} columns but truth has {n_items} items; both must index the "
-            f"same catalogue")
-    values = np.asarray(data, dtype=np.float64)
-    if not np.isfinite(values).all():
-        raise ValueError("train contains NaN or infinite values; every stored entry is an "
-                         "interaction (weight), so replace them (e.g. with 1)")
+    indptr, indices, values = train_parts(train, n_items)
     # p(g|u) does not change when a row's weights are scaled: divide each row by its
     # largest |value|, so that the sums of weights=value cannot overflow
     indptr = np.asarray(indptr, np.int64)

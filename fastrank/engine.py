@@ -345,8 +345,6 @@ def trec_into(data, topk, rows, trec, threads, out, counted):
     trec_eval's kernel reads truth row i for list i, stops at the first -1 and looks every
     id up: rows are gathered, padding and repeats before the end of a list become an id
     outside the catalogue (retrieved, not judged), as the ranking kernel counts them."""
-    from ._kernels.trec import trec_measures
-
     n_rows = topk.shape[0]
     # a measure with a cutoff sees the whole list (a hole before a later id is a
     # retrieved document); the others see the list cut at their k
@@ -355,27 +353,40 @@ def trec_into(data, topk, rows, trec, threads, out, counted):
     lists = _trec_lists(topk[:, :k], data.n_items)
     indptr, indices, values = _rows_of(data, rows)
     level = math.ulp(0.0) if trec.rel is None else float(trec.rel)
-    slot_code = np.array([r.code for r in trec.requests], np.int64)
-    slot_point = trec.slot_param  # iprec's recall point
-    max_row_nnz = int(np.diff(indptr).max()) if n_rows else 0
-    longest = max(lists.shape[1], max_row_nnz, 1)
-    log2s = np.array([math.log2(j) for j in range(2, longest + 3)], np.float64)
     n_slots = len(trec.requests)
     none = np.zeros(n_slots, np.int64)
-    cuts = np.array([r.k if r.metric.cutoff else 0 for r in trec.requests], np.int64)
-    values_out = np.zeros((n_slots, n_rows), np.float64)
-    n_chunks = max(n_ranges(n_rows, threads, lists.size, 1), 1)
+    columns = (np.array([r.code for r in trec.requests], np.int64),
+               np.array([r.k if r.metric.cutoff else 0 for r in trec.requests], np.int64),
+               trec.slot_param, none, none, np.zeros(0, np.int64), np.zeros(0, np.float64))
+    max_row_nnz = int(np.diff(indptr).max()) if n_rows else 0
     with memory_guard("trec_eval's kernel"):
-        trec_measures(indptr, indices, values, lists, level, slot_code, cuts, slot_point,
-                      none, none, np.zeros(0, np.int64), np.zeros(0, np.float64), False,
-                      np.int64(2 ** 63 - 1), 0, optional_scratch(data.n_items + 1, 16, n_chunks),
-                      log2s, max_row_nnz, n_chunks, values_out)
+        values_out = trec_values(indptr, indices, values, lists, level, columns, threads,
+                                 max_row_nnz, data.n_items + 1)
     empty = ~(topk[:, :k] >= 0).any(axis=1)
     for s, request in enumerate(trec.requests):
         if request.code == codes.TREC_UNJ:  # trec_eval -c resets unj of a query without results
             values_out[s, empty] = 0.0
     values_out[:, ~counted] = np.nan
     out[...] = values_out
+
+
+def trec_values(indptr, indices, values, lists, level, columns, threads, max_row_nnz,
+                n_docs, judged_only=False, num_docs=2 ** 63 - 1, max_level=0):
+    """trec_eval's kernel over checked CSR arrays and lists (ids below n_docs): the
+    (slots, queries) values of the slot arrays `columns` (code, cut, point, lo, hi, extra
+    levels, extra values); judged_only, num_docs and max_level as the kernel reads them."""
+    from ._kernels.trec import trec_measures
+
+    n_rows = lists.shape[0]
+    longest = max(lists.shape[1], max_row_nnz, 1)
+    # the C library's log2, which trec_eval divides by (numpy's own may differ in an ulp)
+    log2s = np.array([math.log2(j) for j in range(2, longest + 3)], np.float64)
+    out = np.zeros((columns[0].shape[0], n_rows), np.float64)
+    n_chunks = max(n_ranges(n_rows, threads, lists.size, 1), 1)
+    trec_measures(indptr, indices, values, np.ascontiguousarray(lists), level, *columns,
+                  bool(judged_only), np.int64(num_docs), max_level,
+                  optional_scratch(n_docs, 16, n_chunks), log2s, max_row_nnz, n_chunks, out)
+    return out
 
 
 def aspect_into(data, topk, rows, group, aspects, threads, out, counted):

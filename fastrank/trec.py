@@ -21,8 +21,9 @@ import numpy as np
 from . import dialects, io
 from ._kernels import codes
 from .io.lists import factorize
-from .threads import n_ranges, numba_threads
-from .validation import check_int, check_truth, optional_scratch
+from .engine import trec_values
+from .threads import numba_threads
+from .validation import check_int, check_truth
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RECALL_POINTS = tuple(round(0.1 * j, 2) for j in range(11))
@@ -579,19 +580,8 @@ def kernel_slots(slots, chosen):
 def run_kernel(indptr, indices, values, lists, level, columns, judged_only, num_docs,
                max_row_nnz, n_threads):
     """trec_eval's kernel over checked CSR arrays and lists: (slots, queries) values."""
-    from ._kernels.trec import trec_measures
-
-    n = lists.shape[0]
-    longest = max(lists.shape[1], max_row_nnz, 1)
-    # the C library's log2, which trec_eval divides by (numpy's own may differ in an ulp)
-    log2s = np.array([math.log2(j) for j in range(2, longest + 3)], np.float64)
-    max_level = int(max(values.max(initial=0.0), 0.0))
-    out = np.zeros((columns[0].shape[0], n), np.float64)
     n_docs = int(max(lists.max(initial=-1), indices.max(initial=-1))) + 1
     with numba_threads(n_threads) as threads:
-        n_chunks = max(n_ranges(n, threads, lists.size, 1), 1)
-        trec_measures(indptr, indices, values, np.ascontiguousarray(lists), level, *columns,
-                      bool(judged_only), np.int64(num_docs), max_level,
-                      optional_scratch(n_docs, 16, n_chunks), log2s, max_row_nnz, n_chunks,
-                      out)
-    return out
+        return trec_values(indptr, indices, values, lists, level, columns, threads,
+                           max_row_nnz, n_docs, judged_only, num_docs,
+                           int(max(values.max(initial=0.0), 0.0)))
