@@ -283,7 +283,19 @@ class _Pass:
         self.slot_cut = np.array([position[r.k] for r in self.requests], dtype=np.int64)
         self.slot_param = np.array([r.metric.kernel_value(r.params) for r in self.requests],
                                    dtype=np.float64)
-        self.needs_uncut_ideal = any(r.code == codes.NDCG_UNCUT for r in self.requests)
+        self.needs = walk_needs(self.slot_code)
+
+
+def walk_needs(slot_code):
+    """What the ranking kernel's walk keeps for these slot codes: a graded ideal, that
+    ideal uncut, exponential gains, the hits' positions and values (codes with a
+    parameter: ERR, nERR, RBP). Flags, not work the kernel would compile to find out."""
+    found = set(slot_code.tolist())
+    return {"need_ideal": bool(found & {codes.NDCG, codes.NDCG_EXP, codes.NDCG_UNCUT,
+                                        codes.NERR}),
+            "need_full": codes.NDCG_UNCUT in found,
+            "need_exp": bool(found & {codes.NDCG_EXP, codes.DCG_EXP}),
+            "need_acc": any(code >= codes.ERR for code in found)}
 
 
 def _group(requests, key):
@@ -328,14 +340,15 @@ def rank_into(data, topk, rows, ranking, judged, threads, out, n_relevant, count
     max_row_nnz = data.max_row_nnz
     largest = int(ranking.cutoffs[-1])
     # discounts for the positions walked and for the ideal (cut at the largest cutoff)
-    ideal = max_row_nnz if ranking.needs_uncut_ideal else min(largest, max_row_nnz)
+    ideal = max_row_nnz if ranking.needs["need_full"] else min(largest, max_row_nnz)
     disc = discounts(max(min(width, largest), ideal, 1))
     n_chunks = n_ranges(n_rows, threads, n_rows * width + data.indices.shape[0], data.n_items)
     check_scratch(data.n_items, _RANK_BYTES, n_chunks)
     with memory_guard("the ranking kernel"):
         rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
                      ranking.cutoffs, ranking.slot_code, ranking.slot_cut, ranking.slot_param,
-                     judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted)
+                     judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted,
+                     ideal_bin=np.cumsum(disc), **ranking.needs)
 
 
 def trec_into(data, topk, rows, trec, threads, out, counted):

@@ -1,0 +1,8 @@
+"""The numba kernels: arrays in and out, nothing raises (the facade has checked the inputs).
+
+A rule for compile time: a count or flag that a kernel passes to another jitted function
+starts as `np.int64(0)` or `np.bool_(False)`, not a bare `0` or `False`. Numba types a bare
+constant as a literal (`Literal[int](0)`) and compiles the callee once for that type before
+the loop's `+= 1` widens it to int64: every callee twice. tests/test_compile.py checks that
+no kernel compiles a callee for a literal type.
+"""

@@ -32,6 +32,36 @@ def _ratio(num, den):
     return 0.0
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _sift_down(buf, root, end):
+    """Restore the min-heap order of buf[:end] below `root`."""
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and buf[child + 1] < buf[child]:
+            child += 1
+        if buf[root] <= buf[child]:
+            return
+        tmp = buf[root]
+        buf[root] = buf[child]
+        buf[child] = tmp
+        root = child
+
+
+@njit(cache=True, error_model="numpy")
+def _heap_sort_down(buf, m):
+    """Sort buf[:m] in place, largest first: a heapsort on a min-heap (a few lines of
+    machine code, where numpy's sort brings numba's whole quicksort to compile)."""
+    for root in range(m // 2 - 1, -1, -1):
+        _sift_down(buf, root, m)
+    for end in range(m - 1, 0, -1):
+        tmp = buf[0]
+        buf[0] = buf[end]
+        buf[end] = tmp
+        _sift_down(buf, 0, end)
+
+
 @njit(cache=True, error_model="numpy")
 def _sort_top(buf, m, limit):
     """Move the L = min(m, limit) largest values of buf[:m] to buf[:L], descending; return L.
@@ -41,11 +71,7 @@ def _sort_top(buf, m, limit):
     """
     length = min(m, limit)
     if m > 32 and length * 8 >= m:
-        buf[:m].sort()
-        for j in range(m // 2):
-            tmp = buf[j]
-            buf[j] = buf[m - 1 - j]
-            buf[m - 1 - j] = tmp
+        _heap_sort_down(buf, m)
         return length
     filled = 0
     for j in range(m):
@@ -134,18 +160,39 @@ def _ideal_err(buf, length, top):
     return total
 
 
+# The walk's sums at a cutoff, one row of `snap` per cutoff (all float64: the counts are
+# exact in it). Writing them at the cutoffs and the slots after the walk keeps one copy of
+# the slot code in the compiled kernel, which compiles in half the time.
+_HITS, _MISSES, _FIRST_HIT, _SUM_PREC, _DCG_LIN, _DCG_EXP, _DCG_BIN, _CG, _AUC_SUM = range(9)
+_N_SUMS = 9
+
+
 @njit(cache=True, inline="always", error_model="numpy")
-def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, misses, first_hit,
-                 r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift, dcg_bin, cg, auc_sum,
-                 ideal_lin, ideal_exp, ideal_full, ideal_bin):
-    """Write every slot of cutoff index c (cutoff k) for row i from the walk's sums.
+def _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
+              auc_sum):
+    snap[c, _HITS] = hits
+    snap[c, _MISSES] = misses
+    snap[c, _FIRST_HIT] = first_hit
+    snap[c, _SUM_PREC] = sum_prec
+    snap[c, _DCG_LIN] = dcg_lin
+    snap[c, _DCG_EXP] = dcg_exp
+    snap[c, _DCG_BIN] = dcg_bin
+    snap[c, _CG] = cg
+    snap[c, _AUC_SUM] = auc_sum
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _write_slots(out, i, snap, cutoffs, slot_code, slot_cut, slot_param, m, n_neg, r_hits,
+                 scale, shift, ideal_lin, ideal_exp, ideal_full, ideal_bin):
+    """Write every slot of row i from the walk's sums at the slot's cutoff (snap).
     slot_param[s] is slot s's parameter (the registry entry's `kernel_param`), for codes
     that take one. The codes of per-slot sums (ERR, RBP: `_param_slots`) are written
     after the walk."""
     for s in range(slot_code.shape[0]):
-        if slot_cut[s] != c:
-            continue
         code = slot_code[s]
+        c = slot_cut[s]
+        k = cutoffs[c]
+        hits = snap[c, _HITS]
         if code == codes.PRECISION:
             val = hits / k
         elif code == codes.PRECISION_CAPPED:
@@ -157,23 +204,24 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, 
         elif code == codes.HIT_RATE:
             val = 1.0 if hits > 0 else 0.0
         elif code == codes.MRR:
+            first_hit = snap[c, _FIRST_HIT]
             val = 1.0 / first_hit if first_hit > 0 else 0.0
         elif code == codes.AP_CAPPED:
-            val = _ratio(sum_prec, min(k, m))
+            val = _ratio(snap[c, _SUM_PREC], min(k, m))
         elif code == codes.AP_FULL:
-            val = _ratio(sum_prec, m)
+            val = _ratio(snap[c, _SUM_PREC], m)
         elif code == codes.NDCG:
-            val = _ratio(dcg_lin, ideal_lin[c])
+            val = _ratio(snap[c, _DCG_LIN], ideal_lin[c])
         elif code == codes.NDCG_UNCUT:
-            val = _ratio(dcg_lin, ideal_full)
+            val = _ratio(snap[c, _DCG_LIN], ideal_full)
         elif code == codes.NDCG_EXP:
-            val = _ratio(dcg_exp, ideal_exp[c])
+            val = _ratio(snap[c, _DCG_EXP], ideal_exp[c])
         elif code == codes.NDCG_BINARY:
-            val = _ratio(dcg_bin, ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
+            val = _ratio(snap[c, _DCG_BIN], ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
         elif code == codes.DCG:
-            val = dcg_lin / scale  # exact: scale is a power of two (inf past float64)
+            val = snap[c, _DCG_LIN] / scale  # exact: scale is a power of two (inf past float64)
         elif code == codes.CG:
-            val = cg
+            val = snap[c, _CG]
         elif code == codes.R_PRECISION:
             val = _ratio(r_hits, m)
         elif code == codes.AUC:
@@ -182,40 +230,27 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, slot_param, m, n_neg, hits, 
             elif n_neg == 0:
                 val = 1.0
             else:
-                val = (auc_sum + (hits + m) / 2.0 * (n_neg - misses)) / (
+                val = (snap[c, _AUC_SUM] + (hits + m) / 2.0 * (n_neg - snap[c, _MISSES])) / (
                     m * np.float64(n_neg))
         # the codes added with the registry come last: the classic ones pay no test for them
         elif code == codes.HITS:
-            val = np.float64(hits)
+            val = hits
         elif code == codes.RETRIEVED:
-            val = np.float64(hits + misses)
+            val = hits + snap[c, _MISSES]
         elif code == codes.N_RELEVANT:
             val = np.float64(m)
         elif code == codes.F_BETA:
             b2 = slot_param[s] * slot_param[s]
             val = _ratio((1.0 + b2) * hits, b2 * m + k)
         elif code == codes.HIT_SHARE:
-            val = _ratio(np.float64(hits), hits + misses)
+            val = _ratio(hits, hits + snap[c, _MISSES])
         elif code == codes.DCG_EXP:
-            val = dcg_exp * 2.0 ** shift  # undoes the scaling of grades above 512
+            val = snap[c, _DCG_EXP] * 2.0 ** shift  # undoes the scaling of grades above 512
         elif code >= codes.ERR:  # written after the walk (_param_slots)
             continue
         else:  # no other code is given (the engine builds the slots from the registry)
             val = np.nan
         out[s, i] = val
-
-
-@njit(cache=True, error_model="numpy")
-def _write_rest(out, i, c, slot_code, slot_cut, slot_param, m, n_neg, hits, misses,
-                first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift, dcg_bin, cg,
-                auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin, cutoffs):
-    """_write_slots for the cutoffs from index c on, past the list's columns (rare): a
-    call of its own, so that the walk inlines _write_slots once and compiles faster."""
-    while c < cutoffs.shape[0]:
-        _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, slot_param, m, n_neg, hits,
-                     misses, first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift,
-                     dcg_bin, cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin)
-        c += 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -265,13 +300,14 @@ def _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot
     ideal_exp = np.zeros(n_cut, np.float64)
     hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
     hit_value = np.empty(max(k_max, 1), np.float64)  # ... and their values
+    snap = np.empty((n_cut, _N_SUMS), np.float64)    # the walk's sums at each cutoff
     for i in range(lo, hi):
         base = 2 * (np.int64(i) + 1)
         r = rows[i]
         start = indptr[r]
         end = indptr[r + 1]
-        m = 0
-        all_equal = True
+        m = np.int64(0)
+        all_equal = np.bool_(True)
         top = 0.0
         for j in range(start, end):
             v = data[j]
@@ -306,17 +342,17 @@ def _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot
                                      shift, scale, ideal_lin, ideal_exp)
 
         n_neg = n_items - m
-        hits = 0
-        misses = 0
-        first_hit = 0
-        r_hits = 0
+        hits = np.int64(0)
+        misses = np.int64(0)
+        first_hit = np.int64(0)
+        r_hits = np.int64(0)
         sum_prec = 0.0
         dcg_lin = 0.0
         dcg_exp = 0.0
         dcg_bin = 0.0
         cg = 0.0
         auc_sum = 0.0
-        c = 0
+        c = np.int64(0)
         for p in range(k_max):
             item = topk[i, p]
             if item >= 0:
@@ -346,15 +382,15 @@ def _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot
             if rank == m or (rank == k_max and m > k_max):
                 r_hits = hits
             while c < n_cut and cutoffs[c] == rank:
-                _write_slots(out, i, c, rank, slot_code, slot_cut, slot_param, m, n_neg,
-                             hits, misses, first_hit, r_hits, sum_prec, dcg_lin, scale,
-                             dcg_exp, shift, dcg_bin, cg, auc_sum, ideal_lin, ideal_exp,
-                             ideal_full, ideal_bin)
+                _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp,
+                          dcg_bin, cg, auc_sum)
                 c += 1
-        if c < n_cut:  # cutoffs past the list's columns: the rest is empty
-            _write_rest(out, i, c, slot_code, slot_cut, slot_param, m, n_neg, hits, misses,
-                        first_hit, r_hits, sum_prec, dcg_lin, scale, dcg_exp, shift, dcg_bin,
-                        cg, auc_sum, ideal_lin, ideal_exp, ideal_full, ideal_bin, cutoffs)
+        while c < n_cut:  # cutoffs past the list's columns see the whole list
+            _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin,
+                      cg, auc_sum)
+            c += 1
+        _write_slots(out, i, snap, cutoffs, slot_code, slot_cut, slot_param, m, n_neg, r_hits,
+                     scale, shift, ideal_lin, ideal_exp, ideal_full, ideal_bin)
         if need_acc:
             _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
                          hit_value, hits, buf, m)
@@ -363,7 +399,7 @@ def _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot
 @njit(cache=True, parallel=True, error_model="numpy")
 def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
                  slot_param, count_judged, disc, max_row_nnz, n_chunks, out, n_relevant,
-                 counted):
+                 counted, need_ideal, need_full, need_exp, need_acc, ideal_bin):
     """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
 
     indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
@@ -373,31 +409,14 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
     index into cutoffs and a parameter (float64). count_judged: count users with at least
     one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
     for j below W and below min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut
-    ideal is requested.
+    ideal is requested. need_ideal, need_full, need_exp, need_acc: what the walk keeps for
+    these slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest
+    first), that ideal uncut (over all m values), exponential gains, the hits' positions and
+    values (for the codes with a parameter, `_param_slots`). ideal_bin = cumsum(disc): the
+    binary ideal at j + 1 relevant items.
     """
     n_rows = topk.shape[0]
-    n_slots = slot_code.shape[0]
-    n_cut = cutoffs.shape[0]
-    k_max = min(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
-    need_ideal = False  # a graded ideal: the row's values, largest first
-    need_full = False   # ... over all m values, not cut at the largest cutoff
-    need_exp = False    # exponential gains 2^rel - 1
-    need_acc = False    # per-slot running sums (codes with a parameter)
-    for s in range(n_slots):
-        code = slot_code[s]
-        if code == codes.NDCG or code == codes.NDCG_EXP or code == codes.NDCG_UNCUT:
-            need_ideal = True
-        if code == codes.NDCG_UNCUT:
-            need_full = True
-        if code == codes.NDCG_EXP or code == codes.DCG_EXP:
-            need_exp = True
-        if code >= codes.ERR:  # a running sum per slot: ERR, nERR, RBP
-            need_acc = True
-        if code == codes.NERR:
-            need_ideal = True
-    # binary ideal: ideal_bin[j] = sum of the first j + 1 discounts
-    ideal_bin = np.cumsum(disc)
-
+    k_max = min(topk.shape[1], cutoffs[cutoffs.shape[0] - 1])  # the positions walked
     for chunk in prange(n_chunks):
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks

@@ -143,7 +143,7 @@ def _gain_table(counts, max_rel, pair_level, pair_gain, lo, hi, t_level, t_gain,
     then every level 0..max_rel not among them with gain = level, each with the number
     of judged documents at its level; sorted by gain. Fills gain_at[level + 2] (levels
     -2..max_rel) with the gain a ranked document of that level earns. Returns the size."""
-    nt = 0
+    nt = np.int64(0)
     for j in range(lo, hi):
         t_level[nt] = pair_level[j]
         t_gain[nt] = pair_gain[j]
@@ -203,7 +203,7 @@ def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel, log2
     cur = nt - 1
     ideal_gain = t_gain[order[cur]] if cur >= 0 else 0.0
     old_ideal = ideal_gain
-    num_at = 0
+    num_at = np.int64(0)
     results_dcg = 0.0
     ideal_dcg = 0.0
     total = 0.0  # ndcg_rel's and Rndcg's sum, G's results_g
@@ -464,10 +464,10 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
         for i in range(lo, hi):
             start = indptr[i]
             end = indptr[i + 1]
-            n_rel = 0
-            n_nonrel = 0
-            n_pos = 0
-            max_rel = -3
+            n_rel = np.int64(0)
+            n_nonrel = np.int64(0)
+            n_pos = np.int64(0)
+            max_rel = np.int64(-3)
             for j in range(start, end):
                 v = data[j]
                 max_rel = max(max_rel, np.int64(v))
@@ -483,13 +483,13 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
                 for j in range(start, end):
                     mark[indices[j]] = i
                     level_of[indices[j]] = data[j] if data[j] >= 0.0 else _UNJUDGED
-            n = 0
+            n = np.int64(0)
             hits[0] = 0
             unj[0] = 0
             sums[0] = 0.0
             dcg[0] = 0.0
-            first = 0
-            nonrel_above = 0
+            first = np.int64(0)
+            nonrel_above = np.int64(0)
             bpref = 0.0
             for p in range(k_max):
                 doc = topk[i, p]
