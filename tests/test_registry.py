@@ -56,6 +56,31 @@ def test_the_readme_tables_are_the_registrys():
         "--dialects --markdown` between its markers")
 
 
+@pytest.mark.parametrize("name", fr.METRICS.names())
+def test_every_registered_metric_names_the_oracles_its_tests_compare_it_with(name):
+    """`oracle` says "tool: test file": the file exists and uses the tool, and a file other
+    than the table-driven ones (every metric of the registry, every name of a dialect)
+    names the metric."""
+    oracle = fr.METRICS[name].oracle
+    assert oracle and oracle[0].startswith("reference: "), f"{name}: no reference oracle"
+    for entry in oracle:
+        tool, path = entry.split(": ")
+        assert tool in registry.ORACLE_TOOLS, f"{name}: unknown oracle tool {tool!r}"
+        text = (ROOT / path).read_text().lower()
+        assert tool in text, f"{name}: {path} does not use {tool}"
+        if path not in ("tests/test_reference.py", "tests/test_dialects.py"):
+            assert name in text, f"{name}: {path} never names it"
+
+
+def test_every_name_of_a_tool_is_compared_with_that_tool():
+    """tests/test_dialects.py (and tests/test_intents.py for the diversity names) compare
+    every name a dialect maps with its tool: the metric's oracle says so."""
+    for dialect, label, meaning in dialects.written_names():
+        tools = [entry.split(": ")[0] for entry in fr.METRICS[meaning.metric].oracle]
+        assert dialect in tools, f"{dialect}'s {label} maps to {meaning.metric}, whose " \
+                                 f"oracle does not name {dialect}"
+
+
 def test_the_registry_is_read_only_and_browsable():
     with pytest.raises(TypeError):
         fr.METRICS["x"] = fr.METRICS["ndcg"]
@@ -69,6 +94,7 @@ def test_the_registry_is_read_only_and_browsable():
     for metric in fr.METRICS.values():
         assert metric.family in registry.FAMILIES and metric.engine in registry.ENGINES
         assert metric.aggregate in registry.AGGREGATES and metric.formula and metric.source
+        assert frame.loc[metric.name, "oracle"] == "; ".join(metric.oracle)
         if metric.engine in ("ranking", "trec"):
             assert set(metric.codes) == set(fr.CONVENTIONS), metric.name
 
