@@ -2,7 +2,7 @@
 
     import fastrank as fr
     fr.METRICS["ndcg"]                 # Metric(name="ndcg", family="ranking", ...)
-    fr.METRICS["ndcg"].formula         # one line, also in errors and the README table
+    fr.METRICS["ndcg"].formula         # one line, also in errors and the docs
     fr.METRICS.to_frame()              # the whole table as a pandas DataFrame
     fr.METRICS.names("beyond")         # the names of one family
 
@@ -16,7 +16,7 @@ grammar (`fastrank.grammar`) parses labels against this table, the engine
 (`fastrank.engine`) computes from it, the tests generate their cases from it, and the docs'
 metric table and metric reference (docs/metrics.md) are generated from it.
 
-Adding a metric: see the README's "Adding a metric" section.
+Adding a metric: see docs/contributing.md, "Adding a metric".
 """
 
 from collections.abc import Mapping
@@ -609,8 +609,8 @@ METRIC_NAMES = METRICS.names("ranking")
 
 
 def markdown():
-    """The README's metric table: one row per registered metric, the formula under each
-    convention (regenerate with `python -m fastrank.registry`; a test checks the README)."""
+    """The docs' metric table (docs/metrics.md): one row per registered metric, the formula
+    under each convention (`fastrank metrics --markdown` prints it; a test checks the page)."""
     lines = ["| name | family | recsys (default) | trec (= trec_eval) | implicit (= implicit "
              "0.7) | mean | computed by |", "|---|---|---|---|---|---|---|"]
     for m in METRICS.values():
