@@ -20,6 +20,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 NO_RUN = re.compile(r"<!--\s*no-run:(.*?)-->")
 NO_RUN_BEFORE = re.compile(r"<!--\s*no-run:(.*?)-->[ \t]*\n\Z", re.S)
+LIST_ITEM = re.compile(r"^(\d+\.|[-*]) ")
 # the pages that show a workflow: each has code that runs
 WORKFLOWS = ("getting-started", "implicit", "trec", "tables", "diversity", "compare-systems",
              "scale", "sampled-and-debiased", "ratings", "more-measures")
@@ -84,6 +85,27 @@ def test_blocks_that_do_not_run_say_why():
             assert len(reason.split()) >= 3, f"{page.name}:{line}: say why it cannot run"
             skipped.append(f"{page.name}:{line}")
     assert len(skipped) <= MAX_NO_RUN, f"blocks that do not run: {skipped}"
+
+
+def test_the_site_reads_the_pages_as_github_does():
+    """mkdocs' Markdown (Python-Markdown) wants a blank line before a list and nested lists
+    indented by 4 spaces; GitHub takes both without. Written its way, a page reads the same
+    on both."""
+    wrong = []
+    for page in PAGES[1:]:
+        lines, fence = page.read_text().splitlines(), False
+        for i, line in enumerate(lines):
+            if line.startswith("```"):
+                fence = not fence
+            if fence or not LIST_ITEM.match(line.lstrip(" ")):
+                continue
+            before = lines[i - 1] if i else ""
+            if re.match(r"^ {1,3}(\d+\.|[-*]) ", line):
+                wrong.append(f"docs/{page.name}:{i + 1}: indent a nested list by 4 spaces")
+            elif not line.startswith(" ") and before.strip() and not before.startswith(" ") \
+                    and not LIST_ITEM.match(before):
+                wrong.append(f"docs/{page.name}:{i + 1}: leave a blank line before the list")
+    assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.filterwarnings("ignore")
