@@ -65,7 +65,7 @@ def test_the_docs_tables_are_the_registrys():
     assert dialects.markdown() in DIALECTS_PAGE, (
         "docs/dialects.md's table differs from fastrank.dialects: paste `fastrank metrics "
         "--dialects --markdown` between its markers")
-    for page in ("docs/index.md",):
+    for page in ("README.md", "docs/index.md"):
         assert f"{len(fr.METRICS)} metrics" in (ROOT / page).read_text(), (
             f"{page} gives another count of metrics than the registry's {len(fr.METRICS)}")
 
