@@ -3,7 +3,7 @@
     python -m pip install '.[bench]'
     python bench/peers.py              # every workload (about 20 minutes here)
     python bench/peers.py --quick      # the smallest ones, under five minutes
-    python bench/peers.py --markdown   # also print the table as markdown (the README's)
+    python bench/peers.py --markdown   # also print the table as markdown (docs/benchmarks.md)
 
 Workloads: power-law users x 50,000 items (as `fastrank demo`) at 100k and 1M users with
 K = 10 and 100, graded and binary truth; users with exactly 1 and exactly 100 test items;
@@ -564,7 +564,7 @@ def table(rows, markdown):
 
 
 def summary(rows):
-    """The README's table: one row per workload; fastrank's seconds, and every peer's
+    """The table of docs/benchmarks.md: one row per workload; fastrank's seconds, and every peer's
     time as a multiple of fastrank's on the same definitions ("-": not run, with why in
     the full table). Columns no workload has are left out."""
     columns = list(dict.fromkeys(short for short, _ in PEERS.values()))

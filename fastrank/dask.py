@@ -4,7 +4,7 @@
     res = fastrank.dask.evaluate(truth_ddf, recs_ddf, ["ndcg@10", "recall@10"])
     res["ndcg@10"], res.n_users, res.per_user     # means, counts, a Dask DataFrame
 
-How the work splits (see also the README's design note):
+How the work splits (see also docs/scale.md):
 1. Both tables are hash-shuffled on the user column into the same number of partitions,
    so partition i of each holds every row of the same users. This is the only time the
    data moves: each row crosses the network at most once.

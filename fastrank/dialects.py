@@ -347,17 +347,16 @@ def foreign_names(dialect):
     return tuple(TABLES[dialect])
 
 
-def markdown():
-    """The README's dialect table: for each tool, the names fastrank computes as that tool
-    does (and which metric and convention), and the names it refuses."""
-    lines = ["| tool | its name | fastrank computes |", "|---|---|---|"]
-    tools = {"ir_measures": "ir-measures 0.4", "ranx": "ranx 0.3", "trec_eval": "trec_eval 10",
-             "recbole": "RecBole 1.2", "rectools": "RecTools 0.19"}
-    for dialect, tool in tools.items():
-        refused = []
+TOOLS = {"ir_measures": "ir-measures 0.4", "ranx": "ranx 0.3", "trec_eval": "trec_eval 10",
+         "recbole": "RecBole 1.2", "rectools": "RecTools 0.19"}
+
+
+def written_names():
+    """(dialect, name as the tool writes it, Meaning) of every name a tool's table maps,
+    tool by tool in TOOLS' order: `P@k`, `ndcg_cut_k`, `nDCG[@k]`, `iprec_at_recall_0.30`."""
+    for dialect in TOOLS:
         for name, meaning in TABLES[dialect].items():
             if isinstance(meaning, Refusal):
-                refused.append(f"`{name}`")
                 continue
             written = {"trec_eval": {"required": f"{name}_k", "recall": f"{name}_0.30"},
                        "ir_measures": {"required": f"{name}@k", "recall": f"{name}@0.3"}}
@@ -365,8 +364,25 @@ def markdown():
             if label is None:
                 label = name + ("@k" if meaning.cutoff == "required" or meaning.bare_refusal
                                 else "[@k]" if meaning.cutoff == "optional" else "")
-            computed = f"`{meaning.metric}` ({meaning.convention})"
-            lines.append(f"| {tool} | `{label}` | {computed} |")
+            yield dialect, label, meaning
+
+
+def names_of(metric):
+    """[(tool, name as the tool writes it, convention)] of every tool's name that maps to
+    a registry metric: the dialect names of the docs' metric reference."""
+    return [(TOOLS[dialect], label, meaning.convention)
+            for dialect, label, meaning in written_names() if meaning.metric == metric]
+
+
+def markdown():
+    """The docs' dialect table: for each tool, the names fastrank computes as that tool
+    does (and which metric and convention), and the names it refuses."""
+    lines = ["| tool | its name | fastrank computes |", "|---|---|---|"]
+    rows = list(written_names())
+    for dialect, tool in TOOLS.items():
+        for _, label, meaning in (row for row in rows if row[0] == dialect):
+            lines.append(f"| {tool} | `{label}` | `{meaning.metric}` ({meaning.convention}) |")
+        refused = [f"`{name}`" for name, meaning in TABLES[dialect].items()
+                   if isinstance(meaning, Refusal)]
         lines.append(f"| {tool} | refused, with the reason | {', '.join(refused)} |")
     return "\n".join(lines)
-

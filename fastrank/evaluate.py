@@ -28,8 +28,8 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
         other tools' names ("ndcg_cut_10", "P(rel=2)@5", "recbole:NDCG@10"); the Result
         answers to each label as written (`Result.describe` says what it computed).
     convention : {"recsys", "trec", "implicit"}
-        Which formulas fastrank's own names stand for and which users count (see the
-        README); another tool's name carries that tool's convention.
+        Which formulas fastrank's own names stand for and which users count (see
+        docs/metrics.md); another tool's name carries that tool's convention.
     dialect : str, optional
         Read every label as this tool writes it: "ir_measures", "ranx", "trec_eval",
         "recbole" or "rectools" (default: fastrank's names, then any tool's name whose

@@ -502,7 +502,7 @@ def _nearest(name, dialect):
     hint = f"did you mean {', '.join(repr(c) for c in dict.fromkeys(close))}? " if close else ""
     if dialect in (None, "fastrank"):
         return (f"{hint}known names are {own} (each optionally @k), and the names of "
-                f"{', '.join(dialects.TABLES)} (see fastrank.METRICS and the README)")
+                f"{', '.join(dialects.TABLES)} (see fastrank.METRICS and docs/dialects.md)")
     return f"{hint}its names are {', '.join(dialects.foreign_names(dialect))}"
 
 

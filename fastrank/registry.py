@@ -2,7 +2,7 @@
 
     import fastrank as fr
     fr.METRICS["ndcg"]                 # Metric(name="ndcg", family="ranking", ...)
-    fr.METRICS["ndcg"].formula         # one line, also in errors and the README table
+    fr.METRICS["ndcg"].formula         # one line, also in errors and the docs
     fr.METRICS.to_frame()              # the whole table as a pandas DataFrame
     fr.METRICS.names("beyond")         # the names of one family
 
@@ -11,15 +11,16 @@ which parameters (`name(p=v)`) with their defaults and ranges; the side inputs i
 its formula; how each convention computes it; which engine computes it (`ranking`: the
 one-pass kernel; `trec`: trec_eval's own arithmetic; `beyond`: the beyond-accuracy walk;
 `ratings` and `aspects`: functions of their own); how per-user values become the mean;
-and where the definition comes from. The grammar (`fastrank.grammar`) parses labels
-against this table, the engine (`fastrank.engine`) computes from it, the tests generate
-their cases from it and the README's metric table is checked against it.
+where the definition comes from; and what the tests compare it against (`oracle`). The
+grammar (`fastrank.grammar`) parses labels against this table, the engine
+(`fastrank.engine`) computes from it, the tests generate their cases from it, and the docs'
+metric table and metric reference (docs/metrics.md) are generated from it.
 
-Adding a metric: see the README's "Adding a metric" section.
+Adding a metric: see docs/contributing.md, "Adding a metric".
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from ._kernels import codes
@@ -93,6 +94,7 @@ class Metric:
     uncut_code: Mapping = field(default_factory=dict)    # convention -> code without @k
     kernel_param: str = ""       # the parameter the kernel reads per slot (slot_param)
     truth_view: str = ""         # "stored": every stored entry counts as relevant (judged)
+    oracle: tuple = ()           # what the tests compare it against: "tool: tests/file.py"
 
     @property
     def per_user(self):
@@ -454,6 +456,110 @@ _ENTRIES = (
 )
 
 
+# What the tests compare each metric against, beyond the property tests: "tool: test file".
+# The tools are ORACLE_TOOLS' keys (tests/test_registry.py checks that each named file exists
+# and uses its tool, and that every name a tool's dialect maps is compared with that tool).
+ORACLE_TOOLS = {
+    "reference": "a plain-Python reference written from the formula (tests/reference*.py)",
+    "trec_eval": "trec_eval 10, built from NIST's source in the tests",
+    "pytrec_eval": "pytrec_eval",
+    "ir_measures": "ir-measures 0.4 (its providers pytrec_eval, gdeval, cwl-eval, pyndeval)",
+    "ranx": "ranx 0.3",
+    "implicit": "implicit 0.7",
+    "sklearn": "scikit-learn",
+    "pyndeval": "TREC's ndeval 4.5 (pyndeval)",
+    "recbole": "RecBole 1.2's formula, as its code computes it",
+    "rectools": "RecTools 0.19's formula as its code computes it, or its documented examples",
+    "spec": "SPEC §4's worked example",
+}
+_REF, _ORACLES_PY, _DIALECTS_PY = ("tests/test_reference.py", "tests/test_oracles.py",
+                                   "tests/test_dialects.py")
+
+
+def _oracles(reference, *tools, dialects_of=()):
+    """(reference test file, "tool: file" ...) plus "tool: tests/test_dialects.py" for each
+    tool of dialects_of, whose names tests/test_dialects.py compares with the tool."""
+    return (f"reference: {reference}", *tools, *(f"{t}: {_DIALECTS_PY}" for t in dialects_of))
+
+
+_IR_TOOLS = ("trec_eval", "ir_measures", "ranx")
+_TREC_EVAL_ONLY = _oracles(_REF, dialects_of=("trec_eval",))
+_TREC_EVAL_AND_IR = _oracles(_REF, dialects_of=("trec_eval", "ir_measures"))
+_INTENTS_PY = "tests/test_intents.py"
+_INTENT_ORACLES = _oracles(_INTENTS_PY, f"pyndeval: {_INTENTS_PY}", f"ir_measures: {_INTENTS_PY}")
+_ORACLES = {
+    "precision": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", f"implicit: {_ORACLES_PY}",
+                          "implicit: tests/test_implicit.py",
+                          dialects_of=_IR_TOOLS + ("recbole", "rectools")),
+    "recall": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}",
+                       dialects_of=_IR_TOOLS + ("recbole", "rectools")),
+    "f1": _oracles(_REF, dialects_of=("ranx",)),
+    "f_beta": _oracles(_REF, dialects_of=("rectools",)),
+    "hit_rate": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}",
+                         dialects_of=_IR_TOOLS + ("recbole", "rectools")),
+    "mrr": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}",
+                    dialects_of=_IR_TOOLS + ("recbole", "rectools")),
+    "map": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", f"implicit: {_ORACLES_PY}",
+                    "implicit: tests/test_implicit.py", dialects_of=_IR_TOOLS + ("recbole",)),
+    "mar": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", f"sklearn: {_ORACLES_PY}",
+                    dialects_of=("rectools",)),
+    "ndcg": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", f"implicit: {_ORACLES_PY}",
+                     "implicit: tests/test_implicit.py", f"sklearn: {_ORACLES_PY}",
+                     dialects_of=_IR_TOOLS + ("recbole", "rectools")),
+    "ndcg_exp": _oracles(_REF, dialects_of=("ranx",)),
+    "dcg": _oracles(_REF, dialects_of=("ranx",)),
+    "dcg_exp": _oracles(_REF, dialects_of=("ranx",)),
+    "cg": _oracles(_REF),
+    "r_precision": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", dialects_of=_IR_TOOLS),
+    "auc": _oracles(_REF, f"implicit: {_ORACLES_PY}", "implicit: tests/test_implicit.py",
+                    f"sklearn: {_ORACLES_PY}", "sklearn: tests/test_factors.py"),
+    "hits": _oracles(_REF, dialects_of=("ranx",)),
+    "judged": _oracles(_REF, dialects_of=("ir_measures",)),
+    "err": _oracles(_REF, dialects_of=("ir_measures",)),
+    "nerr": _oracles(_REF),
+    "rbp": _oracles(_REF, dialects_of=("ir_measures",)),
+    "rbp_resid": _oracles(_REF),
+    "num_ret": _TREC_EVAL_AND_IR,
+    "num_rel": _TREC_EVAL_ONLY,
+    "num_rel_ret": _TREC_EVAL_AND_IR,
+    "gm_map": _TREC_EVAL_ONLY,
+    "bpref": _TREC_EVAL_AND_IR,
+    "iprec": _TREC_EVAL_ONLY,
+    "infap": _TREC_EVAL_AND_IR,
+    "gm_bpref": _TREC_EVAL_ONLY,
+    "rprec_mult": _TREC_EVAL_ONLY,
+    "relative_precision": _TREC_EVAL_ONLY,
+    "set_precision": _TREC_EVAL_AND_IR,
+    "set_relative_precision": _TREC_EVAL_AND_IR,
+    "set_map": _TREC_EVAL_AND_IR,
+    "set_f": _TREC_EVAL_AND_IR,
+    "num_nonrel_judged_ret": _TREC_EVAL_ONLY,
+    "yaap": _TREC_EVAL_ONLY,
+    "unjudged": _TREC_EVAL_ONLY,
+    **{name: _oracles("tests/test_beyond.py")
+       for name in ("novelty", "arp", "ild", "serendipity", "coverage", "gini")},
+    "ab_ndcg": _oracles("tests/test_diversity.py", "spec: tests/test_diversity.py"),
+    "alpha_ndcg": _oracles("tests/test_diversity.py", "pyndeval: tests/test_diversity.py"),
+    "rmse": _oracles("tests/test_ratings.py", "sklearn: tests/test_ratings.py"),
+    "mae": _oracles("tests/test_ratings.py", "sklearn: tests/test_ratings.py"),
+    **{name: _oracles("tests/test_debiased.py")
+       for name in ("recall_ips", "recall_snips", "dcg_ips", "dcg_snips", "ap_ips",
+                    "ap_snips")},
+    "p_ia": _INTENT_ORACLES,
+    "map_ia": _INTENT_ORACLES,
+    "err_ia": _INTENT_ORACLES,
+    "nerr_ia": _oracles(_INTENTS_PY, f"pyndeval: {_INTENTS_PY}"),
+    "alpha_dcg": _INTENT_ORACLES,
+    "gauc": _oracles("tests/test_recs.py", "recbole: tests/test_recs.py",
+                     "sklearn: tests/test_recs.py"),
+    "partial_auc": _oracles("tests/test_recs.py", "rectools: tests/test_recs.py"),
+    "pap": _oracles("tests/test_recs.py", "rectools: tests/test_recs.py"),
+    "jaccard": _oracles("tests/test_recs.py"),
+    "rbo": _oracles("tests/test_recs.py"),
+    "miscalibration": _oracles("tests/test_recs.py"),
+}
+
+
 class Registry(Mapping):
     """The read-only table of metrics: `METRICS[name]` is a `Metric`."""
 
@@ -481,7 +587,8 @@ class Registry(Mapping):
                  "params": ", ".join(p.name for p in m.params),
                  "needs": ", ".join(m.needs), "aggregate": m.aggregate,
                  "engine": m.engine, "entry": m.entry, "formula": m.formula,
-                 **{c: m.describe(c) for c in CONVENTIONS}, "source": m.source}
+                 **{c: m.describe(c) for c in CONVENTIONS}, "source": m.source,
+                 "oracle": "; ".join(m.oracle)}
                 for m in self._by_name.values()]
 
     def to_frame(self):
@@ -496,14 +603,14 @@ class Registry(Mapping):
         return f"<fastrank metrics: {', '.join(self._by_name)}>"
 
 
-METRICS = Registry(_ENTRIES)
+METRICS = Registry(replace(m, oracle=_ORACLES.get(m.name, ())) for m in _ENTRIES)
 # the per-user ranking metrics of the one-pass kernel, the names of the original table
 METRIC_NAMES = METRICS.names("ranking")
 
 
 def markdown():
-    """The README's metric table: one row per registered metric, the formula under each
-    convention (regenerate with `python -m fastrank.registry`; a test checks the README)."""
+    """The docs' metric table (docs/metrics.md): one row per registered metric, the formula
+    under each convention (`fastrank metrics --markdown` prints it; a test checks the page)."""
     lines = ["| name | family | recsys (default) | trec (= trec_eval) | implicit (= implicit "
              "0.7) | mean | computed by |", "|---|---|---|---|---|---|---|"]
     for m in METRICS.values():

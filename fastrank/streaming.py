@@ -50,6 +50,8 @@ class Evaluator:
     show_progress : bool
         A progress bar (tqdm) over the truth's users, with users/s.
 
+    Notes
+    -----
     `update(users, topk)` adds a block; `merge(other)` adds another Evaluator's blocks;
     `result()` gives the `Result` of everything so far, rows in the order they were added:
     the same per-user values as `fr.evaluate` on the concatenated blocks, and the same

@@ -1,9 +1,11 @@
 """The registry is the one table everything reads: every registered metric has a plain-Python
-reference and a README row, is accepted by fr.evaluate (or sends the user to the function
-that computes it), and the package's import graph has one direction."""
+reference, oracles, a row in the docs' metric table and an entry in the docs' metric
+reference, is accepted by fr.evaluate (or sends the user to the function that computes it),
+and the package's import graph has one direction."""
 
 import ast
 import dataclasses
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +20,16 @@ from . import (reference, reference_aspects, reference_beyond, reference_debiase
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "fastrank"
-README = (ROOT / "README.md").read_text()
+METRICS_PAGE = (ROOT / "docs" / "metrics.md").read_text()
+DIALECTS_PAGE = (ROOT / "docs" / "dialects.md").read_text()
+
+
+def docs_hooks():
+    """docs/hooks.py, the mkdocs hooks that render the metric reference."""
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 # where the plain-Python reference of each engine's metrics lives
 REFERENCES = {
@@ -43,17 +54,60 @@ def test_every_registered_metric_has_a_plain_python_reference(name):
 
 
 @pytest.mark.parametrize("name", fr.METRICS.names())
-def test_every_registered_metric_has_its_readme_row(name):
-    assert f"| `{name}" in README, f"the README's metric table has no row for {name}"
+def test_every_registered_metric_has_its_docs_row(name):
+    assert f"| `{name}" in METRICS_PAGE, f"docs/metrics.md's metric table has no row for {name}"
 
 
-def test_the_readme_tables_are_the_registrys():
-    assert registry.markdown() in README, (
-        "the README's metric table differs from the registry: paste `fastrank metrics "
+def test_the_docs_tables_are_the_registrys():
+    assert registry.markdown() in METRICS_PAGE, (
+        "docs/metrics.md's metric table differs from the registry: paste `fastrank metrics "
         "--markdown` between its markers")
-    assert dialects.markdown() in README, (
-        "the README's dialect table differs from fastrank.dialects: paste `fastrank metrics "
+    assert dialects.markdown() in DIALECTS_PAGE, (
+        "docs/dialects.md's table differs from fastrank.dialects: paste `fastrank metrics "
         "--dialects --markdown` between its markers")
+    for page in ("README.md", "docs/index.md"):
+        assert f"{len(fr.METRICS)} metrics" in (ROOT / page).read_text(), (
+            f"{page} gives another count of metrics than the registry's {len(fr.METRICS)}")
+
+
+def test_the_docs_metric_reference_renders_every_metric_its_names_and_oracles():
+    hooks = docs_hooks()
+    assert hooks.MARKER in METRICS_PAGE
+    reference = hooks.metric_reference()
+    sections = reference.split("\n### ")
+    assert len(sections) == len(fr.METRICS)
+    for section, metric in zip(sections, fr.METRICS.values()):
+        assert section.removeprefix("### ").startswith(f"{metric.name}\n"), metric.name
+        for tool, label, _ in dialects.names_of(metric.name):
+            assert f"{tool} `{label}`" in section, (metric.name, label)
+        for entry in metric.oracle:
+            assert f"`{entry.split(': ')[1]}`" in section, (metric.name, entry)
+        assert hooks.escape(metric.source) in section
+
+
+@pytest.mark.parametrize("name", fr.METRICS.names())
+def test_every_registered_metric_names_the_oracles_its_tests_compare_it_with(name):
+    """`oracle` says "tool: test file": the file exists and uses the tool, and a file other
+    than the table-driven ones (every metric of the registry, every name of a dialect)
+    names the metric."""
+    oracle = fr.METRICS[name].oracle
+    assert oracle and oracle[0].startswith("reference: "), f"{name}: no reference oracle"
+    for entry in oracle:
+        tool, path = entry.split(": ")
+        assert tool in registry.ORACLE_TOOLS, f"{name}: unknown oracle tool {tool!r}"
+        text = (ROOT / path).read_text().lower()
+        assert tool in text, f"{name}: {path} does not use {tool}"
+        if path not in ("tests/test_reference.py", "tests/test_dialects.py"):
+            assert name in text, f"{name}: {path} never names it"
+
+
+def test_every_name_of_a_tool_is_compared_with_that_tool():
+    """tests/test_dialects.py (and tests/test_intents.py for the diversity names) compare
+    every name a dialect maps with its tool: the metric's oracle says so."""
+    for dialect, label, meaning in dialects.written_names():
+        tools = [entry.split(": ")[0] for entry in fr.METRICS[meaning.metric].oracle]
+        assert dialect in tools, f"{dialect}'s {label} maps to {meaning.metric}, whose " \
+                                 f"oracle does not name {dialect}"
 
 
 def test_the_registry_is_read_only_and_browsable():
@@ -69,6 +123,7 @@ def test_the_registry_is_read_only_and_browsable():
     for metric in fr.METRICS.values():
         assert metric.family in registry.FAMILIES and metric.engine in registry.ENGINES
         assert metric.aggregate in registry.AGGREGATES and metric.formula and metric.source
+        assert frame.loc[metric.name, "oracle"] == "; ".join(metric.oracle)
         if metric.engine in ("ranking", "trec"):
             assert set(metric.codes) == set(fr.CONVENTIONS), metric.name
 
