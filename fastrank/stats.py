@@ -442,7 +442,7 @@ class Comparison:
 
         def esc(text):
             for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"),
-                         ("&", r"\&"), ("#", r"\#"), ("$", r"\$")):
+                         ("&", r"\&"), ("#", r"\#"), ("$", r"\$"), ("<", r"$<$")):
                 text = text.replace(a, b)
             return text
 
@@ -459,8 +459,12 @@ class Comparison:
 
 
 def _p(p):
+    """A p-value for the tables: 4 decimals, or 2 digits below 1e-4; a p-value that
+    underflowed to 0 (scipy's t-test of a large effect on many users) is below 1e-300."""
     if math.isnan(p):
         return ""
+    if p == 0:
+        return "< 1e-300"
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
