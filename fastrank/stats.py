@@ -421,6 +421,10 @@ class Comparison:
         return (f"{what} against {self.baseline!r}{corrected}; * = significant at "
                 f"{1 - self.level:.2g}")
 
+    # The text, markdown and LaTeX tables are written here rather than by a library: none
+    # is a dependency (pandas' to_markdown needs tabulate, to_latex jinja2), and tabulate,
+    # tried on the demo's 8-row table, took 4.6 ms against 0.3 ms here and re-read the
+    # formatted cells as numbers (a delta of "+0.0000" came out as "0").
     def to_text(self):
         header, body = self._cells()
         widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
