@@ -346,8 +346,9 @@ def build_parser():
 
 
 CONVENTION_HELP = ("which formula the metric names stand for and which users count: recsys "
-                   "(map@k over min(k, m)), trec (as trec_eval, ranx, ir-measures: map@k "
-                   "over m) or implicit (as implicit 0.7)")
+                   "(map@k divides by min(k, m), m the user's number of relevant items), "
+                   "trec (as trec_eval, ranx and ir-measures: map@k divides by m) or "
+                   "implicit (as implicit 0.7)")
 
 
 def _progress_option(parser):
