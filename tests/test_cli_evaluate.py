@@ -194,6 +194,7 @@ def test_unknown_metric_lists_the_known_ones(csv_files, capsys):
     assert "known names are precision, recall" in err
 
 
+@pytest.mark.slow
 def test_no_traceback_from_the_installed_command(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "fastrank", "evaluate", "--truth",
                            str(tmp_path / "nope.csv"), "--topk", str(tmp_path / "r.csv")],

@@ -109,6 +109,7 @@ def test_levels_are_read_as_atol_reads_them(tmp_path):
     assert io.read_qrels(tmp_path / "q.txt").relevance.tolist() == [1, 2, -1, 4, 7]
 
 
+@pytest.mark.slow
 def test_fr_io_is_an_attribute_loaded_on_first_use():
     """`import fastrank as fr; fr.io.read_qrels(...)` works in a fresh process, without
     loading fastrank.io at import and without the standard library's io being shadowed

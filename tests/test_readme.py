@@ -30,6 +30,7 @@ def test_the_readme_has_code_to_run():
 
 
 @pytest.mark.filterwarnings("ignore")
+@pytest.mark.slow
 def test_every_block_of_the_readme_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")

@@ -43,6 +43,7 @@ def pair():
 
 
 @pytest.mark.parametrize("method", ["bootstrap", "normal"])
+@pytest.mark.slow
 def test_intervals_cover_a_known_mean(method):
     """Bernoulli(0.3) per-user values: about 95% of 95% intervals hold 0.3."""
     rng = np.random.default_rng(11)
