@@ -10,7 +10,7 @@
     fr.evaluate_factors(user_factors, item_factors, test, ["ndcg@10", "auc"], exclude=train)
     fr.evaluate_model(model, test, ["ndcg@10"], train=train)   # any implicit-style model
 
-    fr.ab_ndcg(test, ids, item_aspects, profile=train)          # αβ-nDCG (SPEC §4)
+    fr.ab_ndcg(test, ids, item_aspects, profile=train)          # αβ-nDCG (Parapar & Radlinski)
     fr.alpha_ndcg(test, ids, item_aspects)                      # α-nDCG, as TREC's ndeval
     fr.evaluate(test, ids, ["coverage@10", "novelty@10"], train=train)
 

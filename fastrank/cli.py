@@ -16,6 +16,7 @@ from .grammar import split_labels
 from .io.files import output_kind, read_inputs, write_per_user
 from .io.tables import per_user_table
 from .plots import plot_compare
+from .progress import stage_bar
 from .registry import CONVENTIONS, METRICS
 from .stats import compare
 from .synthetic import power_law
@@ -65,22 +66,27 @@ def run_demo(args, out=None):
     check_memory(args.users * (64 * args.k + 256) + args.items * 24,
                  f"the demo's data ({args.users:,} users x {args.items:,} items, K = {args.k})",
                  "use fewer --users or a smaller -k")
-    start = time.perf_counter()
-    truth, topk = power_law(args.users, args.items, args.k, seed=args.seed)
-    built = time.perf_counter() - start
+    with stage_bar(3, _show_progress(args), "fastrank demo") as bar:
+        bar.stage(f"building {args.users:,} users' data")
+        start = time.perf_counter()
+        truth, topk = power_law(args.users, args.items, args.k, seed=args.seed)
+        built = time.perf_counter() - start
+
+        cutoffs = sorted({min(5, args.k), args.k})
+        labels = [f"{name}@{k}" for name in DEMO_METRICS for k in cutoffs] + ["r_precision"]
+        warm_rows = min(args.users, 1000)
+        bar.stage("first call: compiling or loading the kernels")
+        start = time.perf_counter()
+        evaluate(truth[:warm_rows], topk[:warm_rows], labels, convention=args.convention)
+        first_call = time.perf_counter() - start
+
+        bar.stage("evaluating")
+        start = time.perf_counter()
+        res = evaluate(truth, topk, labels, convention=args.convention, n_threads=args.threads)
+        elapsed = time.perf_counter() - start
+
     print(f"fastrank {__version__} demo: {args.users:,} users x {args.items:,} items, "
           f"{truth.nnz:,} relevant pairs, K = {args.k} (built in {built:.1f} s)", file=out)
-
-    cutoffs = sorted({min(5, args.k), args.k})
-    labels = [f"{name}@{k}" for name in DEMO_METRICS for k in cutoffs] + ["r_precision"]
-    warm_rows = min(args.users, 1000)
-    start = time.perf_counter()
-    evaluate(truth[:warm_rows], topk[:warm_rows], labels, convention=args.convention)
-    first_call = time.perf_counter() - start
-
-    start = time.perf_counter()
-    res = evaluate(truth, topk, labels, convention=args.convention, n_threads=args.threads)
-    elapsed = time.perf_counter() - start
 
     print(f"convention {args.convention!r}: {res.n_users:,} users counted\n", file=out)
     header = "metric".ljust(12) + "".join(f"@{k}".rjust(10) for k in cutoffs)
@@ -113,17 +119,17 @@ def compare_demo(truth, topk, args, out):
                for name, lists in (("model", topk), ("shuffled", shuffled))}
     table = compare(results, metrics, test=args.test, seed=args.seed)
     print("\n" + table.to_markdown(), file=out)
-    plot_compare(results, ["ndcg", "recall"], path=args.compare,
-                    title=f"{args.users:,} users: model vs shuffled")
+    plot_compare(results, ["ndcg", "recall"], path=args.compare)
     print(f"\nmetric@k curves with 95% intervals written to {args.compare}", file=out)
 
 
 def run_trec(args, out=None):
     out = sys.stdout if out is None else out
-    report = evaluate_files(args.qrels, args.run, args.measure, relevance_level=args.level,
-                            depth=args.max_docs, complete=args.complete,
-                            judged_only=args.judged_only, num_docs=args.num_docs,
-                            zscores=args.zscores)
+    with stage_bar(3, _show_progress(args), "fastrank trec") as bar:
+        report = evaluate_files(args.qrels, args.run, args.measure, relevance_level=args.level,
+                                depth=args.max_docs, complete=args.complete,
+                                judged_only=args.judged_only, num_docs=args.num_docs,
+                                zscores=args.zscores, stage=bar.stage)
     for line in report.lines(per_query=args.per_query):
         print(line, file=out)
     return 0
@@ -136,16 +142,23 @@ def run_evaluate(args, out=None):
     out = sys.stdout if out is None else out
     if args.per_user:
         output_kind(args.per_user)  # a bad name fails before the evaluation
-    inputs = read_inputs(args.truth, args.topk, k=args.k)
-    metrics = [m for text in (args.metric or DEFAULT_METRICS) for m in split_labels(text)]
-    res = evaluate(inputs.truth, inputs.topk, metrics, convention=args.convention,
-                   dialect=args.dialect, k=args.k, n_threads=args.threads)
-    if args.per_user:
-        write_per_user(args.per_user, per_user_table(res, inputs.user_ids, library="dict"))
+    convention = args.convention or ("trec" if args.trec else "recsys")
+    steps = 3 + bool(args.per_user)
+    with stage_bar(steps, _show_progress(args), "fastrank evaluate") as bar:
+        inputs = read_inputs(args.truth, args.topk, k=args.k, trec=args.trec, stage=bar.stage)
+        k = inputs.topk.shape[1] if args.k is None else args.k
+        metrics = [m for text in (args.metric or [f"{name}@{k}" for name in DEFAULT_METRICS])
+                   for m in split_labels(text)]
+        bar.stage(f"evaluating {inputs.topk.shape[0]:,} users")
+        res = evaluate(inputs.truth, inputs.topk, metrics, convention=convention,
+                       dialect=args.dialect, k=args.k, n_threads=args.threads)
+        if args.per_user:
+            bar.stage("writing the per-user file")
+            write_per_user(args.per_user, per_user_table(res, inputs.user_ids, library="dict"))
     counts = {"users": int(res.users.shape[0]), "counted": res.n_users,
               "without_recommendations": inputs.without_recommendations,
               "without_truth": inputs.without_truth}
-    means = {name: (None if res[name] != res[name] else res[name]) for name in res.metrics}
+    means = {name: _rounded(res[name], args.places) for name in res.metrics}
     if args.json:
         print(json.dumps({**means, "counts": counts, "convention": res.convention,
                           "k": int(res.k)}, indent=2), file=out)
@@ -155,16 +168,33 @@ def run_evaluate(args, out=None):
             print(f"{name},{'' if means[name] is None else repr(means[name])},{res.n_users}",
                   file=out)
     else:
-        print(f"{counts['users']:,} users, {counts['counted']:,} counted (convention "
+        what = "queries" if args.trec else "users"
+        print(f"{counts['users']:,} {what}, {counts['counted']:,} counted (convention "
               f"{res.convention}, K = {res.k}); "
               f"{counts['without_recommendations']:,} without recommendations, "
               f"{counts['without_truth']:,} without truth", file=out)
+        places = 6 if args.places is None else args.places
         width = max(len("metric"), *(len(name) for name in res.metrics))
-        print(f"{'metric':<{width}}  {'mean':>10}", file=out)
+        digits = max(len("mean"), places + 4)
+        print(f"{'metric':<{width}}  {'mean':>{digits}}", file=out)
         for name in res.metrics:
             note = "  (catalogue)" if name in res.catalogue else ""
-            print(f"{name:<{width}}  {res[name]:>10.6f}{note}", file=out)
+            print(f"{name:<{width}}  {res[name]:>{digits}.{places}f}{note}", file=out)
     return 0
+
+
+def _rounded(value, places):
+    """A mean for JSON and CSV: None for NaN, else exact (repr) or rounded to `places`."""
+    if value != value:
+        return None
+    return value if places is None else round(value, places)
+
+
+def _show_progress(args):
+    """--progress / --no-progress, or by default a bar only where stderr is a terminal."""
+    if args.progress is not None:
+        return args.progress
+    return sys.stderr.isatty()
 
 
 def run_metrics(args, out=None):
@@ -198,23 +228,32 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser():
     parser = _Parser(prog="fastrank", description="Fast offline evaluation of rankings.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print fastrank's version and those of Python, numba, numpy and "
+                             "scipy, then exit")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                title="commands", metavar="COMMAND",
+                                help="`fastrank COMMAND --help` describes each one")
     demo = sub.add_parser(
         "demo", help="evaluate a synthetic power-law data set and print metrics and users/s")
-    demo.add_argument("--users", type=_positive_int, default=1_000_000)
-    demo.add_argument("--items", type=_positive_int, default=50_000)
+    demo.add_argument("--users", type=_positive_int, default=1_000_000,
+                      help="synthetic users, one list each (default 1,000,000)")
+    demo.add_argument("--items", type=_positive_int, default=50_000,
+                      help="catalogue size (default 50,000)")
     demo.add_argument("-k", type=_positive_int, default=10, help="list length K (default 10)")
     demo.add_argument("--seed", type=_int_at_least(0), default=0,
                       help="random seed (default 0)")
     demo.add_argument("--threads", type=_positive_int, default=None,
                       help="numba threads (default: all)")
-    demo.add_argument("--convention", choices=CONVENTIONS, default="recsys")
+    demo.add_argument("--convention", choices=CONVENTIONS, default="recsys",
+                      help=CONVENTION_HELP + " (default recsys)")
     demo.add_argument("--compare", metavar="PLOT", default=None,
                       help="also compare the demo's lists with a shuffled copy: print the "
                            "paired-test table and draw ndcg@k / recall@k curves to PLOT "
                            "(.png or .svg; needs matplotlib)")
     demo.add_argument("--test", choices=("t", "wilcoxon", "randomization"), default="t",
                       help="the paired test of --compare (default t)")
+    _progress_option(demo)
     demo.set_defaults(func=run_demo)
 
     trec = sub.add_parser(
@@ -244,6 +283,7 @@ def build_parser():
     trec.add_argument("-Z", dest="zscores", default=None, metavar="ZFILE",
                       help="print z-scores against the 'qid measure mean stddev' lines of "
                            "ZFILE instead of raw values")
+    _progress_option(trec)
     trec.set_defaults(func=run_trec)
 
     ev = sub.add_parser(
@@ -253,13 +293,24 @@ def build_parser():
                     "columns user,item,relevance. --topk: a .npy of item ids (row r is "
                     "truth row r, -1 pads) or a table with columns user,item,score (or "
                     "user,rank,item). Tables are .parquet or .csv/.tsv (optionally .gz) "
-                    "with a header line; ids of any type.")
-    ev.add_argument("--truth", required=True, help="judgments: .npz, .parquet or .csv")
-    ev.add_argument("--topk", required=True, help="recommendations: .npy, .parquet or .csv")
+                    "with a header line; ids of any type. With --trec, a TREC qrels file "
+                    "and a TREC run file.")
+    ev.add_argument("--truth", required=True,
+                    help="judgments: .npz, .parquet or .csv/.tsv (a TREC qrels file with "
+                         "--trec)")
+    ev.add_argument("--topk", required=True,
+                    help="recommendations: .npy, .parquet or .csv/.tsv (a TREC run file "
+                         "with --trec)")
+    ev.add_argument("--trec", action="store_true",
+                    help="--truth is a TREC qrels file (qid iter docno rel) and --topk a TREC "
+                         "run (qid Q0 docno rank score runid), read as `fastrank trec` reads "
+                         "them; judged queries without results score 0 (trec_eval -c); "
+                         "the convention defaults to trec")
     ev.add_argument("-m", "--metric", action="extend", nargs="+", default=None,
                     help="metrics such as ndcg@10 recall@10 (repeatable, or comma "
                          "separated); default: " + " ".join(DEFAULT_METRICS) + " at K")
-    ev.add_argument("--convention", choices=CONVENTIONS, default="recsys")
+    ev.add_argument("--convention", choices=CONVENTIONS, default=None,
+                    help=CONVENTION_HELP + " (default recsys; trec with --trec)")
     ev.add_argument("--dialect", choices=DIALECTS, default=None,
                     help="read the metric names as this tool writes them (default: "
                          "fastrank's names, then any tool's unambiguous name)")
@@ -272,8 +323,14 @@ def build_parser():
                        help="print a JSON object: the mean of each metric, counts, convention")
     shape.add_argument("--csv", action="store_true", help="print metric,mean,users as CSV")
     ev.add_argument("--per-user", metavar="FILE", default=None,
-                    help="also write every user's values (CSV, or parquet by suffix); an "
-                         "empty field where a user is not counted")
+                    help="also write every user's values, exactly, in the format of the "
+                         "name: .csv, .tsv, .jsonl (one JSON object per user; each may "
+                         "end in .gz) or .parquet; empty (null in JSONL) where a user is not "
+                         "counted")
+    ev.add_argument("--places", type=_int_at_least(0), default=None, metavar="N",
+                    help="decimals of the printed means (default: 6 in the table, every "
+                         "digit with --json and --csv)")
+    _progress_option(ev)
     ev.set_defaults(func=run_evaluate)
     names = sub.add_parser(
         "metrics", help="list every metric (the registry) or every tool's metric names",
@@ -286,6 +343,41 @@ def build_parser():
     names.add_argument("--markdown", action="store_true", help="a markdown table")
     names.set_defaults(func=run_metrics)
     return parser
+
+
+CONVENTION_HELP = ("which formula the metric names stand for and which users count: recsys "
+                   "(map@k divides by min(k, m), m the user's number of relevant items), "
+                   "trec (as trec_eval, ranx and ir-measures: map@k divides by m) or "
+                   "implicit (as implicit 0.7)")
+
+
+def _progress_option(parser):
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show a progress bar on stderr (default: only when stderr is a "
+                             "terminal)")
+
+
+class _Version(argparse.Action):
+    """--version: the text is built when asked for (it reads package metadata)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
+def version_text():
+    """`fastrank --version`: this package and what its numbers depend on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    python = ".".join(map(str, sys.version_info[:3]))
+    return (f"fastrank {__version__} (distribution fastrank-eval); Python {python}, "
+            + ", ".join(f"{name} {installed(name)}" for name in ("numba", "numpy", "scipy")))
 
 
 def main(argv=None):

@@ -1,4 +1,5 @@
-"""Aspect-aware nDCG: `fr.ab_ndcg` / `fr.AlphaBetaNDCG` (SPEC §4) and `fr.alpha_ndcg`.
+"""Aspect-aware nDCG: `fr.ab_ndcg` / `fr.AlphaBetaNDCG` (Parapar & Radlinski 2021) and
+`fr.alpha_ndcg`.
 
 αβ-nDCG needs an ideal ranking per user: a greedy walk over the user's truth items and
 the whole catalogue. That ideal does not depend on the list being scored, so
@@ -281,7 +282,8 @@ class AlphaBetaNDCG:
 def ab_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.01, beta=0.5, profile=None,
             user_aspects=None, exclude=None, r_max=None, clip=False, users=None,
             n_threads=None):
-    """αβ-nDCG@k of ranked lists (SPEC §4): accuracy, diversity and novelty in one number.
+    """αβ-nDCG@k of ranked lists: accuracy, diversity and novelty in one number (Parapar &
+    Radlinski 2021; the formula is in the README).
 
     The one-call form of `AlphaBetaNDCG(...).score(topk)`; see that class for the
     parameters. k defaults to the number of columns of topk. To score several models on

@@ -1,5 +1,5 @@
 """metric@k curves with interval bands, drawn with matplotlib (an optional extra:
-`pip install 'fastrank[plot]'`) to PNG, SVG or PDF files.
+`pip install matplotlib`) to PNG, SVG or PDF files.
 
     res = fr.evaluate(truth, topk, ["ndcg", "recall"], curves=True)   # every cutoff 1..K
     res.curve("ndcg")                                  # Curve(k, mean, low, high)
@@ -75,7 +75,7 @@ def _figure(panels, title):
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("plots need matplotlib: pip install 'fastrank[plot]'") from None
+        raise ImportError("plots need matplotlib: pip install matplotlib") from None
     fig = Figure(figsize=(4.6 * panels, 3.6), layout="constrained")
     axes = [fig.add_subplot(1, panels, i + 1) for i in range(panels)]
     if title:
@@ -91,12 +91,36 @@ def _draw(ax, curve, label):
                         linewidth=0)
 
 
-def _finish(ax, ylabel, level):
+def _finish(ax, ylabel):
     ax.set_xlabel("cutoff k")
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    band = f" (bands: {level:.0%} intervals)" if level is not None else ""
-    ax.legend(fontsize="small", title=band.strip(" ()") or None, title_fontsize="x-small")
+
+
+def band_title(level, method, n_resamples):
+    """The legend's title: what the bands are, with the interval method; None without."""
+    if level is None:
+        return None
+    how = ("mean ± z·s.e." if method == "normal" else
+           f"percentile bootstrap of {n_resamples:,} resamples")
+    return f"bands: {level:.0%} intervals ({how})"
+
+
+def _title(title, results):
+    """The figure's title: `title` as given ("" for none), or by default the systems and
+    how many users each counts."""
+    if title is not None:
+        return title
+    counts = {res.n_users for res in results.values()}
+    names = " vs ".join(results)
+    if len(counts) == 1:
+        return f"{names}: {counts.pop():,} users counted ({_conventions(results)})"
+    return " vs ".join(f"{name} ({res.n_users:,} users counted)"
+                       for name, res in results.items()) + f" ({_conventions(results)})"
+
+
+def _conventions(results):
+    return "/".join(dict.fromkeys(res.convention for res in results.values()))
 
 
 def _formats():
@@ -157,28 +181,42 @@ def _save(fig, path):
     return fig
 
 
-def plot_result(result, metrics, path=None, level=0.95, title=None):
+def plot_result(result, metrics, path=None, level=0.95, title=None, method="normal",
+                n_resamples=1000, seed=None):
     metrics = metric_names(metrics, example="ndcg")
     check_path(path)
-    curves = [result_curve(result, m, level) for m in metrics]
+    curves = [result_curve(result, m, level, method, n_resamples, seed) for m in metrics]
+    if title is None:
+        title = f"{result.n_users:,} users counted ({result.convention})"
     fig, (ax,) = _figure(1, title)
     for c in curves:
         _draw(ax, c, c.metric)
-    _finish(ax, "mean over users", level)
+    _finish(ax, "mean over users")
+    ax.legend(fontsize="small", title=band_title(level, method, n_resamples),
+              title_fontsize="x-small")
     return _save(fig, path)
 
 
-def plot_compare(results, metrics, path=None, level=0.95, title=None):
-    """One panel per metric, one line per system (with its interval band) over k = 1..K;
-    written to `path` (PNG, SVG or PDF by its suffix) if given. Returns the Figure."""
+def plot_compare(results, metrics, path=None, level=0.95, title=None, method="normal",
+                 n_resamples=1000, seed=None):
+    """One panel per metric, one line per system (with its interval band) over k = 1..K,
+    one legend for the figure, titled by default with the systems and their counted users
+    ("" for no title); written to `path` (PNG, SVG or PDF by its suffix) if given. The
+    bands are `level` intervals by `method` ("normal" or "bootstrap"). Returns the
+    Figure."""
     _check_results(results)
     metrics = metric_names(metrics, example="ndcg")
     check_path(path)
-    curves = {metric: {name: result_curve(res, metric, level) for name, res in results.items()}
+    curves = {metric: {name: result_curve(res, metric, level, method, n_resamples, seed)
+                       for name, res in results.items()}
               for metric in metrics}
-    fig, axes = _figure(len(metrics), title)
+    fig, axes = _figure(len(metrics), _title(title, results))
     for ax, metric in zip(axes, metrics):
         for name, curve in curves[metric].items():
             _draw(ax, curve, name)
-        _finish(ax, metric, level)
+        _finish(ax, metric)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6),
+               fontsize="small", title=band_title(level, method, n_resamples),
+               title_fontsize="x-small")
     return _save(fig, path)

@@ -1,10 +1,13 @@
-"""Progress bars (tqdm) for long evaluations; a no-op object when they are off."""
+"""Progress bars (tqdm) for long evaluations and long commands; no-op objects when off."""
 
 from contextlib import contextmanager
 
 
 class _Silent:
     def update(self, n=1):
+        pass
+
+    def stage(self, name):
         pass
 
 
@@ -18,3 +21,35 @@ def progress_bar(total, enabled, unit="users", desc=None):
 
     with tqdm(total=total, unit=unit, unit_scale=True, desc=desc) as bar:
         yield bar
+
+
+class _Stages:
+    """`stage(name)` marks the start of the next step: the bar shows its name, how many
+    steps are done and the time so far."""
+
+    def __init__(self, bar):
+        self._bar, self._started = bar, False
+
+    def stage(self, name):
+        if self._started:
+            self._bar.update(1)
+        self._started = True
+        self._bar.set_postfix_str(name)
+
+
+@contextmanager
+def stage_bar(total, enabled, desc):
+    """A tqdm bar over the `total` named steps of a command (reading files, evaluating,
+    writing), drawn on stderr and removed when done, if enabled; else a no-op."""
+    if not enabled:
+        yield _Silent()
+        return
+    from tqdm.auto import tqdm
+
+    with tqdm(total=total, desc=desc, leave=False,
+              bar_format="{desc} |{bar:12}| {n_fmt}/{total_fmt} steps done{postfix} [{elapsed}]") \
+            as bar:
+        stages = _Stages(bar)
+        yield stages
+        if stages._started:
+            bar.update(1)

@@ -421,13 +421,15 @@ _ENTRIES = (
     Metric("gini", "Gini index of the exposure x over all n_items: Σ_j (2j − n − 1)·x_(j) / "
            "(n·Σx), x sorted ascending (one value)", engine="beyond",
            aggregate="catalogue", family="catalogue", source="Fleder & Hosanagar 2009"),
-    Metric("ab_ndcg", "Σ_{i≤k} G(i)·d(i) / greedy IDCG@k, G(i) = 1 − Π_φ (1 − p(i,φ)·s[φ]) "
-           "(SPEC §4)", engine="aspects", needs=("item_aspects",), entry="fr.ab_ndcg",
+    Metric("ab_ndcg", "Σ_{i≤k} G(i)·d(i) / greedy IDCG@k, G(i) = 1 − Π_φ (1 − p(i,φ)·s[φ]), "
+           "s the user's remaining interest in each aspect (from γ_u, its aspect "
+           "preferences), p(i,φ) = α for an unrated item with aspect φ, β·r/r_max for a "
+           "rated one", engine="aspects", needs=("item_aspects",), entry="fr.ab_ndcg",
            family="aspects", params=(Param("alpha", float, 0.01, 0.0, 1.0,
                                            "the chance an unjudged item satisfies an aspect"),
                                      Param("beta", float, 0.5, 0.0, 1.0,
                                            "the weight of a judged item's grade")),
-           source="SPEC §4"),
+           source="Parapar & Radlinski 2021"),
     Metric("alpha_ndcg", "Σ_{i≤k} rel(i)·Σ_{φ∈aspects(i)} (1−α)^{c_φ}·d(i) / greedy IDCG@k",
            engine="aspects", needs=("item_aspects",), family="aspects",
            params=(Param("alpha", float, 0.5, 0.0, 1.0, "the redundancy penalty",

@@ -30,7 +30,10 @@ class Result(Evaluation):
         evaluated with curves=..."""
         return result_curve(self, metric, level, method, n_resamples, seed)
 
-    def plot(self, metrics, path=None, level=0.95, title=None):
-        """Draw metric@k curves with interval bands (matplotlib); write to `path` (PNG,
-        SVG, PDF) if given; return the Figure."""
-        return plot_result(self, metrics, path, level, title)
+    def plot(self, metrics, path=None, level=0.95, title=None, method="normal",
+             n_resamples=1000, seed=None):
+        """Draw metric@k curves with `level` interval bands by `method` ("normal" or
+        "bootstrap", named in the legend; level=None: no bands) with matplotlib; titled
+        with the counted users unless `title` is given ("" for none); write to `path`
+        (PNG, SVG, PDF) if given; return the Figure."""
+        return plot_result(self, metrics, path, level, title, method, n_resamples, seed)

@@ -421,6 +421,10 @@ class Comparison:
         return (f"{what} against {self.baseline!r}{corrected}; * = significant at "
                 f"{1 - self.level:.2g}")
 
+    # The text, markdown and LaTeX tables are written here rather than by a library: none
+    # is a dependency (pandas' to_markdown needs tabulate, to_latex jinja2), and tabulate,
+    # tried on the demo's 8-row table, took 4.6 ms against 0.3 ms here and re-read the
+    # formatted cells as numbers (a delta of "+0.0000" came out as "0").
     def to_text(self):
         header, body = self._cells()
         widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
@@ -442,7 +446,7 @@ class Comparison:
 
         def esc(text):
             for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"),
-                         ("&", r"\&"), ("#", r"\#"), ("$", r"\$")):
+                         ("&", r"\&"), ("#", r"\#"), ("$", r"\$"), ("<", r"$<$")):
                 text = text.replace(a, b)
             return text
 
@@ -459,8 +463,12 @@ class Comparison:
 
 
 def _p(p):
+    """A p-value for the tables: 4 decimals, or 2 digits below 1e-4; a p-value that
+    underflowed to 0 (scipy's t-test of a large effect on many users) is below 1e-300."""
     if math.isnan(p):
         return ""
+    if p == 0:
+        return "< 1e-300"
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 

@@ -341,14 +341,20 @@ def _fixed(value):
 
 def evaluate_files(qrels_path, run_path, measures=None, *, relevance_level=1, depth=None,
                    complete=False, judged_only=False, num_docs=None, zscores=None,
-                   n_threads=None):
+                   n_threads=None, stage=None):
     """trec_eval's measures of a run against qrels, from file paths (plain or gzip);
-    zscores is the path of a `qid measure mean stddev` file (trec_eval's -Z)."""
+    zscores is the path of a `qid measure mean stddev` file (trec_eval's -Z); `stage`,
+    if given, is called with the name of each of the three steps as it starts."""
+    stage = stage or (lambda name: None)
     table = read_zscores(zscores) if zscores is not None else None
-    return evaluate_trec(io.read_qrels(qrels_path), io.read_run(run_path), measures,
-                         relevance_level=relevance_level, depth=depth, complete=complete,
-                         judged_only=judged_only, num_docs=num_docs, zscores=table,
-                         n_threads=n_threads)
+    stage("reading the qrels")
+    qrels = io.read_qrels(qrels_path)
+    stage("reading the run")
+    run = io.read_run(run_path)
+    stage("evaluating")
+    return evaluate_trec(qrels, run, measures, relevance_level=relevance_level, depth=depth,
+                         complete=complete, judged_only=judged_only, num_docs=num_docs,
+                         zscores=table, n_threads=n_threads)
 
 
 def read_zscores(path):

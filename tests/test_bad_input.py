@@ -37,6 +37,7 @@ def declared(n_items):
     lambda t: fr.evaluate(t, TOPK, ["coverage@3", "novelty@3"], train=t),
     lambda t: fr.evaluate(t, TOPK, ["ndcg@3"], n_threads=1),
 ])
+@pytest.mark.slow
 def test_a_declared_catalogue_too_large_for_memory_is_a_clear_error(call):
     with pytest.raises(ValueError, match=r"truth has 2,199,023,255,552 columns \(items\).* "
                                          r"number the items that occur 0..n-1"):
@@ -316,6 +317,7 @@ def test_python_threads_with_different_thread_counts_agree_bit_for_bit():
 # -- inputs are never modified --------------------------------------------------------
 
 @given(st.integers(0, 2**32 - 1))
+@pytest.mark.slow
 def test_inputs_are_never_modified(seed):
     rng = np.random.default_rng(seed)
     truth = sp.random_array((20, 15), density=0.3, rng=rng, format="coo")
@@ -502,6 +504,7 @@ def test_columns_numpy_cannot_hold_are_named():
         io.from_tables(table, table.rename({"relevance": "score"}))
 
 
+@pytest.mark.slow
 def test_concurrent_calls_take_turns_on_numba_s_workqueue_layer():
     """Without OpenMP or TBB numba's workqueue layer aborts the process when two Python
     threads run parallel kernels at once: fastrank's callers take turns there."""

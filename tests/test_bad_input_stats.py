@@ -204,6 +204,7 @@ def test_non_iterables_and_unhashables(two, labels):
 # -- 5. file formats --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_unsupported_formats_are_refused_before_drawing(two, tmp_path):
     pytest.importorskip("matplotlib")
     _, _, a, b = two

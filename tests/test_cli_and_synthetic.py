@@ -48,7 +48,7 @@ def test_demo_prints_a_table_and_users_per_second(capsys):
     (["demo", "--convention", "x"], "argument --convention: invalid choice: 'x'"),
     (["evaluate", "--truth", "t.csv"], "the following arguments are required: --topk"),
     (["evaluate", "--truth", "a", "--topk", "b", "--json", "--csv"], "not allowed with"),
-    ([], "the following arguments are required: command"),
+    ([], "the following arguments are required: COMMAND"),
     (["nonsense"], "invalid choice: 'nonsense'"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(capsys, argv, message):
@@ -57,6 +57,7 @@ def test_usage_errors_are_one_line_and_exit_2(capsys, argv, message):
     assert err.count("\n") == 1 and message in err and "usage:" not in err
 
 
+@pytest.mark.slow
 def test_python_dash_m_runs_the_demo():
     done = subprocess.run([sys.executable, "-m", "fastrank", "demo", "--users", "500",
                            "--items", "100", "--convention", "trec"],

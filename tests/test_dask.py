@@ -10,6 +10,8 @@ import fastrank.dask
 from fastrank import io
 from fastrank.synthetic import power_law
 
+pytestmark = pytest.mark.slow  # a LocalCluster of two worker processes
+
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 

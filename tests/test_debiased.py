@@ -54,6 +54,7 @@ def labels(draw, k_max, gammas=False):
 
 
 @given(case=cases(), data=st.data(), convention=st.sampled_from(CONVENTIONS))
+@pytest.mark.slow
 def test_given_propensities_match_the_reference(case, data, convention):
     truth, topk, users = case
     n_items = truth.shape[1]
@@ -71,6 +72,7 @@ def test_given_propensities_match_the_reference(case, data, convention):
 
 @given(case=cases(), train_case=cases(max_users=10), data=st.data(),
        convention=st.sampled_from(CONVENTIONS))
+@pytest.mark.slow
 def test_popularity_propensities_match_the_reference(case, train_case, data, convention):
     truth, topk, users = case
     n_items = truth.shape[1]

@@ -213,6 +213,7 @@ RANX = table_labels("ranx") + ["precision@5-l2", "recall@5-l2", "map@5-l2", "mrr
 
 
 @pytest.mark.parametrize("seed", range(3))
+@pytest.mark.slow
 def test_ranx_names_give_ranx_numbers(seed):
     ranx = pytest.importorskip("ranx")
     truth, topk = judged_lists(seed)
@@ -230,6 +231,7 @@ TREC_EVAL = table_labels("trec_eval", cut="_{}", cutoffs=(5, 10)) + [
 
 
 @pytest.mark.parametrize("seed, level", [(0, 1), (1, 1), (2, 1), (3, 2), (4, 3)])
+@pytest.mark.slow
 def test_trec_eval_names_give_trec_eval_10s_numbers(trec_eval, tmp_path, seed, level):
     """Per query and `all`, to the 4 decimals trec_eval prints (-c: a judged query
     without results scores 0, as a judged user with an empty list does here). trec_eval's

@@ -63,6 +63,7 @@ def aspect_cases(draw, max_users=5, max_items=9):
 
 @given(aspect_cases(), st.sampled_from([0.0, 0.01, 0.3, 0.57, 1.0]),
        st.sampled_from([0.0, 0.5, 0.7, 1.0]), st.booleans(), st.booleans())
+@pytest.mark.slow
 def test_ab_ndcg_matches_reference(case, alpha, beta, use_profile, exclude_nothing):
     truth, topk, aspects, profile = case
     kw = {"profile": profile} if use_profile else {
@@ -197,6 +198,7 @@ def test_bad_aspects_and_missing_preferences():
 # α-nDCG ------------------------------------------------------------------------------
 
 @given(aspect_cases(), st.sampled_from([0.0, 0.25, 0.5, 0.57, 0.3, 1.0]))
+@pytest.mark.slow
 def test_alpha_ndcg_matches_reference(case, alpha):
     truth, topk, aspects, _ = case
     cutoffs = list(range(1, topk.shape[1] + 1))
@@ -286,6 +288,7 @@ def test_alpha_ndcg_ideal_ties_are_ties_whatever_the_summation_order():
 
 @given(aspect_cases(max_items=8), st.sampled_from([0.57, 0.3, 0.1, 0.43]),
        st.sampled_from([0.5, 0.7]), st.randoms(use_true_random=False))
+@pytest.mark.slow
 def test_relabelled_aspects_change_no_value(case, alpha, beta, rnd):
     """The metrics see aspect sets, not their numbering; renumbering the aspects changes
     the order floats are added and multiplied in, and must not change a tie's winner."""
@@ -329,6 +332,7 @@ def _tied_cases(seed, n_cases):
 
 
 @pytest.mark.parametrize("alpha", [0.57, 0.9, 0.1])
+@pytest.mark.slow
 def test_alpha_ndcg_equals_the_exact_greedy_on_tie_heavy_users(alpha):
     for truth, topk, aspects in _tied_cases(int(alpha * 100), 300):
         k = topk.shape[1]
@@ -340,6 +344,7 @@ def test_alpha_ndcg_equals_the_exact_greedy_on_tie_heavy_users(alpha):
 
 
 @pytest.mark.parametrize("alpha, beta", [(0.57, 0.5), (0.3, 0.7)])
+@pytest.mark.slow
 def test_ab_ndcg_equals_the_exact_greedy_on_tie_heavy_users(alpha, beta):
     gamma = np.ones((1, 6))
     for truth, topk, aspects in _tied_cases(int(alpha * 100) + 1, 200):

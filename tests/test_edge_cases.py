@@ -110,6 +110,7 @@ def test_other_sparse_formats_give_the_same_result(fmt):
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("id_dtype", [np.int32, np.int64, np.int16, np.uint32])
+@pytest.mark.slow
 def test_integer_dtypes_agree(index_dtype, id_dtype):
     rng = np.random.default_rng(2)
     dense = (rng.random((30, 40)) < 0.2) * rng.integers(1, 4, (30, 40))
@@ -180,6 +181,7 @@ def test_several_cutoffs_in_one_call_equal_separate_calls():
 
 
 @pytest.mark.parametrize("convention", fr.CONVENTIONS)
+@pytest.mark.slow
 def test_bit_identical_for_one_and_two_threads(convention):
     rng = np.random.default_rng(7)
     n_users, n_items = 20_000, 500

@@ -49,6 +49,7 @@ def assert_same_metrics(ours, theirs):
 
 
 @pytest.mark.parametrize("k", [1, 5, 10, 40])
+@pytest.mark.slow
 def test_drop_in_equals_implicit_on_als(als, split, k):
     train, test = split
     ours = fi.ranking_metrics_at_k(als, train, test, K=k, show_progress=False)
@@ -105,6 +106,7 @@ def test_int64_indices_work_where_implicit_fails(als, split):
         fi.ranking_metrics_at_k(als, train, test, K=10, show_progress=False)
 
 
+@pytest.mark.slow
 def test_k_beyond_the_catalogue_counts_no_filler(als, split):
     """implicit scores filler slots as items (item 0, then the user's training items);
     fastrank leaves them empty: equal to evaluating honest lists with -1 padding."""

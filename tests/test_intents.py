@@ -40,6 +40,7 @@ def reference_values(truth, topk, aspects, name, k, convention, alpha=0.5, max_g
 
 @given(aspect_cases(), st.sampled_from(["recsys", "trec"]),
        st.sampled_from([0.5, 0.0, 0.3, 1.0]), st.sampled_from([None, 2]))
+@pytest.mark.slow
 def test_every_measure_matches_the_reference(case, convention, alpha, rel):
     truth, topk, aspects, _ = case
     k_max = topk.shape[1]
@@ -60,6 +61,7 @@ def test_every_measure_matches_the_reference(case, convention, alpha, rel):
 
 
 @given(aspect_cases(max_items=7), st.sampled_from([3.0, 5.0, 4.5]))
+@pytest.mark.slow
 def test_err_ia_with_a_given_max_grade_matches_the_reference(case, max_grade):
     truth, topk, aspects, _ = case
     k = topk.shape[1]
@@ -288,6 +290,7 @@ def test_the_trec_convention_is_ndeval(seed):
 
 
 @pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.slow
 def test_ir_measures_names_give_ir_measures_numbers(seed):
     """ir-measures' diversity names, through its pyndeval provider, on qrels whose
     iteration column is the subtopic: per query, and the means."""
@@ -315,6 +318,7 @@ def test_ir_measures_names_give_ir_measures_numbers(seed):
 
 
 @given(aspect_cases(max_items=7))
+@pytest.mark.slow
 def test_given_intent_probabilities_match_the_reference(case):
     """The kernel's P(a | user) from weights (not public yet: fastrank.aspects)."""
     from fastrank.aspects import check_aspects, intent_values

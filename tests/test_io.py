@@ -107,3 +107,24 @@ def test_a_document_judged_twice_is_an_error(tmp_path):
 def test_levels_are_read_as_atol_reads_them(tmp_path):
     (tmp_path / "q.txt").write_text("1 0 a 1e3\n1 0 b 2.7\n1 0 c -1\n1 0 d +4\n1 0 e 007\n")
     assert io.read_qrels(tmp_path / "q.txt").relevance.tolist() == [1, 2, -1, 4, 7]
+
+
+@pytest.mark.slow
+def test_fr_io_is_an_attribute_loaded_on_first_use():
+    """`import fastrank as fr; fr.io.read_qrels(...)` works in a fresh process, without
+    loading fastrank.io at import and without the standard library's io being shadowed
+    (as `from fastrank import io` would shadow it)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, io; import fastrank as fr\n"
+            "assert 'fastrank.io' not in sys.modules\n"
+            f"qrels = fr.io.read_qrels({str(DATA / 'qrels.test')!r})\n"
+            "assert io.StringIO is __import__('io').StringIO and fr.io.__name__ == 'fastrank.io'\n"
+            "print(len(qrels.queries))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == io.read_qrels(DATA / "qrels.test").queries.size
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        fr.nope

@@ -203,6 +203,7 @@ def ratings():
 @pytest.mark.parametrize("form", PREDICTION_FORMS)
 @pytest.mark.parametrize("truth_format", TRUTH_FORMATS)
 @pytest.mark.parametrize("func, name", METRICS)
+@pytest.mark.slow
 def test_matches_reference(ratings, truth_format, form, func, name):
     rng = np.random.default_rng(100 * TRUTH_FORMATS.index(truth_format)
                                 + PREDICTION_FORMS.index(form))
@@ -354,6 +355,7 @@ def test_users_without_ratings_are_nan_and_not_counted(ratings, func, name):
 @pytest.mark.parametrize("truth_format", ["csr", "csc", "coo-shuffled"])
 @pytest.mark.parametrize("shape", [(0, 0), (0, 4), (3, 0), (3, 4)])
 @pytest.mark.parametrize("func, name", METRICS)
+@pytest.mark.slow
 def test_truth_without_ratings(shape, truth_format, form, func, name):
     rng = np.random.default_rng(16)
     truth, args, kwargs, _ = make_case({}, shape, truth_format, form, rng)
@@ -391,6 +393,7 @@ def test_stored_zero_ratings_are_ratings(truth_format):
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.float32])
 @pytest.mark.parametrize("truth_format", ["csr", "csr-unsorted", "csc", "coo-shuffled"])
 @pytest.mark.parametrize("form", ["aligned", "dense", "csr", "factors32"])
+@pytest.mark.slow
 def test_integer_truth_dtype(ratings, dtype, truth_format, form):
     stars = {key: float(math.floor(r)) for key, r in ratings.items()}  # whole stars 0..5
     rng = np.random.default_rng(18)
@@ -422,6 +425,7 @@ def test_integer_predictions(ratings, form):
 
 @pytest.mark.parametrize("form", PREDICTION_FORMS)
 @pytest.mark.parametrize("truth_format", TRUTH_FORMATS)
+@pytest.mark.slow
 def test_read_only_inputs(ratings, truth_format, form):
     rng = np.random.default_rng(20)
     truth, args, kwargs, predict = make_case(ratings, (N_USERS, N_ITEMS), truth_format, form,
@@ -477,6 +481,7 @@ def test_extra_stored_predictions_are_ignored(ratings, layout):
 
 @pytest.mark.parametrize("form", PREDICTION_FORMS)
 @pytest.mark.parametrize("truth_format", TRUTH_FORMATS)
+@pytest.mark.slow
 def test_thread_count_does_not_change_values(truth_format, form):
     assert MAX_THREADS >= 2
     rng = np.random.default_rng(23)

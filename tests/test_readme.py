@@ -109,6 +109,7 @@ def test_the_site_reads_the_pages_as_github_does():
 
 
 @pytest.mark.filterwarnings("ignore")
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=name)
 def test_every_block_of_the_page_runs(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

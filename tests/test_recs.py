@@ -48,6 +48,7 @@ def positives_of(truth):
 # -- GAUC ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.slow
 def test_gauc_is_recbole_s_formula_with_average_ranks(seed):
     U, V = integer_factors(seed, 40, 30)
     test = graded(seed, (40, 30), 0.15)

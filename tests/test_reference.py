@@ -32,6 +32,7 @@ def assert_matches_reference(truth, topk, metrics, convention, users=None):
 
 @pytest.mark.parametrize("convention", fr.CONVENTIONS)
 @given(data=st.data())
+@pytest.mark.slow
 def test_random_inputs_match_reference(convention, data):
     truth, topk, users = data.draw(cases())
     metrics = data.draw(metric_lists(topk.shape[1], convention))

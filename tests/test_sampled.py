@@ -175,6 +175,7 @@ def test_a_prior_whose_sum_overflows_is_the_same_prior_scaled():
 
 @pytest.mark.parametrize("sampling", ["binomial", "hypergeometric"])
 @pytest.mark.parametrize("label", ["recall@10", "ndcg@10", "mrr"])
+@pytest.mark.slow
 def test_mes_is_the_bounded_least_squares_minimum(sampling, label):
     """The bounded problem is flat in some directions (the matrix is near singular), so
     solutions are compared by the bias they reach, and by the bounds."""
@@ -326,6 +327,7 @@ def simulate(n_users, n, m, signal, seed):
     return np.hstack([pos[:, None], np.take_along_axis(others, pick, axis=1)]), full_rank
 
 
+@pytest.mark.slow
 def test_corrections_recover_the_full_catalogue_metric():
     n, m = 2000, 100
     scores, full_rank = simulate(3000, n, m, 1.5, seed=1)

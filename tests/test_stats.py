@@ -43,6 +43,7 @@ def pair():
 
 
 @pytest.mark.parametrize("method", ["bootstrap", "normal"])
+@pytest.mark.slow
 def test_intervals_cover_a_known_mean(method):
     """Bernoulli(0.3) per-user values: about 95% of 95% intervals hold 0.3."""
     rng = np.random.default_rng(11)
@@ -265,6 +266,43 @@ def test_plots_are_written(pair, tmp_path):
         a.plot("mrr")
     with pytest.raises(TypeError, match="non-empty dict"):
         fr.plot_compare([a], "ndcg")
+
+
+def test_plots_say_what_they_show(pair):
+    """A default title with the counted users, the interval method in the legend, and one
+    legend for a figure of several panels."""
+    truth, topk, _, a, b = pair
+    fig = a.plot(["ndcg", "recall"])
+    assert fig._suptitle.get_text() == f"{a.n_users:,} users counted (recsys)"
+    legend = fig.axes[0].get_legend()
+    assert legend.get_title().get_text() == "bands: 95% intervals (mean ± z·s.e.)"
+    fig = a.plot("ndcg", level=0.9, method="bootstrap", n_resamples=200, seed=1, title="")
+    assert fig._suptitle is None
+    assert fig.axes[0].get_legend().get_title().get_text() == (
+        "bands: 90% intervals (percentile bootstrap of 200 resamples)")
+    curve = a.curve("ndcg", level=0.9, method="bootstrap", n_resamples=200, seed=1)
+    band = fig.axes[0].collections[0].get_paths()[0].vertices[:, 1]
+    assert np.allclose(np.sort(band)[[0, -1]], [curve.low.min(), curve.high.max()])
+    fig = fr.plot_compare({"a": a, "b": b}, ["ndcg", "recall"])
+    assert [ax.get_legend() for ax in fig.axes] == [None, None] and len(fig.legends) == 1
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b"]
+    assert fig._suptitle.get_text() == f"a vs b: {a.n_users:,} users counted (recsys)"
+    fewer = fr.evaluate(truth[:100], topk[:100], ["ndcg"], curves=["ndcg"])
+    title = fr.plot_compare({"a": a, "few": fewer}, "ndcg", level=None)._suptitle.get_text()
+    assert title == f"a ({a.n_users:,} users counted) vs few (100 users counted) (recsys)"
+    assert fr.plot_compare({"a": a}, "ndcg", level=None).legends[0].get_title().get_text() \
+        == ""
+
+
+def test_p_values_below_floats_are_printed_as_a_bound():
+    truth, topk = power_law(20000, 500, 10, seed=0)
+    good = fr.evaluate(truth, topk, ["ndcg@10"])
+    none = fr.evaluate(truth, np.full_like(topk, -1), ["ndcg@10"])
+    table = fr.compare({"good": good, "none": none}, "ndcg@10")
+    assert table.to_frame()["p_value"].iloc[1] == 0.0  # scipy's t-test underflows
+    row = table.to_markdown().splitlines()[3]
+    assert "| < 1e-300 | < 1e-300 | * |" in row and "0.0e+00" not in table.to_text()
+    assert "$<$ 1e-300" in table.to_latex()
 
 
 def test_review_fixes_pooled_means_seeds_and_pairing(pair):

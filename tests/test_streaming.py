@@ -49,6 +49,7 @@ def test_blocks_in_order_equal_one_evaluate(workload, convention):
 
 
 @pytest.mark.parametrize("convention", CONVENTIONS)
+@pytest.mark.slow
 def test_any_order_split_and_merge_equals_evaluate_on_the_concatenation(workload,
                                                                          convention):
     truth, topk = workload
@@ -73,6 +74,7 @@ def test_any_order_split_and_merge_equals_evaluate_on_the_concatenation(workload
 
 @settings(max_examples=40, deadline=None)
 @given(cases(), st.data())
+@pytest.mark.slow
 def test_random_blocks_equal_evaluate(case, data):
     truth, topk, users = case
     rows = np.arange(truth.shape[0]) if users is None else users
@@ -217,6 +219,7 @@ def test_memory_mapped_inputs_are_read_in_place(tmp_path, workload):
     assert not load["topk"].flags.writeable  # read-only maps are fine
 
 
+@pytest.mark.slow
 def test_evaluate_with_progress_is_the_same(workload, capsys):
     truth, topk = workload
     big = sp.vstack([truth] * 50, format="csr")

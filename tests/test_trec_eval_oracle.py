@@ -20,6 +20,9 @@ from fastrank import cli
 
 from .conftest import TREC_EVAL_SOURCE
 
+pytestmark = pytest.mark.slow  # trec_eval built from source, thousands of lines compared
+
+
 def run_oracle(binary, options, qrels, run):
     done = subprocess.run([str(binary), *options, str(qrels), str(run)], capture_output=True,
                           text=True, timeout=60)

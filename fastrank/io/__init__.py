@@ -1,5 +1,8 @@
 """Real inputs: TREC files, data frames and the files `fastrank evaluate` reads.
 
+Reach it as `fr.io` after `import fastrank as fr` (loaded on first use); `from fastrank
+import io` works too but hides the standard library's `io` in that module.
+
     qrels, run = fastrank.io.read_qrels("qrels.txt"), fastrank.io.read_run("run.txt")
     truth, topk, queries, documents = fastrank.io.trec_arrays(qrels, run)
 
