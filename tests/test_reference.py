@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from hypothesis import given, strategies as st
 from numpy.testing import assert_allclose
@@ -37,3 +38,25 @@ def test_random_inputs_match_reference(convention, data):
     truth, topk, users = data.draw(cases())
     metrics = data.draw(metric_lists(topk.shape[1], convention))
     assert_matches_reference(truth, topk, metrics, convention, users)
+
+
+@pytest.mark.parametrize("m, k", [(5, 3), (10, 10), (32, 5), (33, 4), (40, 40), (200, 30),
+                                  (200, 3)])
+def test_each_way_of_ranking_the_ideal_matches_the_reference(m, k):
+    """The graded ideal is ranked by counting (rows of at most 32 relevant values), by a
+    bounded insertion (longer rows, a short ideal) or by a heapsort (longer rows, a deep
+    ideal): each against the reference, with ties and every kind of gain."""
+    rng = np.random.default_rng(m * 100 + k)
+    n_users, n_items = 30, 400
+    dense = np.zeros((n_users, n_items))
+    for u in range(n_users):
+        items = rng.choice(n_items, m, replace=False)
+        dense[u, items] = rng.choice([1.0, 2.0, 2.5, 3.0, 7.0], m)  # many ties
+    dense[0, :] = 0.0
+    dense[0, :m] = 2.0  # all equal
+    truth = sp.csr_array(dense)
+    topk = np.argsort(-dense - rng.random(dense.shape), axis=1)[:, :k]
+    topk[1::2] = rng.permutation(topk[1::2].T).T  # half of the lists out of order
+    labels = [f"ndcg@{k}", f"ndcg_exp@{k}", f"ndcg@{max(k // 2, 1)}", "nerr@3", "ndcg"]
+    for convention in fr.CONVENTIONS:
+        assert_matches_reference(truth, topk, labels, convention)

@@ -62,15 +62,34 @@ def _heap_sort_down(buf, m):
         _sift_down(buf, 0, end)
 
 
-@njit(cache=True, error_model="numpy")
-def _sort_top(buf, m, limit):
+# Rows with at most this many relevant values are ranked by counting (see _sort_top).
+_SMALL = 32
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _sort_top(buf, m, limit, spare):
     """Move the L = min(m, limit) largest values of buf[:m] to buf[:L], descending; return L.
 
-    Small rows, or a short limit, use a bounded insertion (no call, no allocation); a
-    long row whose ideal runs deep is sorted whole.
+    A row of at most _SMALL values places each value by its rank, counted against every
+    other value (m² comparisons without a branch, where an insertion sort mispredicts at
+    every step; spare holds the placed values). A longer row uses a bounded insertion, or
+    is sorted whole when its ideal runs deep.
     """
     length = min(m, limit)
-    if m > 32 and length * 8 >= m:
+    if m <= _SMALL:
+        for j in range(m):
+            v = buf[j]
+            rank = 0
+            for i in range(j):  # ties: the earlier value ranks first
+                rank += buf[i] >= v
+            for i in range(j + 1, m):
+                rank += buf[i] > v
+            if rank < length:
+                spare[rank] = v
+        for j in range(length):
+            buf[j] = spare[j]
+        return length
+    if length * 8 >= m:
         _heap_sort_down(buf, m)
         return length
     filled = 0
@@ -105,9 +124,9 @@ def _exp_gain(v, shift):
     return 2.0 ** (v - shift) - 2.0 ** (-shift)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, scale, ideal_lin,
-                ideal_exp):
+                ideal_exp, spare):
     """Graded ideal DCG sums of one user, from the relevant values in buf[:m].
 
     Writes ideal_lin[c] (linear gains times `scale`; and ideal_exp[c] if need_exp, gains
@@ -120,7 +139,7 @@ def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, scale, 
     if all_equal:
         length = min(m, limit)
     else:
-        length = _sort_top(buf, m, limit)
+        length = _sort_top(buf, m, limit, spare)
     acc_lin = 0.0
     acc_exp = 0.0
     c = 0
@@ -296,6 +315,7 @@ def _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot
     stamp = np.zeros(n_items, np.int64)
     value = np.empty(n_items, np.float64)
     buf = np.empty(max(max_row_nnz, 1), np.float64)
+    spare = np.empty(_SMALL, np.float64)              # _sort_top's placed values
     ideal_lin = np.zeros(n_cut, np.float64)
     ideal_exp = np.zeros(n_cut, np.float64)
     hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
@@ -339,7 +359,7 @@ def _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot
         ideal_full = 0.0
         if need_ideal:
             ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full, need_exp,
-                                     shift, scale, ideal_lin, ideal_exp)
+                                     shift, scale, ideal_lin, ideal_exp, spare)
 
         n_neg = n_items - m
         hits = np.int64(0)
