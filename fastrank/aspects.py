@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from .discounts import discounts
 from .threads import n_ranges
-from .validation import _csr_parts, _index_array, _is_canonical, check_scratch, memory_guard
+from .validation import _csr_parts, _index_array, check_scratch, memory_guard
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class Aspects:
 
 def check_aspects(item_aspects, n_items, name="item_aspects"):
     """Check an items x aspects 0/1 matrix with one row per catalogue item."""
-    indptr, indices, data, (rows, n_aspects) = _csr_parts(item_aspects, name, "0/1 membership",
-                                                           axes=("item", "aspect"))
+    indptr, indices, data, (rows, n_aspects), canonical = _csr_parts(
+        item_aspects, name, "0/1 membership", axes=("item", "aspect"))
     if rows != n_items:
         raise ValueError(
             f"{name} has {rows} rows but the catalogue has {n_items} items (the columns of "
@@ -59,7 +59,7 @@ def check_aspects(item_aspects, n_items, name="item_aspects"):
             f"{name} must hold 0/1 (or bool) memberships; found the value {bad}. Mark an "
             f"item's aspects with 1, e.g. (item_aspects > 0).astype(np.int8)")
     keep = np.asarray(data) != 0
-    if not keep.all() or not _is_canonical(indptr, indices):
+    if not keep.all() or not canonical:
         csr = sp.csr_array((keep[: indices.shape[0]].astype(np.int8), indices.copy(),
                             indptr.copy()), shape=(rows, n_aspects))
         csr.sum_duplicates()

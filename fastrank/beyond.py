@@ -24,7 +24,7 @@ _WHY = {"train": "the training interactions, to count each item's training users
 def train_parts(train, n_items):
     """(indptr, indices, values as float64) of a checked train matrix: n_items columns,
     every stored value finite."""
-    indptr, indices, data, (_, cols) = _csr_parts(train, "train", "interactions")
+    indptr, indices, data, (_, cols), _ = _csr_parts(train, "train", "interactions")
     if cols != n_items:
         raise ValueError(
             f"train has {cols} columns but truth has {n_items} items; both must index the "

@@ -18,7 +18,7 @@ from .means import counted_mean, counted_rows
 from .threads import n_ranges, numba_threads
 from .factors import positive_counts
 from .result import Result
-from .validation import (_csr_parts, _is_canonical, check_bool, check_int, check_pattern,
+from .validation import (_csr_parts, check_bool, check_int, check_pattern,
                          check_scratch, check_topk, check_truth, check_unit, check_users,
                          memory_guard, rows_or_all)
 
@@ -62,12 +62,12 @@ def _nonnegative_rows(matrix, name, shape, what):
         n_rows, n_cols = dense.shape
         indptr = np.arange(n_rows + 1, dtype=np.int64) * n_cols
         return indptr, np.tile(np.arange(n_cols, dtype=np.int64), n_rows), data
-    indptr, indices, data, got = _csr_parts(matrix, name, what)
+    indptr, indices, data, got, canonical = _csr_parts(matrix, name, what)
     if got != tuple(shape):
         raise ValueError(f"{name} has shape {got} but must have shape {tuple(shape)} ({what})")
     data = np.asarray(data, dtype=np.float64)
     _check_weights(data, name, what)
-    if _is_canonical(indptr, indices):  # the common case: no copy beyond dtype casts
+    if canonical:  # the common case: no copy beyond dtype casts
         return indptr.astype(np.int64, copy=False), indices, data
     csr = sp.csr_array((data, indices, indptr), shape=got, copy=True)
     csr.sum_duplicates()

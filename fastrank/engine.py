@@ -29,6 +29,10 @@ from .validation import (LARGEST_INT, Truth, check_memory, check_scratch, memory
 
 # Bytes of the ranking kernel's scratch per item and range: an int64 stamp, a float64 value.
 _RANK_BYTES = 16
+# Rows per part of a mean: the parts of consecutive blocks of this many rows are added in
+# order, so that evaluating spans of whole blocks without keeping per-user values
+# (evaluate(per_user=False)) gives the same means to the bit. Fewer rows are one part.
+SUM_ROWS = 1 << 16
 
 
 class Block:
@@ -45,8 +49,14 @@ class Block:
         self.values[:, lo:hi] = part.values
         self.n_relevant[lo:hi] = part.n_relevant
         self.counted[lo:hi] = part.counted
-        if part.shown is not None:
-            self.shown = part.shown if self.shown is None else self.shown + part.shown
+        self.shown = added_exposure(self.shown, part.shown)
+
+
+def added_exposure(total, part):
+    """Item exposure (catalogue metrics; None without them) added up over blocks."""
+    if part is None:
+        return total
+    return part if total is None else total + part
 
 
 def parse_requests(metrics, k, convention="recsys", dialect=None, curves=None):
@@ -206,21 +216,27 @@ class Plan:
         for label in self.external:
             block.values[row] = external[label]
             row += 1
-        if into is not None and block.shown is not None:
-            into.shown = block.shown if into.shown is None else into.shown + block.shown
+        if into is not None:
+            into.shown = added_exposure(into.shown, block.shown)
         return block
 
-    def sums(self, block):
+    def sums(self, block, totals=None):
         """{label: (numerator, denominator)} of every per-user mean over a Block: parts
-        over the counted rows that add up across blocks (means.sum_parts)."""
-        counted = block.counted
-        all_counted = counted.all()
-        m = block.n_relevant if all_counted else block.n_relevant[counted]
-        out = {}
-        for label, values in zip(self.per_user, block.values):
-            request = self.requests[label]
-            picked = values if all_counted else values[counted]
-            out[label] = sum_parts(picked, request.aggregate, m, request.k)
+        over the counted rows that add up across blocks (means.sum_parts), taken over
+        blocks of SUM_ROWS rows and added in order (to `totals`, when given)."""
+        out = dict(totals) if totals is not None else \
+            {label: (0.0, 0.0) for label in self.per_user}
+        n_rows = block.n_relevant.shape[0]
+        for lo in range(0, n_rows, SUM_ROWS):
+            part = slice(lo, lo + SUM_ROWS)
+            counted = block.counted[part]
+            all_counted = counted.all()
+            m = block.n_relevant[part] if all_counted else block.n_relevant[part][counted]
+            for label, values in zip(self.per_user, block.values):
+                request = self.requests[label]
+                picked = values[part] if all_counted else values[part][counted]
+                num, den = sum_parts(picked, request.aggregate, m, request.k)
+                out[label] = (out[label][0] + num, out[label][1] + den)
         return out
 
     def means(self, sums, shown):
@@ -237,13 +253,22 @@ class Plan:
         if means is None:
             means = self.means(self.sums(block), block.shown)
         values = dict(zip(self.per_user, block.values))
+        return self._result([values.get(label) for label in self.labels], means, users=rows,
+                            counted=block.counted, n_relevant=block.n_relevant)
+
+    def means_result(self, sums, shown, n_rows, n_counted):
+        """The means-only Result of accumulated `sums` (and exposure) over n_rows rows, of
+        which n_counted count: no per-user values."""
+        return self._result(None, self.means(sums, shown), users=None, counted=None,
+                            n_relevant=None, n_rows=n_rows, n_counted=n_counted)
+
+    def _result(self, per_user, means, **rows):
         aggregates = {label: r.aggregate for label, r in self.requests.items()}
-        return Result(self.labels, [values.get(label) for label in self.labels], means,
-                      convention=self.convention, users=rows, counted=block.counted,
-                      n_relevant=block.n_relevant, catalogue=self.catalogue,
+        return Result(self.labels, per_user, means, convention=self.convention,
+                      catalogue=self.catalogue,
                       pooled={label: r.k for label, r in self.requests.items()
                               if aggregates[label] == "pooled"},
-                      aggregates=aggregates, requests=self.requests, k=self.k)
+                      aggregates=aggregates, requests=self.requests, k=self.k, **rows)
 
 
 # where the metrics of the caller-computed engines are computed

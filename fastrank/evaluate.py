@@ -3,25 +3,27 @@ them, return a `Result`."""
 
 import numpy as np
 
-from .engine import Plan
+from .engine import SUM_ROWS, Plan, added_exposure
 from .grammar import metric_labels
 from .progress import progress_bar
 from .threads import numba_threads
-from .validation import check_int, check_topk, check_truth, check_users
+from .validation import check_bool, check_int, check_topk, check_truth, check_users
 
 
 def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=None, k=None,
              n_threads=None, train=None, item_aspects=None, item_vectors=None, baseline=None,
-             show_progress=False, curves=None, propensity=None):
+             show_progress=False, curves=None, propensity=None, per_user=True):
     """Evaluate ranked lists against graded truth; every metric at every cutoff in one pass.
 
     Parameters
     ----------
     truth : scipy.sparse matrix or array, shape (n_users, n_items)
-        Graded relevance; a stored value > 0 is relevant. Never modified; memory-mapped
-        int64/float64 arrays are read in place.
+        Graded relevance; a stored value > 0 is relevant. Never modified; float32 or
+        float64 values with int32 or int64 indices and indptr (memory-mapped ones too)
+        are read in place, other dtypes converted once.
     topk : int array, shape (n_rows, K)
-        Item ids, best first; -1 pads lists shorter than K. May be memory-mapped.
+        Item ids, best first; -1 pads lists shorter than K. C-contiguous int32 or int64
+        ids (memory-mapped too) are read in place.
     metrics : str or sequence of str
         Labels such as "ndcg@10", "map" (meaning @K), "precision(rel=2)@5" or
         "iprec(recall=0.3)": every metric of `fastrank.METRICS` the lists determine, and
@@ -61,6 +63,10 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
         For the debiased metrics (`recall_ips`, `dcg_snips`, ...): each item's chance of
         being observed when relevant, finite and > 0. Without it they estimate propensities
         from the popularity of the items in `train` (their `gamma=` parameter).
+    per_user : bool
+        Keep the per-user values (default). With False the users run in spans whose
+        values are summed and dropped: the same means to the bit, memory for one span
+        only, and a Result of means (`per_user()`, intervals and segments need the values).
 
     Returns
     -------
@@ -68,33 +74,50 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
         A read-only mapping metric -> mean, with `.per_user(name)` arrays.
         `coverage` and `gini` are catalogue-level: they have a value, not per-user ones.
     """
+    per_user = check_bool(per_user, "per_user")
     data = check_truth(truth)
     topk = check_topk(topk, data.n_items)
-    rows = check_users(users, topk.shape[0], data.n_users)
+    n_rows = topk.shape[0]
+    # means only, every row in order: each span makes its own row numbers
+    rows = None if not per_user and users is None and n_rows == data.n_users else \
+        check_users(users, n_rows, data.n_users)
     k = topk.shape[1] if k is None else check_int(k, "k")
     plan = Plan(metric_labels(metrics), k, convention, data.n_items, dialect=dialect,
                 train=train, item_aspects=item_aspects, item_vectors=item_vectors,
                 baseline=baseline, curves=curves, propensity=propensity)
-    n_rows = topk.shape[0]
     with numba_threads(n_threads) as threads:
-        if not show_progress:
+        if per_user and not show_progress:
             block = plan.run(data, topk, rows, threads)
             return plan.result(block, rows)
-        out = plan.empty(n_rows)
-        span = max(1024, _SPAN_IDS // topk.shape[1])
-        with progress_bar(n_rows, True, "users") as bar:
+        if per_user:
+            out = plan.empty(n_rows)
+            span = max(1024, _SPAN_IDS // topk.shape[1])
+        else:  # whole blocks of the sums' parts: the means of per_user=True to the bit
+            sums, shown, n_counted = None, None, 0
+            span = SUM_ROWS * max(1, _MEANS_SPAN_IDS // (SUM_ROWS * topk.shape[1]))
+        with progress_bar(n_rows, show_progress, "users") as bar:
             for lo in range(0, n_rows, span):
                 hi = min(lo + span, n_rows)
-                part_baseline = _rows_of(plan.beyond_baseline, lo, hi)
-                out.fill(lo, plan.run(data, topk[lo:hi], rows[lo:hi], threads,
-                                      baseline=part_baseline))
+                part = plan.run(data, topk[lo:hi],
+                                np.arange(lo, hi) if rows is None else rows[lo:hi], threads,
+                                baseline=_rows_of(plan.beyond_baseline, lo, hi))
+                if per_user:
+                    out.fill(lo, part)
+                else:
+                    sums = plan.sums(part, sums)
+                    shown = added_exposure(shown, part.shown)
+                    n_counted += int(np.count_nonzero(part.counted))
                 bar.update(hi - lo)
-    return plan.result(out, rows)
+    if per_user:
+        return plan.result(out, rows)
+    if sums is None:  # no rows
+        sums = plan.sums(plan.empty(0))
+    return plan.means_result(sums, shown, n_rows, n_counted)
 
 
-# Users per span when evaluate shows progress: ~2**20 ids per span.
+# Users per span when evaluate shows progress: ~2**20 ids per span; means only: ~2**22.
 _SPAN_IDS = 1 << 20
-
+_MEANS_SPAN_IDS = 1 << 22
 
 def _rows_of(baseline, lo, hi):
     """The rows lo:hi of a per-row baseline array; None or a shared baseline as is."""

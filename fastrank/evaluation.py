@@ -18,7 +18,8 @@ class UnknownMetric(KeyError, ValueError):
 
 
 def _frozen(arr):
-    arr = np.asarray(arr)
+    """A read-only view of arr (the caller's array keeps its own flags)."""
+    arr = np.asarray(arr).view()
     arr.flags.writeable = False
     return arr
 
@@ -37,8 +38,8 @@ class Evaluation(Mapping):
         The metric labels, in the order asked for.
     convention : str
         "recsys", "trec" or "implicit".
-    users : ndarray of int64
-        The truth row of each top-K row.
+    users : ndarray of int32 or int64
+        The truth row of each top-K row (the `users=` given, or 0..n-1 as int64).
     counted : ndarray of bool
         Which rows count in the means (see the convention's rule).
     n_relevant : ndarray of int64
@@ -62,20 +63,28 @@ class Evaluation(Mapping):
     requests : dict
         {label: fastrank.grammar.Request}: what each label computed (its canonical name,
         convention and dialect); see `describe`.
+
+    A result of `fr.evaluate(..., per_user=False)` holds the means only: `per_user`,
+    `users`, `counted` and `n_relevant` are then None, and what needs per-user values
+    (`per_user()`, `to_frame`, intervals, segments, curves) says so.
     """
 
     def __init__(self, metrics, per_user, means, *, convention, users, counted, n_relevant,
                  report=None, catalogue=(), pooled=None, k=None, aggregates=None,
-                 requests=None):
+                 requests=None, n_rows=None, n_counted=None):
         self._metrics = tuple(metrics)
         self.catalogue = tuple(catalogue)
-        self._per_user = {name: _frozen(values) for name, values in zip(self._metrics, per_user)
-                          if name not in self.catalogue}
+        self._per_user = None if per_user is None else {
+            name: _frozen(values) for name, values in zip(self._metrics, per_user)
+            if name not in self.catalogue}
         self._means = {name: float(means[name]) for name in self._metrics}
         self.convention = convention
-        self.users = _frozen(users)
-        self.counted = _frozen(counted)
-        self.n_relevant = _frozen(n_relevant)
+        self.users = None if users is None else _frozen(users)
+        self.counted = None if counted is None else _frozen(counted)
+        self.n_relevant = None if n_relevant is None else _frozen(n_relevant)
+        # the counts of a means-only result (per_user=False), which keeps no rows
+        self.n_rows = int(n_rows) if users is None else self.users.shape[0]
+        self._n_counted = n_counted
         self.report = dict(report or {})
         self.pooled = dict(pooled or {})
         self.k = k
@@ -91,7 +100,22 @@ class Evaluation(Mapping):
 
     @property
     def n_users(self):
+        if self.counted is None:
+            return int(self._n_counted)
         return int(np.count_nonzero(self.counted))
+
+    @property
+    def has_per_user(self):
+        """False for a means-only result (`fr.evaluate(..., per_user=False)`)."""
+        return self._per_user is not None
+
+    def require_per_user(self, what):
+        """Refuse `what` (a name of what was asked) on a means-only result."""
+        if self._per_user is None:
+            raise ValueError(
+                f"{what} needs per-user values, and this result holds means only "
+                f"(evaluated with per_user=False); evaluate again with per_user=True (the "
+                f"default) to keep them")
 
     def __getitem__(self, name):
         try:
@@ -128,6 +152,7 @@ class Evaluation(Mapping):
     def per_user(self, name):
         """Per-user values of one metric: float64, one per top-K row, NaN where not counted."""
         self._check_metric(name, "name")
+        self.require_per_user(f"per_user({name!r})")
         if name in self.catalogue:
             raise ValueError(
                 f"{name!r} describes the catalogue, not a user: it has one value, "
@@ -160,6 +185,7 @@ class Evaluation(Mapping):
             import pandas as pd
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("Result.to_frame() needs pandas: pip install pandas") from None
+        self.require_per_user("to_frame()")
         frame = pd.DataFrame({name: self._per_user[name] for name in self._metrics
                               if name not in self.catalogue},
                              index=pd.Index(self.users, name="user"))
@@ -168,7 +194,7 @@ class Evaluation(Mapping):
     def __repr__(self):
         width = max(len(name) for name in self._metrics)
         lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of "
-                 f"{self.users.shape[0]} users counted)"]
+                 f"{self.n_rows} users counted)"]
         lines += [f"  {name:<{width}}  {self._means[name]:.6f}"
                   + ("  (catalogue)" if name in self.catalogue else "") for name in self._metrics]
         lines += [f"  {key}: {value}" for key, value in self.report.items()]

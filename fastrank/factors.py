@@ -17,8 +17,8 @@ from .means import counted_rows
 from .progress import progress_bar
 from .streaming import Evaluator
 from .threads import numba_threads
-from .validation import (LARGEST_INT, check_int, check_memory, check_pattern, check_truth,
-                         rows_or_all)
+from .validation import (LARGEST_INT, _n_chunks, _scan, check_int, check_memory, check_pattern,
+                         check_truth, rows_or_all)
 
 # Users per BLAS call and bytes of one score tile: the tile (block x items) stays in a
 # core's L2 cache while the selection reads it. Measured on the 2-core EPYC with 32
@@ -30,28 +30,24 @@ _SPAN_IDS = 1 << 18
 
 
 def check_factors(user_factors, item_factors):
-    """Both factor matrices as C-contiguous float32 or float64 arrays of one dtype."""
-    user_factors = _as_matrix(user_factors, "user_factors")
-    item_factors = _as_matrix(item_factors, "item_factors")
+    """Both factor matrices as C-contiguous float32 or float64 arrays of one dtype (such
+    arrays, memory-mapped ones too, are used in place: checked by a parallel scan)."""
+    user_factors, user_norm = _as_matrix(user_factors, "user_factors")
+    item_factors, item_norm = _as_matrix(item_factors, "item_factors")
     if user_factors.shape[1] != item_factors.shape[1]:
         raise ValueError(
             f"user_factors has {user_factors.shape[1]} factors per row but item_factors has "
             f"{item_factors.shape[1]}; both must come from the same model")
     dtype = np.result_type(user_factors.dtype, item_factors.dtype)
-    _no_overflow(user_factors, item_factors, dtype)
+    _no_overflow(user_norm * item_norm, dtype)
     return (np.ascontiguousarray(user_factors, dtype=dtype),
             np.ascontiguousarray(item_factors, dtype=dtype))
 
 
-def _no_overflow(user_factors, item_factors, dtype):
+def _no_overflow(bound, dtype):
     """Refuse factors whose dot products could overflow the score dtype (inf and NaN
-    scores would rank and count silently): |u·v| <= |u||v| <= the largest norms' product."""
-    def largest_norm(factors):
-        if not factors.size:
-            return 0.0
-        return float(np.sqrt(np.einsum("ij,ij->i", factors, factors, dtype=np.float64).max()))
-
-    bound = largest_norm(user_factors) * largest_norm(item_factors)
+    scores would rank and count silently): |u·v| <= |u||v| <= `bound`, the product of
+    the largest norms."""
     limit = float(np.finfo(dtype).max)
     if not bound <= limit:
         raise ValueError(
@@ -62,6 +58,9 @@ def _no_overflow(user_factors, item_factors, dtype):
 
 
 def _as_matrix(factors, name):
+    """(factors as a C-contiguous float32/float64 matrix, the largest norm of its rows)."""
+    from ._kernels.checks import largest_square_norm
+
     if hasattr(factors, "to_numpy") and not isinstance(factors, np.ndarray):
         factors = factors.to_numpy()  # implicit.gpu.Matrix
     factors = np.asarray(factors)
@@ -71,14 +70,18 @@ def _as_matrix(factors, name):
         raise ValueError(
             f"{name} must be 2-D (one row of factors per {name.split('_')[0]}); got "
             f"{factors.ndim} dimensions")
-    if factors.dtype not in (np.float32, np.float64):
+    # other dtypes, byte orders and strided views (rare) are copied
+    if factors.dtype not in (np.float32, np.float64) or not factors.dtype.isnative:
         factors = factors.astype(np.float32 if factors.dtype == np.float16 else np.float64)
-    if not np.isfinite(factors).all():
+    factors = np.ascontiguousarray(factors)
+    norms = np.empty(_n_chunks(factors.shape[0]), np.float64)
+    _scan(largest_square_norm, factors, norms.shape[0], norms)
+    if np.isnan(norms).any():
         row = int(np.flatnonzero(~np.isfinite(factors).all(axis=1))[0])
         raise ValueError(
             f"{name} contains NaN or infinite values (first in row {row}); the model "
             f"probably diverged: lower its learning rate or raise its regularization")
-    return factors
+    return factors, float(np.sqrt(norms.max()))
 
 
 def _empty_pattern(n_users):
@@ -272,7 +275,8 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
             f"test has shape {(data.n_users, data.n_items)} but the factors describe "
             f"{scorer.n_users} users x {scorer.n_items} items; build test with "
             f"shape=({scorer.n_users}, {scorer.n_items})")
-    rows = rows_or_all(users, "users", data.n_users, "the rows of user_factors")
+    rows = None if users is None else \
+        rows_or_all(users, "users", data.n_users, "the rows of user_factors")
     with numba_threads(n_threads) as threads:
         return evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progress,
                                dialect)
@@ -280,9 +284,10 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
 
 def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progress,
                     dialect=None):
-    """Rank users `rows` with the scorer, span by span, and evaluate them against data
-    through an Evaluator: the ranked metrics by the engine, the full-ranking auc from the
-    scorer (given to the Evaluator as the values of its labels)."""
+    """Rank users `rows` (None: every truth row in order) with the scorer, span by span,
+    and evaluate them against data through an Evaluator: the ranked metrics by the
+    engine, the full-ranking auc from the scorer (given to the Evaluator as the values of
+    its labels). Nothing of the users' number is held beside the Evaluator's store."""
     requests, full = specs
     requests_by = {r.label: r for r in requests}
     want_auc = bool(full)
@@ -291,27 +296,28 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
     evaluator = Evaluator(data, [r.label for r in requests], convention=convention,
                           dialect=dialect, k=k, repeats=True,
                           _external={label: requests_by[label].computed for label in full})
-    n = rows.shape[0]
-    n_relevant = positive_counts(data, rows)
-    counted = counted_rows(data.indptr, rows, n_relevant, evaluator.counts_judged)
+    n = data.n_users if rows is None else rows.shape[0]
     width = scorer.width(k)  # cutoffs past the catalogue see empty slots
     span = max(1024, _SPAN_IDS // width)
     with progress_bar(n, show_progress, "users") as bar:
         for lo in range(0, n, span):
             hi = min(lo + span, n)
-            span_rows = rows[lo:hi]
+            span_rows = np.arange(lo, hi) if rows is None else rows[lo:hi]
+            n_relevant = positive_counts(data, span_rows)
+            counted = counted_rows(data.indptr, span_rows, n_relevant,
+                                   evaluator.counts_judged)
             # every counted user is ranked: under the trec convention that includes users
             # whose judgments are all non-relevant (their lists still count in num_ret,
             # coverage and gini)
-            scored = np.flatnonzero(counted[lo:hi])
+            scored = np.flatnonzero(counted)
             ids, _, values, negatives = scorer.rank(span_rows[scored], k, threads,
                                                     truth=data if want_auc else None)
             lists = np.full((hi - lo, width), -1, dtype=scorer.id_dtype)
             lists[scored] = ids
             external = None
             if want_auc:
-                auc = np.where(counted[lo:hi], 0.0, np.nan)
-                m = n_relevant[lo:hi][scored]
+                auc = np.where(counted, 0.0, np.nan)
+                m = n_relevant[scored]
                 auc[scored] = np.where(m > 0, values, 0.0)
                 # GAUC leaves out a user without a relevant or a non-relevant item
                 gauc = np.full(hi - lo, np.nan)

@@ -115,7 +115,7 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
 def train_rows(train, n_users, n_items, name="train"):
     """The first n_users rows of a checked training matrix (implicit lets train have more
     rows than test), as a new CSR matrix: the caller's is never modified."""
-    indptr, indices, values, (rows, cols) = _csr_parts(train, name, "interactions")
+    indptr, indices, values, (rows, cols), _ = _csr_parts(train, name, "interactions")
     if cols != n_items or rows < n_users:
         raise ValueError(
             f"{name} has shape {(rows, cols)} but test has {(n_users, n_items)}; {name} needs "

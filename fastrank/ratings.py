@@ -19,7 +19,7 @@ from .factors import check_factors
 from .means import counted_mean
 from .threads import numba_threads
 from .result import Result
-from .validation import _csr_parts, _is_canonical
+from .validation import _csr_parts
 
 CONVENTION = "ratings"
 
@@ -131,7 +131,7 @@ def rated_entries(matrix, name="truth"):
         raise TypeError(f"{name} values must be numeric ratings; got dtype {matrix.dtype}. "
                         f"Cast with {name}.astype(np.float64)")
     if matrix.format == "csc":
-        indptr, rows, data, (n_items, n_users) = _csr_parts(matrix.T, name, "ratings")
+        indptr, rows, data, (n_items, n_users), _ = _csr_parts(matrix.T, name, "ratings")
         cols = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(indptr))
     elif matrix.format == "coo":
         n_users, n_items = matrix.shape
@@ -141,8 +141,9 @@ def rated_entries(matrix, name="truth"):
                 raise ValueError(f"{name} is a malformed COO matrix: {axis} indices must lie "
                                  f"in [0, {n}); rebuild it with scipy.sparse.coo_array")
     else:
-        indptr, cols, data, (n_users, n_items) = _csr_parts(matrix, name, "ratings")
-        if _is_canonical(indptr, cols):
+        indptr, cols, data, (n_users, n_items), canonical = _csr_parts(matrix, name,
+                                                                       "ratings")
+        if canonical:
             return Rated(indptr.astype(np.int64, copy=False), cols,
                          np.asarray(data, dtype=np.float64), None, n_users, n_items)
         rows = np.repeat(np.arange(n_users, dtype=np.int64), np.diff(indptr))

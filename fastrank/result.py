@@ -17,6 +17,7 @@ class Result(Evaluation):
         users. method="bootstrap": percentile interval of `n_resamples` resampled means
         (Numba, the same for a seed whatever the thread count); "normal": mean +- z * s.e.
         A pooled mean (implicit's precision) is resampled as the ratio it is."""
+        self.require_per_user("ci()")
         return result_ci(self, metric, level, method, n_resamples, seed, n_threads)
 
     def by(self, labels, metrics=None, level=0.95, method="normal", n_resamples=1000,
@@ -28,6 +29,7 @@ class Result(Evaluation):
     def curve(self, metric, level=0.95, method="normal", n_resamples=1000, seed=None):
         """`metric` at every cutoff 1..K, with intervals (level=None: none), from a result
         evaluated with curves=..."""
+        self.require_per_user("curve()")
         return result_curve(self, metric, level, method, n_resamples, seed)
 
     def plot(self, metrics, path=None, level=0.95, title=None, method="normal",
@@ -36,4 +38,5 @@ class Result(Evaluation):
         "bootstrap", named in the legend; level=None: no bands) with matplotlib; titled
         with the counted users unless `title` is given ("" for none); write to `path`
         (PNG, SVG, PDF) if given; return the Figure."""
+        self.require_per_user("plot()")
         return plot_result(self, metrics, path, level, title, method, n_resamples, seed)

@@ -271,6 +271,7 @@ def _check_systems(results, baseline):
         if not isinstance(res, Evaluation):
             raise TypeError(f"results[{name!r}] must be a fastrank Result; got "
                             f"{type(res).__name__}")
+        res.require_per_user(f"comparing results[{name!r}]")
     if baseline is not None and not isinstance(baseline, str):
         raise TypeError(f"baseline must be the name (a string) of one of the systems: "
                         f"{', '.join(map(repr, systems))}; got {baseline!r} of type "
@@ -514,6 +515,7 @@ def segments(result, labels, metrics=None, level=0.95, method="normal",
     method = check_choice(method, "method", METHODS)
     n_resamples = check_resamples(n_resamples, method)
     check_seed(seed)
+    result.require_per_user("by()")
     labels = _check_labels(labels, result.users.shape[0])
     if metrics is None:
         metrics = [m for m in result.metrics if m not in result.catalogue]

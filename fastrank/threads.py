@@ -44,6 +44,16 @@ def numba_threads(n_threads):
             numba.set_num_threads(previous)
 
 
+@contextmanager
+def parallel_turn():
+    """Hold the turn (see numba_threads) for a parallel kernel run outside numba_threads,
+    such as the input checks, at numba's current thread count."""
+    import numba
+
+    with _turns(numba):
+        yield
+
+
 _TURNS = threading.RLock()
 
 

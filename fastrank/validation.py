@@ -16,64 +16,112 @@ import scipy.sparse as sp
 
 @dataclass(frozen=True)
 class Truth:
-    """A checked, canonical CSR truth matrix as plain arrays."""
+    """A checked, canonical CSR truth matrix as plain arrays, in the caller's dtypes
+    where the kernels take them (no copy of a large, possibly memory-mapped, input)."""
 
-    indptr: np.ndarray   # int64, length n_users + 1
+    indptr: np.ndarray   # int32 or int64, length n_users + 1
     indices: np.ndarray  # int32 or int64
-    data: np.ndarray     # float64
+    data: np.ndarray     # float32 or float64
     n_users: int
     n_items: int
 
     @cached_property
     def max_row_nnz(self):
+        from ._kernels.checks import longest_row
+
         if self.n_users == 0:
             return 0
-        return int(np.diff(self.indptr).max())
+        out = np.empty(_n_chunks(self.n_users), np.int64)
+        _scan(longest_row, self.indptr, out.shape[0], out)
+        return int(out.max())
+
+
+def _n_chunks(n):
+    """Ranges of a parallel check over n entries: a few per thread, at least one."""
+    import numba
+
+    return max(1, min(int(n), 4 * numba.get_num_threads()))
+
+
+def _scan(kernel, *args):
+    """Run a parallel check of `_kernels.checks` (numba's workqueue layer takes turns)."""
+    from .threads import parallel_turn
+
+    with parallel_turn():
+        kernel(*args)
 
 
 def _index_array(arr):
-    """int32/int64 arrays pass unchanged; other integer types are cast to int64."""
-    if arr.dtype in (np.int32, np.int64):
+    """int32/int64 arrays pass unchanged; other integer types (and non-native byte order:
+    both rare) are cast to int64, unsigned values past int64 clipped to its largest."""
+    if arr.dtype in (np.int32, np.int64) and arr.dtype.isnative:
         return arr
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size:
+        arr = np.minimum(arr, np.uint64(np.iinfo(np.int64).max))
     return arr.astype(np.int64)
 
 
+def _value_array(data):
+    """float32/float64 relevance passes unchanged; other types (integers, bools, float16,
+    non-native byte order: rare) are cast to float64."""
+    data = np.asarray(data)
+    if data.dtype in (np.float32, np.float64) and data.dtype.isnative:
+        return data
+    return data.astype(np.float64)
+
+
+def _int_range(values):
+    """(smallest, largest) of a non-empty int32/int64 array. numpy's reductions read the
+    array in place without a temporary, and their SIMD loop on one thread measured 3x
+    faster than a parallel Numba scan (0.05 s against 0.18 s for 10^8 int32 ids)."""
+    return int(values.min()), int(values.max())
+
+
 def check_truth(truth, name="truth"):
-    """Convert a scipy.sparse truth matrix to a checked canonical CSR (copying only if needed)."""
-    indptr, indices, data, (n_users, n_items) = _csr_parts(truth, name, "relevance")
-    data = np.asarray(data, dtype=np.float64)
-    if not np.all(np.isfinite(data)):
-        raise ValueError(
-            f"{name} contains NaN or infinite relevance values; replace them (e.g. with 0 "
-            f"for non-relevant) before evaluating")
-    if not _is_canonical(indptr, indices):
+    """Convert a scipy.sparse truth matrix to a checked canonical CSR (copying only if needed:
+    float32/float64 values and int32/int64 indices of a canonical CSR are used in place)."""
+    from ._kernels.checks import non_finite
+
+    indptr, indices, data, (n_users, n_items), canonical = _csr_parts(truth, name,
+                                                                      "relevance")
+    data = _value_array(data)
+    if data.dtype.kind == "f":
+        bad = np.empty(_n_chunks(data.shape[0]), np.int8)
+        _scan(non_finite, data, bad.shape[0], bad)
+        if bad.any():
+            raise ValueError(
+                f"{name} contains NaN or infinite relevance values; replace them (e.g. with "
+                f"0 for non-relevant) before evaluating")
+    if not canonical:
         # Sort rows and sum duplicate (user, item) entries on a private copy.
         canon = sp.csr_array((data.copy(), indices.copy(), indptr.copy()), shape=(n_users, n_items))
         canon.sum_duplicates()
         indptr, indices, data = canon.indptr, canon.indices, canon.data
-    return Truth(indptr=indptr.astype(np.int64, copy=False), indices=_index_array(indices),
+    return Truth(indptr=_index_array(indptr), indices=_index_array(indices),
                  data=data, n_users=n_users, n_items=n_items)
 
 
 def check_pattern(matrix, name, shape):
     """The stored (user, item) pattern of a sparse matrix, values ignored: canonical CSR
-    (indptr int64, sorted duplicate-free indices) of the given shape."""
-    indptr, indices, _, got = _csr_parts(matrix, name, "any values: only the stored "
-                                                       "pattern counts")
+    (indptr and sorted duplicate-free indices, int32 or int64 as given) of the given
+    shape."""
+    indptr, indices, _, got, canonical = _csr_parts(matrix, name, "any values: only the "
+                                                                  "stored pattern counts")
     if got != tuple(shape):
         raise ValueError(
             f"{name} has shape {got} but must have shape {tuple(shape)} (users x items, as "
             f"the matrix or factors it goes with); build it with shape={tuple(shape)}")
-    if not _is_canonical(indptr, indices):
+    if not canonical:
         canon = sp.csr_array((np.ones(indices.shape[0], np.int8), indices.copy(), indptr.copy()),
                              shape=got)
         canon.sum_duplicates()  # also sorts
         indptr, indices = canon.indptr, canon.indices
-    return indptr.astype(np.int64, copy=False), _index_array(indices)
+    return _index_array(indptr), _index_array(indices)
 
 
 def _csr_parts(matrix, name, values, axes=("user", "item")):
-    """Structure checks shared by truth and pattern inputs: (indptr, indices, data, shape).
+    """Structure checks shared by truth and pattern inputs: (indptr, indices, data, shape,
+    canonical), canonical meaning that every row's indices strictly increase.
 
     CSR arrays are checked where they are; CSC, COO and BSR matrices are checked before
     scipy converts them (its converters trust their input: a bad index corrupts memory),
@@ -96,8 +144,8 @@ def _csr_parts(matrix, name, values, axes=("user", "item")):
     n_users, n_items = matrix.shape
     fmt = matrix.format
     if fmt == "csr":
-        indptr, indices, data = _compressed(matrix, name, n_users, n_items, "CSR")
-        return indptr, indices, data, (n_users, n_items)
+        indptr, indices, data, canonical = _compressed(matrix, name, n_users, n_items, "CSR")
+        return indptr, indices, data, (n_users, n_items), canonical
     if fmt == "csc":
         _compressed(matrix, name, n_items, n_users, "CSC")
     elif fmt == "coo":
@@ -105,12 +153,16 @@ def _csr_parts(matrix, name, values, axes=("user", "item")):
     elif fmt == "bsr":
         _blocks(matrix, name)
     converted = sp.csr_array(matrix)  # a new matrix: the caller's is untouched
-    return (np.asarray(converted.indptr), np.asarray(converted.indices),
-            np.asarray(converted.data), (n_users, n_items))
+    indptr, indices, data, canonical = _compressed(converted, name, n_users, n_items, "CSR")
+    return indptr, indices, data, (n_users, n_items), canonical
 
 
 def _compressed(matrix, name, n_outer, n_inner, kind):
-    """Checked (indptr, indices, data) of a CSR (outer = rows) or CSC (outer = columns)."""
+    """Checked (indptr, indices, data, canonical) of a CSR (outer = rows) or CSC (outer =
+    columns), scanned in place by parallel kernels; canonical: every outer slice's
+    indices strictly increase."""
+    from ._kernels.checks import decreasing_steps, scan_rows
+
     indptr = np.asarray(matrix.indptr)
     indices = np.asarray(matrix.indices)
     data = np.asarray(matrix.data)
@@ -126,8 +178,13 @@ def _compressed(matrix, name, n_outer, n_inner, kind):
         raise ValueError(
             f"{name} is a malformed {kind} matrix: indices ({indices.shape}) and data "
             f"({data.shape}) must be 1-D of one length; {rebuild}")
+    # scanned as int32/int64 (another integer type is converted: rare), in place
+    indptr, indices = _index_array(np.ascontiguousarray(indptr)), \
+        _index_array(np.ascontiguousarray(indices))
     nnz = int(indptr[-1])
-    if int(indptr[0]) != 0 or np.any(indptr[1:] < indptr[:-1]):
+    decreasing = np.empty(_n_chunks(n_outer), np.int8)
+    _scan(decreasing_steps, indptr, decreasing.shape[0], decreasing)
+    if int(indptr[0]) != 0 or decreasing.any():
         raise ValueError(
             f"{name} is a malformed {kind} matrix: indptr must start at 0 and never "
             f"decrease; {rebuild}")
@@ -135,14 +192,16 @@ def _compressed(matrix, name, n_outer, n_inner, kind):
         raise ValueError(
             f"{name} is a malformed {kind} matrix: indptr ends at {nnz} but there are "
             f"{indices.shape[0]} stored entries; {rebuild} (or call {name}.prune())")
+    scan = np.empty((_n_chunks(n_outer), 4), np.int64)
+    _scan(scan_rows, indptr, indices, scan.shape[0], scan)
     if nnz:
-        lo, hi = int(indices.min()), int(indices.max())
+        lo, hi = int(scan[:, 0].min()), int(scan[:, 1].max())
         if lo < 0 or hi >= n_inner:
             axis = "column" if kind == "CSR" else "row"
             raise ValueError(
                 f"{name} is a malformed {kind} matrix: {axis} indices must lie in "
                 f"[0, {n_inner}); found {lo if lo < 0 else hi}; {rebuild}")
-    return indptr, indices, data
+    return indptr, indices, data, not scan[:, 2].any()
 
 
 def _coordinates(matrix, name, n_users, n_items):
@@ -175,20 +234,9 @@ def _blocks(matrix, name):
                          f"scipy.sparse.bsr_array") from None
 
 
-def _is_canonical(indptr, indices):
-    """True if the column indices strictly increase within every row (sorted, no duplicates)."""
-    nnz = indices.shape[0]
-    if nnz < 2:
-        return True
-    increasing = indices[1:] > indices[:-1]
-    starts = indptr[1:-1]
-    starts = starts[(starts > 0) & (starts < nnz)]
-    increasing[starts - 1] = True  # a row's first entry need not exceed the previous row's last
-    return bool(increasing.all())
-
-
 def check_topk(topk, n_items):
-    """Check the (n_rows, K) id array: integer, 2-D, K >= 1, ids in [-1, n_items)."""
+    """Check the (n_rows, K) id array: integer, 2-D, K >= 1, ids in [-1, n_items). A
+    C-contiguous int32/int64 array (memory-mapped or read-only too) is used as it is."""
     topk = _int_array(topk, "topk", "item ids (n_users x K)")
     if topk.ndim != 2:
         raise ValueError(
@@ -196,15 +244,17 @@ def check_topk(topk, n_items):
             f"Reshape a single list with topk.reshape(1, -1)")
     if topk.shape[1] < 1:
         raise ValueError("topk has no columns; each row needs at least one item id (K >= 1)")
+    # the kernels read C-contiguous int32/int64 ids: a strided view or another integer
+    # type (rare) is copied
+    topk = _index_array(np.ascontiguousarray(topk))
     if topk.size:
-        lo, hi = int(topk.min()), int(topk.max())
+        lo, hi = _int_range(topk)
         if lo < -1 or hi >= n_items:
             bad = lo if lo < -1 else hi
             raise ValueError(
                 f"topk contains item id {bad}, outside [-1, {n_items}) for truth with "
                 f"{n_items} items; use -1 only to pad short lists")
-    topk = _index_array(topk)
-    return np.ascontiguousarray(topk)
+    return topk
 
 
 def _int_array(values, name, what):
@@ -225,7 +275,7 @@ def _int_array(values, name, what):
 
 
 def check_users(users, n_rows, n_truth_rows):
-    """The truth row of each top-K row, as int64."""
+    """The truth row of each top-K row: int32/int64 as given, int64 0..n_rows-1 when None."""
     if users is None:
         if n_rows != n_truth_rows:
             raise ValueError(
@@ -241,17 +291,18 @@ def check_users(users, n_rows, n_truth_rows):
 
 
 def check_rows(values, name, n, what):
-    """A 1-D integer array of row numbers in [0, n), as int64; errors name the argument
-    and the first offending row."""
+    """A 1-D integer array of row numbers in [0, n): int32/int64 as given (contiguous),
+    other integer types as int64; errors name the argument and the first offending row."""
     values = _int_array(values, name, f"row numbers ({what})")
     if values.ndim != 1:
         raise ValueError(f"{name} must be 1-D row numbers ({what}); got shape {values.shape}")
+    values = _index_array(np.ascontiguousarray(values))
     if values.size:
-        lo, hi = int(values.min()), int(values.max())
+        lo, hi = _int_range(values)
         if lo < 0 or hi >= n:
             raise ValueError(f"{name} contains {lo if lo < 0 else hi}, outside [0, {n}), "
                              f"{what}")
-    return values.astype(np.int64)
+    return values
 
 
 def rows_or_all(values, name, n, what):

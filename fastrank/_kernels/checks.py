@@ -1,0 +1,112 @@
+"""Parallel scans behind the facade's input checks: they read the caller's arrays in place
+(memory-mapped ones included) and allocate nothing of the input's size.
+
+Arrays in, arrays out, nothing raises. Each scan cuts its input into `n_chunks` ranges run
+under `prange`; a range writes only its own row of `out`, and the facade combines the
+rows. Every answer is a flag, a count or an extreme (no float sum), so it is the same
+for any thread count. Compiled lazily per dtype: int32 or int64 indices, float32 or
+float64 values, as the caller holds them.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def _bounds(n, chunk, n_chunks):
+    return (chunk * n) // n_chunks, ((chunk + 1) * n) // n_chunks
+
+
+@njit(cache=True, parallel=True)
+def decreasing_steps(indptr, n_chunks, out):
+    """out[c] = 1 if indptr decreases somewhere in chunk c of its steps, else 0."""
+    n = indptr.shape[0] - 1
+    for chunk in prange(n_chunks):
+        lo, hi = _bounds(n, chunk, n_chunks)
+        bad = 0
+        for i in range(lo, hi):
+            if indptr[i + 1] < indptr[i]:
+                bad = 1
+                break
+        out[chunk] = bad
+
+
+@njit(cache=True, parallel=True)
+def scan_rows(indptr, indices, n_chunks, out):
+    """For chunk c of the rows of a compressed matrix whose indptr is valid (starts at 0,
+    never decreases, ends at len(indices)): out[c] = (smallest index, largest index,
+    1 if some row's indices do not strictly increase, longest row). An empty chunk
+    writes (the largest int64, -1, 0, 0)."""
+    n_rows = indptr.shape[0] - 1
+    for chunk in prange(n_chunks):
+        lo, hi = _bounds(n_rows, chunk, n_chunks)
+        smallest = np.iinfo(np.int64).max
+        largest = np.int64(-1)
+        unsorted = 0
+        longest = np.int64(0)
+        for r in range(lo, hi):
+            start = np.int64(indptr[r])
+            end = np.int64(indptr[r + 1])
+            longest = max(longest, end - start)
+            previous = np.int64(-1)
+            for j in range(start, end):
+                index = np.int64(indices[j])
+                smallest = min(smallest, index)
+                largest = max(largest, index)
+                if index <= previous:
+                    unsorted = 1
+                previous = index
+        out[chunk, 0] = smallest
+        out[chunk, 1] = largest
+        out[chunk, 2] = unsorted
+        out[chunk, 3] = longest
+
+
+@njit(cache=True, parallel=True)
+def non_finite(values, n_chunks, out):
+    """out[c] = 1 if chunk c of a 1-D float array holds a NaN or an infinity, else 0."""
+    n = values.shape[0]
+    for chunk in prange(n_chunks):
+        lo, hi = _bounds(n, chunk, n_chunks)
+        bad = 0
+        for j in range(lo, hi):
+            if not np.isfinite(values[j]):
+                bad = 1
+                break
+        out[chunk] = bad
+
+
+@njit(cache=True, parallel=True)
+def longest_row(indptr, n_chunks, out):
+    """out[c] = the longest row (indptr step) in chunk c of the rows (0 if empty)."""
+    n_rows = indptr.shape[0] - 1
+    for chunk in prange(n_chunks):
+        lo, hi = _bounds(n_rows, chunk, n_chunks)
+        longest = np.int64(0)
+        for r in range(lo, hi):
+            longest = max(longest, np.int64(indptr[r + 1]) - np.int64(indptr[r]))
+        out[chunk] = longest
+
+
+@njit(cache=True, parallel=True)
+def largest_square_norm(rows, n_chunks, out):
+    """out[c] = the largest Σ_j rows[i, j]² (in float64) over chunk c of the rows of a
+    2-D float array (0.0 for an empty chunk), and out[c] = NaN where a row holds a NaN or
+    an infinity."""
+    n = rows.shape[0]
+    for chunk in prange(n_chunks):
+        lo, hi = _bounds(n, chunk, n_chunks)
+        largest = 0.0
+        for i in range(lo, hi):
+            total = 0.0
+            finite = True
+            for j in range(rows.shape[1]):
+                x = np.float64(rows[i, j])
+                if not np.isfinite(x):
+                    finite = False
+                total += x * x
+            if not finite:
+                largest = np.nan
+                break
+            largest = max(largest, total)
+        out[chunk] = largest

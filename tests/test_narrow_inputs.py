@@ -1,0 +1,223 @@
+"""Narrow and memory-mapped inputs: float32 relevance and int32 indptr, indices, ids and
+users reach the kernels where they are (no float64 / int64 copy) and give exactly the
+values of float64 / int64 inputs; evaluate(per_user=False) keeps only the means, the same
+to the bit."""
+
+import importlib
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_array_equal
+
+import fastrank as fr
+from fastrank.engine import SUM_ROWS
+from fastrank.synthetic import power_law
+
+from .conftest import ALL_METRICS
+
+THREADS = sorted({1, numba.config.NUMBA_NUM_THREADS})
+CONVENTIONS = ["recsys", "trec", "implicit"]
+
+
+def narrow(truth):
+    """truth with float32 values and int32 indices and indptr (float32 holds the grades
+    1..5 exactly)."""
+    return sp.csr_array((truth.data.astype(np.float32), truth.indices.astype(np.int32),
+                         truth.indptr.astype(np.int32)), shape=truth.shape)
+
+
+def wide(truth):
+    return sp.csr_array((truth.data.astype(np.float64), truth.indices.astype(np.int64),
+                         truth.indptr.astype(np.int64)), shape=truth.shape)
+
+
+def mapped(tmp_path, **arrays):
+    """The arrays saved as .npy files and memory-mapped read-only."""
+    out = {}
+    for name, array in arrays.items():
+        np.save(tmp_path / f"{name}.npy", array)
+        out[name] = np.load(tmp_path / f"{name}.npy", mmap_mode="r")
+    return out
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory):
+    truth, topk = power_law(3000, 400, 10, seed=7)
+    small = narrow(truth)
+    maps = mapped(tmp_path_factory.mktemp("narrow"), indptr=small.indptr,
+                  indices=small.indices, data=small.data, topk=topk.astype(np.int32))
+    on_disk = sp.csr_array((maps["data"], maps["indices"], maps["indptr"]), shape=truth.shape)
+    return wide(truth), topk.astype(np.int64), on_disk, maps
+
+
+def assert_same(got, want):
+    assert got.to_dict().keys() == want.to_dict().keys()
+    for name in want.metrics:
+        assert got[name] == want[name] or (np.isnan(got[name]) and np.isnan(want[name]))
+        if name not in want.catalogue:
+            assert_array_equal(got.per_user(name), want.per_user(name))
+    assert_array_equal(got.counted, want.counted)
+    assert_array_equal(got.n_relevant, want.n_relevant)
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_narrow_mapped_inputs_give_the_values_of_wide_ones(workload, convention):
+    truth, topk, on_disk, maps = workload
+    assert maps["data"].dtype == np.float32 and maps["indptr"].dtype == np.int32
+    want = fr.evaluate(truth, topk, ALL_METRICS, convention=convention)
+    got = fr.evaluate(on_disk, maps["topk"], ALL_METRICS, convention=convention)
+    assert_same(got, want)
+    users = np.arange(2999, -1, -1, dtype=np.int32)
+    assert_same(fr.evaluate(on_disk, maps["topk"][users], ALL_METRICS, convention=convention,
+                            users=users),
+                fr.evaluate(truth, topk[users], ALL_METRICS, convention=convention,
+                            users=users.astype(np.int64)))
+
+
+def test_the_streaming_evaluator_reads_narrow_maps_in_place(workload):
+    truth, topk, on_disk, maps = workload
+    ev = fr.Evaluator(on_disk, ["ndcg@10", "map@5", "auc@10"])
+    for name in ("indptr", "indices", "data"):
+        assert np.shares_memory(getattr(ev._data, name), maps[name])
+    for lo in range(0, 3000, 1000):
+        ev.update(np.arange(lo, lo + 1000, dtype=np.int32), maps["topk"][lo:lo + 1000])
+    assert_same(ev.result(), fr.evaluate(truth, topk, ["ndcg@10", "map@5", "auc@10"]))
+
+
+def test_evaluate_factors_on_narrow_mapped_inputs(workload, tmp_path):
+    truth, _, on_disk, _ = workload
+    rng = np.random.default_rng(8)
+    factors = mapped(tmp_path, users=rng.standard_normal((3000, 8)).astype(np.float32),
+                     items=rng.standard_normal((400, 8)).astype(np.float32))
+    metrics = ["ndcg@10", "precision@5", "auc"]
+    want = fr.evaluate_factors(np.array(factors["users"]), np.array(factors["items"]), truth,
+                               metrics)
+    assert_same(fr.evaluate_factors(factors["users"], factors["items"], on_disk, metrics),
+                want)
+
+
+def test_the_kernel_gets_the_callers_arrays(workload, monkeypatch):
+    """No copy of a big input: the ranking kernel is handed the caller's own memory."""
+    ranking = importlib.import_module("fastrank._kernels.ranking")
+    _, _, on_disk, maps = workload
+    seen = []
+    kernel = ranking.rank_metrics
+
+    def spy(indptr, indices, data, topk, *rest, **named):
+        seen.append((indptr, indices, data, topk))
+        return kernel(indptr, indices, data, topk, *rest, **named)
+
+    monkeypatch.setattr(ranking, "rank_metrics", spy)
+    fr.evaluate(on_disk, maps["topk"], ["ndcg@10", "recall@5"])
+    assert seen
+    for indptr, indices, data, topk in seen:
+        for got, name in ((indptr, "indptr"), (indices, "indices"), (data, "data"),
+                          (topk, "topk")):
+            assert np.shares_memory(got, maps[name]), name
+            assert got.dtype == maps[name].dtype
+
+
+def test_the_callers_arrays_are_untouched(workload):
+    _, _, on_disk, maps = workload
+    users = np.arange(3000, dtype=np.int32)
+    topk = np.array(maps["topk"])
+    before = [a.copy() for a in (users, topk)]
+    res = fr.evaluate(on_disk, topk, ["ndcg@10"], users=users)
+    assert users.flags.writeable and topk.flags.writeable  # the Result holds a view
+    assert not res.users.flags.writeable
+    assert np.shares_memory(res.users, users)
+    for old, now in zip(before, (users, topk)):
+        assert_array_equal(old, now)
+        assert old.dtype == now.dtype
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_malformed_narrow_matrices_are_errors(dtype):
+    indptr = np.array([0, 2, 1, 3], dtype)
+    bad = sp.csr_array((np.ones(3, np.float32), np.array([0, 1, 2], dtype), indptr),
+                       shape=(3, 4))
+    with pytest.raises(ValueError, match="indptr must start at 0 and never decrease"):
+        fr.evaluate(bad, np.zeros((3, 2), dtype), ["ndcg@2"])
+    outside = sp.csr_array((np.ones(3, np.float32), np.array([0, 1, 4], dtype),
+                            np.array([0, 2, 3, 3], dtype)), shape=(3, 4))
+    with pytest.raises(ValueError, match=r"column indices must lie in \[0, 4\); found 4"):
+        fr.evaluate(outside, np.zeros((3, 2), dtype), ["ndcg@2"])
+    nan = sp.csr_array((np.array([1.0, np.nan, 2.0], np.float32), np.array([0, 1, 2], dtype),
+                        np.array([0, 2, 3, 3], dtype)), shape=(3, 4))
+    with pytest.raises(ValueError, match="truth contains NaN or infinite relevance"):
+        fr.evaluate(nan, np.zeros((3, 2), dtype), ["ndcg@2"])
+    with pytest.raises(ValueError, match="topk contains item id -2"):
+        fr.evaluate(outside.copy()[:, :3], np.full((3, 2), -2, dtype), ["ndcg@2"])
+
+
+def test_unsorted_narrow_rows_are_canonicalised_on_a_copy():
+    data = np.array([2.0, 1.0, 3.0, 1.0], np.float32)
+    indices = np.array([3, 0, 2, 3], np.int32)  # row 0 unsorted, row 1 repeats item 3
+    indptr = np.array([0, 2, 4], np.int32)
+    truth = sp.csr_array((data, indices, indptr), shape=(2, 5))
+    copies = [a.copy() for a in (data, indices, indptr)]
+    topk = np.array([[3, 0, 1], [3, 2, 4]], np.int32)
+    clean = sp.csr_array(np.array([[1.0, 0, 0, 2.0, 0], [0, 0, 3.0, 1.0, 0]]))
+    assert_same(fr.evaluate(truth, topk, ALL_METRICS), fr.evaluate(clean, topk, ALL_METRICS))
+    for old, now in zip(copies, (data, indices, indptr)):
+        assert_array_equal(old, now)
+
+
+def test_unsigned_ids_past_int64_are_reported_not_wrapped():
+    truth = sp.csr_array(np.eye(3))
+    topk = np.array([[0], [1], [2 ** 64 - 1]], np.uint64)
+    with pytest.raises(ValueError, match=f"topk contains item id {2 ** 63 - 1}"):
+        fr.evaluate(truth, topk, ["ndcg@1"])
+
+
+@pytest.fixture(scope="module")
+def tall(workload):
+    """More rows than one part of the means (SUM_ROWS), with users= and a catalogue
+    metric: several parts, and per_user=False runs several spans."""
+    truth, topk, _, _ = workload
+    users = np.tile(np.arange(3000), SUM_ROWS // 3000 + 2)[::-1].copy()
+    assert users.shape[0] > SUM_ROWS
+    return truth, topk[users], users
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_means_only_equal_the_means_to_the_bit(tall, convention, monkeypatch):
+    truth, topk, users = tall
+    metrics = ["ndcg@10", "precision@5", "map", "recall@3", "auc@10", "coverage@10",
+               "bpref"]
+    want = fr.evaluate(truth, topk, metrics, convention=convention, users=users)
+    evaluate_module = importlib.import_module("fastrank.evaluate")
+    for span_ids in (1, 1 << 22):  # spans of one part, and of several
+        monkeypatch.setattr(evaluate_module, "_MEANS_SPAN_IDS", span_ids)
+        for n in THREADS:
+            got = fr.evaluate(truth, topk, metrics, convention=convention, users=users,
+                              per_user=False, n_threads=n)
+            assert got.to_dict() == want.to_dict()
+            assert (got.n_users, got.n_rows) == (want.n_users, users.shape[0])
+            assert not got.has_per_user and want.has_per_user
+
+
+def test_means_only_of_every_row_in_order(workload):
+    truth, topk, on_disk, maps = workload
+    got = fr.evaluate(on_disk, maps["topk"], ALL_METRICS, per_user=False)
+    want = fr.evaluate(truth, topk, ALL_METRICS)
+    assert got.to_dict() == want.to_dict() and got.n_users == want.n_users
+    assert got.users is None and got.counted is None and got.n_relevant is None
+    assert f"{want.n_users} of 3000 users counted" in repr(got)
+    empty = fr.evaluate(truth[:0], topk[:0], ["ndcg@10"], per_user=False)
+    assert np.isnan(empty["ndcg@10"]) and empty.n_users == 0 and empty.n_rows == 0
+
+
+def test_means_only_results_refuse_what_needs_per_user_values(workload):
+    truth, topk, _, _ = workload
+    res = fr.evaluate(truth, topk, ["ndcg@10"], per_user=False)
+    message = "holds means only .evaluated with per_user=False.; evaluate again"
+    for call in (lambda: res.per_user("ndcg@10"), lambda: res.ci("ndcg@10"),
+                 lambda: res.by(np.zeros(3000)), lambda: res.to_frame(),
+                 lambda: fr.compare({"a": res, "b": res}, "ndcg@10")):
+        with pytest.raises(ValueError, match=message):
+            call()
+    with pytest.raises(TypeError, match="per_user must be True or False"):
+        fr.evaluate(truth, topk, ["ndcg@10"], per_user="no")
