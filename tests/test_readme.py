@@ -1,6 +1,7 @@
 """The README runs as written: every Python block, and every `fastrank` command of its bash
 blocks, in the order they appear, in one scratch folder (so a block may use the files an
-earlier one wrote). The two setup commands (pip install, pytest) and asv are CI's."""
+earlier one wrote). The two setup commands (pip install, pytest) and asv are CI's; the
+Spark block runs in tests/test_spark.py, which has a SparkSession (and Java)."""
 
 import contextlib
 import io as stdio
@@ -38,6 +39,8 @@ def test_every_block_of_the_readme_runs(tmp_path, monkeypatch):
     ran = 0
     for language, code, line in blocks():
         if language == "python":
+            if "pyspark" in code:
+                continue  # run by tests/test_spark.py, in its SparkSession
             namespace = {"__name__": "__readme__"}
             with contextlib.redirect_stdout(stdio.StringIO()):
                 try:

@@ -114,7 +114,7 @@ def test_string_ids_ranks_given_k_and_more_partitions(spark):
 
 
 def test_empty_partitions_one_sided_users_and_user_types_that_differ(spark):
-    """Six users in 16 partitions (most empty); a judged user without a list (scores 0),
+    """Six users in 8 partitions (most empty); a judged user without a list (scores 0),
     listed users without judgments (not counted); int truth ids against long recs ids."""
     from pyspark.sql import functions as F
 
@@ -127,7 +127,7 @@ def test_empty_partitions_one_sided_users_and_user_types_that_differ(spark):
     local = data.evaluate(metrics)
     assert data.without_recommendations == 2 and data.without_truth == 2
     truth = spark.createDataFrame(t).withColumn("user", F.col("user").cast("int"))
-    res = fastrank.spark.evaluate(truth, spark.createDataFrame(r), metrics, npartitions=16)
+    res = fastrank.spark.evaluate(truth, spark.createDataFrame(r), metrics, npartitions=8)
     check_equal(res, local, metrics, data.users)
     assert dict(res.per_user.dtypes)["user"] == "bigint"
     # no recommendations at all: every judged user scores 0
@@ -175,3 +175,18 @@ def test_bad_input_is_named(spark):
     nulls.loc[3, "user"] = pd.NA
     with pytest.raises(ValueError, match="truth column 'user' has 1 missing values"):
         fastrank.spark.evaluate(spark.createDataFrame(nulls), R, ["ndcg@10"])
+
+
+def test_the_readme_example(spark, capsys):
+    """The README's Spark block runs as written (its getOrCreate finds this session) and
+    prints what the README shows."""
+    from .test_readme import blocks
+
+    found = [code for language, code, _ in blocks() if language == "python" and "pyspark" in code]
+    assert len(found) == 1
+    exec(compile(found[0], "README.md (Spark)", "exec"), {"__name__": "__readme__"})
+    out = capsys.readouterr().out
+    assert "SparkResult(recsys, 2 of 3 users counted)" in out
+    assert "ndcg@3  0.380094" in out and "recall@2  0.250000" in out
+    assert "| ann|0.7601875334318685|     0.5|         2|   true|" in out
+    assert "| cat|               NaN|     NaN|         0|  false|" in out
