@@ -24,25 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 METRICS = ["precision", "recall", "ndcg", "map"]  # at K
 
 
-def parquet_files(n_users, k, parts=16):
-    """(truth dir, recs dir): the power-law workload as parquet datasets of `parts` files."""
-    import pandas as pd
-
-    from bench.datasets import _cache_dir, record_columns
-
-    root = _cache_dir() / f"dask_{n_users}_{k}"
-    truth_dir, recs_dir = root / "truth", root / "recs"
-    if truth_dir.exists() and recs_dir.exists():
-        return truth_dir, recs_dir
-    truth, recs = record_columns(n_users, k)
-    for directory, columns in ((truth_dir, truth), (recs_dir, recs)):
-        directory.mkdir(parents=True, exist_ok=True)
-        frame = pd.DataFrame(columns)
-        for i, piece in enumerate(np.array_split(np.arange(len(frame)), parts)):
-            frame.iloc[piece].to_parquet(directory / f"part-{i:03d}.parquet", index=False)
-    return truth_dir, recs_dir
-
-
 def local_run(truth_dir, recs_dir):
     import pandas as pd
 
@@ -75,6 +56,8 @@ def main():
     args = parser.parse_args()
 
     from distributed import Client, LocalCluster
+
+    from bench.datasets import parquet_files
 
     truth_dir, recs_dir = parquet_files(args.users, args.k)
     _warm()

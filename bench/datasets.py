@@ -168,6 +168,23 @@ def record_columns(n_users, k, ids="int", seed=0):
              "score": (k - cols).astype(np.float64)})
 
 
+def parquet_files(n_users, k, parts=16):
+    """(truth dir, recs dir): the power-law workload as parquet datasets of `parts` files."""
+    import pandas as pd
+
+    root = _cache_dir() / f"dask_{n_users}_{k}"
+    truth_dir, recs_dir = root / "truth", root / "recs"
+    if truth_dir.exists() and recs_dir.exists():
+        return truth_dir, recs_dir
+    truth, recs = record_columns(n_users, k)
+    for directory, columns in ((truth_dir, truth), (recs_dir, recs)):
+        directory.mkdir(parents=True, exist_ok=True)
+        frame = pd.DataFrame(columns)
+        for i, piece in enumerate(np.array_split(np.arange(len(frame)), parts)):
+            frame.iloc[piece].to_parquet(directory / f"part-{i:03d}.parquet", index=False)
+    return truth_dir, recs_dir
+
+
 def trec_files(n_queries, depth, seed=0):
     """(qrels path, run path): n_queries queries with `depth` retrieved documents each, 5%
     of them judged relevant, scores with ties, written once to the cache directory."""

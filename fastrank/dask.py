@@ -18,52 +18,20 @@ Equal to `fastrank.io.from_tables(truth, recs).evaluate(metrics)` on the same da
 identical per-user values, means to 1e-12 (only the order of the sums differs).
 """
 
-from collections.abc import Mapping
-
 import numpy as np
 
-from .engine import Block, Plan, common_convention, parse_requests
-from .grammar import metric_labels
-from .io.tables import dtype_kind, from_tables
-from .means import mean_of
-from .streaming import Evaluator
-from .validation import LARGEST_INT, check_int
-
-_PER_USER = ("n_relevant", "counted")
+from .engine import parse_requests
+from .io.tables import dtype_kind
+from .partitions import (PartitionedResult, check_columns, evaluate_partition, list_metrics,
+                         means_of_sums, order_column, partial_sums, per_user_columns,
+                         sum_columns)
+from .validation import check_int
 
 
-class DaskResult(Mapping):
+class DaskResult(PartitionedResult):
     """Means of a Dask evaluation (a read-only mapping metric -> mean) with counts, and
     the per-user values as a Dask DataFrame (`per_user`: columns user, the metrics,
     n_relevant, counted; NaN where a user is not counted) when they were kept."""
-
-    def __init__(self, means, n_users, n_rows, convention, per_user):
-        self._means = dict(means)
-        self.n_users = int(n_users)
-        self.n_rows = int(n_rows)
-        self.convention = convention
-        self.per_user = per_user
-
-    @property
-    def metrics(self):
-        return tuple(self._means)
-
-    def __getitem__(self, name):
-        return self._means[name]
-
-    def __iter__(self):
-        return iter(self._means)
-
-    def __len__(self):
-        return len(self._means)
-
-    def to_dict(self):
-        return dict(self._means)
-
-    def __repr__(self):
-        lines = [f"DaskResult({self.convention}, {self.n_users} of {self.n_rows} users counted)"]
-        lines += [f"  {name}  {value:.6f}" for name, value in self._means.items()]
-        return "\n".join(lines)
 
 
 def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None, n_items=None,
@@ -108,14 +76,7 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
     import dask
     import pandas as pd
 
-    labels = list(dict.fromkeys(metric_labels(metrics)))
-    requests = parse_requests(labels, LARGEST_INT, convention, dialect)
-    for request in requests:
-        if request.metric.engine not in ("ranking", "trec"):
-            raise ValueError(
-                f"metrics: {request.label!r} is not available on Dask; fastrank.dask "
-                f"evaluates the metrics of the lists and the truth alone (the families "
-                f"ranking, counts and trec of fastrank.METRICS)")
+    labels, requests = list_metrics(metrics, convention, dialect, "Dask")
     if n_items is not None:
         n_items = check_int(n_items, "n_items")
     if npartitions is not None:
@@ -127,10 +88,7 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
                "recs": (recs, [user, item])}
     for name, (frame, needed) in columns.items():
         _check_frame(frame, name, needed)
-    recs_order = score if score in recs.columns else rank
-    if recs_order not in recs.columns:
-        raise ValueError(f"recs has neither a {score!r} nor a {rank!r} column, so its order "
-                         f"is unknown; its columns are {list(recs.columns)}")
+    order_column(recs.columns, score, rank)
     for column in (item, user):
         _same_kind(column, truth[column].dtype, recs[column].dtype)
     truth, recs = _same_user_type(truth, recs, user)
@@ -165,17 +123,12 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
                                align_dataframes=False)
     if per_user:
         values = values.persist()
-    sums_meta = pd.DataFrame({c: pd.Series(dtype="float64")
-                              for c in _sum_columns(labels)})
+    sums_meta = pd.DataFrame({c: pd.Series(dtype="float64") for c in sum_columns(labels)})
     sums = values.map_partitions(_partial_sums, labels, convention, dialect, k,
                                  meta=sums_meta)
     totals = dask.compute(sums.sum(split_every=split_every))[0]
-    counted = totals["counted"]
-    means = {}
-    for label in labels:
-        num, den = totals[f"{label}:num"], totals[f"{label}:den"]
-        means[label] = mean_of(num, den, specs[labels.index(label)].aggregate)
-    return DaskResult(means, counted, totals["rows"], common_convention(specs),
+    means, common = means_of_sums(totals, labels, k, convention, dialect)
+    return DaskResult(means, totals["counted"], totals["rows"], common,
                       values if per_user else None)
 
 
@@ -183,12 +136,7 @@ def _check_frame(frame, name, needed):
     if not hasattr(frame, "npartitions") or not hasattr(frame, "shuffle"):
         raise TypeError(f"{name} must be a dask DataFrame; got {type(frame).__name__}. For "
                         f"in-memory tables use fastrank.io.from_tables")
-    for column in needed:
-        if column not in frame.columns:
-            raise ValueError(
-                f"{name} has no column {column!r}; its columns are {list(frame.columns)}. "
-                f"Rename the column, or pass its name (user=, item=, relevance=, score=, "
-                f"rank=)")
+    check_columns(frame.columns, name, needed)
 
 
 def _kind(dtype):
@@ -268,47 +216,18 @@ def _distinct_items(truth, recs, item):
     return both[item].nunique()
 
 
-def _evaluate_partition(truth, recs, *, labels, convention, dialect, k, n_items, names,
-                        n_threads, user_dtype):
-    """One partition pair: from_tables, the kernel, the per-user frame."""
+def _evaluate_partition(truth, recs, *, labels, user_dtype, **how):
+    """One partition pair: its users' values as a pandas frame."""
     import pandas as pd
-    import scipy.sparse as sp
 
-    user = names["user"]
-    data = from_tables(truth, recs, k=k, **names)
-    if n_items is not None and data.items.shape[0] > n_items:
-        raise ValueError(
-            f"n_items={n_items} is less than the {data.items.shape[0]} distinct items of one "
-            f"partition; pass the catalogue size (or leave n_items out to count it)")
-    width = max(n_items or 0, data.truth.shape[1])
-    matrix = sp.csr_array((data.truth.data, data.truth.indices, data.truth.indptr),
-                          shape=(data.truth.shape[0], width))
-    # lists of K slots: a partition's shorter lists end early, with no padding built
-    res = Evaluator(matrix, labels, convention=convention, dialect=dialect, k=k,
-                    n_threads=n_threads).update(
-        None, data.topk).result()
-    return pd.DataFrame({user: pd.Series(data.users).astype(user_dtype),
-                         **{label: res.per_user(label) for label in labels},
-                         "n_relevant": res.n_relevant, "counted": res.counted})
-
-
-def _sum_columns(labels):
-    return ["rows", "counted"] + [f"{label}:{part}" for label in labels
-                                  for part in ("num", "den")]
+    users, res = evaluate_partition(truth, recs, labels=labels, **how)
+    return pd.DataFrame({how["names"]["user"]: pd.Series(users).astype(user_dtype),
+                         **per_user_columns(res, labels)})
 
 
 def _partial_sums(values, labels, convention, dialect, k):
-    """One row of sums over a partition's counted users, as fastrank.evaluate takes its
-    means (Plan.sums: implicit's pooled precision as hits and min(k, m))."""
+    """One row of sums over a partition's counted users."""
     import pandas as pd
 
-    plan = Plan(labels, k, convention, 1, dialect=dialect)
-    counted = values["counted"].to_numpy(bool)
-    # the Block's rows in the plan's order (its passes), not the order asked for
-    block = Block(np.vstack([values[label].to_numpy(np.float64) for label in plan.per_user])
-                  if plan.per_user else np.empty((0, len(values))),
-                  values["n_relevant"].to_numpy(np.int64), counted, None)
-    row = {"rows": float(len(values)), "counted": float(np.count_nonzero(counted))}
-    for label, (num, den) in plan.sums(block).items():
-        row[f"{label}:num"], row[f"{label}:den"] = num, den
-    return pd.DataFrame({c: [row[c]] for c in _sum_columns(labels)})
+    row = partial_sums(values, labels, convention, dialect, k)
+    return pd.DataFrame({c: [v] for c, v in row.items()})

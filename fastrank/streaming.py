@@ -17,8 +17,8 @@ from .engine import Block, Plan, check_requests
 from .means import counts_judged
 from .dialects import check_dialect
 from .grammar import metric_labels
-from .threads import numba_threads
-from .validation import (Truth, check_bool, check_int, check_n_threads, check_topk,
+from .threads import check_n_threads, numba_threads
+from .validation import (Truth, check_bool, check_int, check_topk,
                          check_truth, check_users)
 
 

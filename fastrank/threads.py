@@ -8,7 +8,7 @@ the bootstrap, the list grouping of the readers) runs its kernels inside
 import threading
 from contextlib import contextmanager
 
-from .validation import check_n_threads
+import numpy as np
 
 # Ranges of users per thread: a few per thread evens out the load; each range allocates
 # and clears its own O(n_items) scratch once.
@@ -21,6 +21,22 @@ def n_ranges(n_rows, threads, work, n_items):
     catalogue), and at least one per thread while there are rows."""
     by_work = max(threads, work // max(n_items, 1))
     return min(n_rows, _CHUNKS_PER_THREAD * threads, by_work)
+
+
+def check_n_threads(n_threads, max_threads=None):
+    if n_threads is None:
+        return None
+    if max_threads is None:
+        import numba
+
+        max_threads = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
+        raise TypeError(f"n_threads must be an int or None; got {type(n_threads).__name__}")
+    if not 1 <= n_threads <= max_threads:
+        raise ValueError(
+            f"n_threads must be between 1 and {max_threads} (numba's NUMBA_NUM_THREADS); "
+            f"got {n_threads}")
+    return int(n_threads)
 
 
 @contextmanager

@@ -13,6 +13,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from .threads import parallel_turn
+
 
 @dataclass(frozen=True)
 class Truth:
@@ -45,8 +47,6 @@ def _n_chunks(n):
 
 def _scan(kernel, *args):
     """Run a parallel check of `_kernels.checks` (numba's workqueue layer takes turns)."""
-    from .threads import parallel_turn
-
     with parallel_turn():
         kernel(*args)
 
@@ -310,22 +310,6 @@ def rows_or_all(values, name, n, what):
     if values is None:
         return np.arange(n, dtype=np.int64)
     return check_rows(values, name, n, what)
-
-
-def check_n_threads(n_threads, max_threads=None):
-    if n_threads is None:
-        return None
-    if max_threads is None:
-        import numba
-
-        max_threads = numba.config.NUMBA_NUM_THREADS
-    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
-        raise TypeError(f"n_threads must be an int or None; got {type(n_threads).__name__}")
-    if not 1 <= n_threads <= max_threads:
-        raise ValueError(
-            f"n_threads must be between 1 and {max_threads} (numba's NUMBA_NUM_THREADS); "
-            f"got {n_threads}")
-    return int(n_threads)
 
 
 def check_bool(value, name):

@@ -1,0 +1,155 @@
+"""Evaluating tables one partition at a time: what fastrank.dask and fastrank.spark share.
+
+A partition holds every row of its users (both tables shuffled on the user column), so it
+is evaluated on its own, like any pair of in-memory tables:
+- `evaluate_partition`: `fastrank.io.from_tables` and the one kernel, through an
+  `Evaluator` (the mergeable accumulator): its users and their `Result`;
+- `partial_sums`: one row of sums over a partition's counted users (per metric a numerator
+  and a denominator, `Plan.sums`), which add up across partitions;
+- `means_of_sums`: the means of the summed rows, as `fastrank.evaluate` takes them.
+`PartitionedResult` is what both front ends return.
+"""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .engine import Block, Plan, common_convention, parse_requests
+from .grammar import metric_labels
+from .io.tables import from_tables
+from .means import mean_of
+from .streaming import Evaluator
+from .validation import LARGEST_INT
+
+# the columns of the per-user values besides the user and the metrics
+PER_USER = ("n_relevant", "counted")
+
+
+class PartitionedResult(Mapping):
+    """Means of a partitioned evaluation (a read-only mapping metric -> mean) with counts,
+    and the per-user values as a table of the cluster's kind (`per_user`: columns user,
+    the metrics, n_relevant, counted; NaN where a user is not counted) when they were
+    kept."""
+
+    def __init__(self, means, n_users, n_rows, convention, per_user):
+        self._means = dict(means)
+        self.n_users = int(n_users)
+        self.n_rows = int(n_rows)
+        self.convention = convention
+        self.per_user = per_user
+
+    @property
+    def metrics(self):
+        return tuple(self._means)
+
+    def __getitem__(self, name):
+        return self._means[name]
+
+    def __iter__(self):
+        return iter(self._means)
+
+    def __len__(self):
+        return len(self._means)
+
+    def to_dict(self):
+        return dict(self._means)
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of {self.n_rows} "
+                 f"users counted)"]
+        lines += [f"  {name}  {value:.6f}" for name, value in self._means.items()]
+        return "\n".join(lines)
+
+
+def list_metrics(metrics, convention, dialect, where):
+    """(distinct labels of `metrics`, their Requests at any K): each a metric of the lists
+    and the truth alone (engines ranking and trec), as the others need global item ids or
+    side inputs."""
+    labels = list(dict.fromkeys(metric_labels(metrics)))
+    requests = parse_requests(labels, LARGEST_INT, convention, dialect)
+    for request in requests:
+        if request.metric.engine not in ("ranking", "trec"):
+            raise ValueError(
+                f"metrics: {request.label!r} is not available on {where}; "
+                f"fastrank.{where.lower()} evaluates the metrics of the lists and the truth "
+                f"alone (the families ranking, counts and trec of fastrank.METRICS)")
+    return labels, requests
+
+
+def check_columns(columns, name, needed):
+    """Every column `needed` is among a table's `columns`, else a ValueError naming it."""
+    for column in needed:
+        if column not in columns:
+            raise ValueError(
+                f"{name} has no column {column!r}; its columns are {list(columns)}. "
+                f"Rename the column, or pass its name (user=, item=, relevance=, score=, "
+                f"rank=)")
+
+
+def order_column(columns, score, rank):
+    """The recs column that orders the lists: `score` if there is one, else `rank`."""
+    if score in columns:
+        return score
+    if rank in columns:
+        return rank
+    raise ValueError(f"recs has neither a {score!r} nor a {rank!r} column, so its order "
+                     f"is unknown; its columns are {list(columns)}")
+
+
+def evaluate_partition(truth, recs, *, labels, convention, dialect, k, n_items, names,
+                       n_threads):
+    """(users, Result) of one partition's tables: `from_tables` (item ids local to the
+    partition, which is all the metrics need; `auc` gets the catalogue size `n_items`),
+    then the kernel through an Evaluator."""
+    import scipy.sparse as sp
+
+    data = from_tables(truth, recs, k=k, **names)
+    if n_items is not None and data.items.shape[0] > n_items:
+        raise ValueError(
+            f"n_items={n_items} is less than the {data.items.shape[0]} distinct items of one "
+            f"partition; pass the catalogue size (or leave n_items out to count it)")
+    width = max(n_items or 0, data.truth.shape[1])
+    matrix = sp.csr_array((data.truth.data, data.truth.indices, data.truth.indptr),
+                          shape=(data.truth.shape[0], width))
+    # lists of K slots: a partition's shorter lists end early, with no padding built
+    res = Evaluator(matrix, labels, convention=convention, dialect=dialect, k=k,
+                    n_threads=n_threads).update(None, data.topk).result()
+    return data.users, res
+
+
+def per_user_columns(res, labels):
+    """{column: array} of a partition's Result: the metrics, n_relevant, counted."""
+    return {**{label: res.per_user(label) for label in labels},
+            "n_relevant": res.n_relevant, "counted": res.counted}
+
+
+def sum_columns(labels):
+    return ["rows", "counted"] + [f"{label}:{part}" for label in labels
+                                  for part in ("num", "den")]
+
+
+def partial_sums(values, labels, convention, dialect, k):
+    """{column of `sum_columns`: float}: sums over the counted users of a partition's
+    per-user values (a mapping of columns, as `per_user_columns` gives), as
+    fastrank.evaluate takes its means (Plan.sums: implicit's pooled precision as hits and
+    min(k, m))."""
+    plan = Plan(labels, k, convention, 1, dialect=dialect)
+    counted = np.asarray(values["counted"], bool)
+    n = counted.shape[0]
+    # the Block's rows in the plan's order (its passes), not the order asked for
+    block = Block(np.vstack([np.asarray(values[label], np.float64) for label in plan.per_user])
+                  if plan.per_user else np.empty((0, n)),
+                  np.asarray(values["n_relevant"], np.int64), counted, None)
+    row = {"rows": float(n), "counted": float(np.count_nonzero(counted))}
+    for label, (num, den) in plan.sums(block).items():
+        row[f"{label}:num"], row[f"{label}:den"] = num, den
+    return {c: row[c] for c in sum_columns(labels)}
+
+
+def means_of_sums(totals, labels, k, convention, dialect):
+    """({label: mean}, convention) of the partitions' summed rows (a mapping of
+    `sum_columns`)."""
+    specs = parse_requests(labels, k, convention, dialect)
+    means = {label: mean_of(totals[f"{label}:num"], totals[f"{label}:den"], spec.aggregate)
+             for label, spec in zip(labels, specs)}
+    return means, common_convention(specs)

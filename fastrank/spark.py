@@ -1,0 +1,285 @@
+"""fastrank on Spark: evaluate tables that live in a Spark cluster, where they live.
+
+    import fastrank.spark
+    res = fastrank.spark.evaluate(truth_df, recs_df, ["ndcg@10", "recall@10"])
+    res["ndcg@10"], res.n_users, res.per_user     # means, counts, a Spark DataFrame
+
+The same evaluation as `fastrank.dask.evaluate`, on PySpark DataFrames:
+1. Both tables become one of (user, item, value, listed) rows, truth's relevance or the
+   recs' score (or rank) in `value`, hash-partitioned on the user: each partition holds
+   every row of its users. This shuffle is the only time the data moves.
+2. Each partition reaches Python once, as Arrow record batches (`mapInArrow`): one
+   `from_tables` and one kernel call per partition (`fastrank.partitions`, shared with
+   fastrank.dask), never one call per user.
+3. Each partition yields one row of partial sums; the driver collects those rows (one per
+   partition, 2 x 8 B per metric) and adds them exactly (`math.fsum`). With `per_user`
+   the users' values are kept as a persisted Spark DataFrame; they never reach the driver.
+Equal to `fastrank.io.from_tables(truth, recs).evaluate(metrics)` on the same data:
+identical per-user values, means to 1e-12 (only the order of the sums differs).
+"""
+
+import functools
+import math
+import re
+
+from .engine import parse_requests
+from .partitions import (PartitionedResult, check_columns, evaluate_partition, list_metrics,
+                         means_of_sums, order_column, partial_sums, per_user_columns,
+                         sum_columns)
+from .validation import check_int
+
+# the shuffled table's two columns besides the user and the item (their own names)
+_VALUE, _LISTED = "__fastrank_value__", "__fastrank_listed__"
+
+
+class SparkResult(PartitionedResult):
+    """Means of a Spark evaluation (a read-only mapping metric -> mean) with counts, and
+    the per-user values as a persisted Spark DataFrame (`per_user`: columns user, the
+    metrics, n_relevant, counted; NaN where a user is not counted) when they were kept."""
+
+
+def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None, n_items=None,
+             user="user", item="item", relevance="relevance", score="score", rank="rank",
+             npartitions=None, per_user=True, n_threads=1):
+    """Evaluate Spark DataFrames of judgments and recommendations.
+
+    Parameters
+    ----------
+    truth : pyspark.sql.DataFrame
+        (user, item, relevance) rows, ids of any type (string, integer, long, ...), as for
+        `fastrank.io.from_tables`. relevance=None: every listed pair has relevance 1.
+    recs : pyspark.sql.DataFrame
+        (user, item, score) rows, or (user, rank, item) without a score column. The score
+        or rank travels as a double: integer scores beyond 2**53 would round.
+    metrics : str or list of str
+        Metrics of the lists and the truth alone (families ranking, counts and trec of
+        `fastrank.METRICS`, any dialect), with or without @k.
+    convention : {"recsys", "trec", "implicit"}
+    dialect : str, optional
+        As for `fr.evaluate`: read the labels as this tool writes them.
+    k : int, optional
+        The list length K: lists are cut at K, and a metric without @k means @K. By default
+        K is the largest cutoff asked for, or, if a metric has none, the longest list (one
+        more Spark job over the recs: pass k to save it).
+    n_items : int, optional
+        The catalogue size that `auc` needs: by default the number of distinct items in
+        both tables (one more Spark job), as in the local evaluation.
+    user, item, relevance, score, rank : str
+        Column names.
+    npartitions : int, optional
+        Partitions of the shuffle (default: Spark's spark.sql.shuffle.partitions). Each is
+        evaluated in one Python call, so its rows must fit a Python worker's memory.
+    per_user : bool
+        Keep the per-user values as a persisted Spark DataFrame (`result.per_user`).
+    n_threads : int
+        Numba threads per Spark task (default 1: Spark's executor cores are the
+        parallelism).
+
+    Returns
+    -------
+    SparkResult
+    """
+    labels, requests = list_metrics(metrics, convention, dialect, "Spark")
+    if n_items is not None:
+        n_items = check_int(n_items, "n_items")
+    if npartitions is not None:
+        npartitions = check_int(npartitions, "npartitions")
+    n_threads = check_int(n_threads, "n_threads")
+    for name, frame, needed in (("truth", truth, [user, item] + ([relevance] if relevance
+                                                                  else [])),
+                                ("recs", recs, [user, item])):
+        _check_frame(frame, name, needed)
+    order = order_column(recs.columns, score, rank)
+    types = {column: _common_type(column, truth.schema[column].dataType,
+                                  recs.schema[column].dataType) for column in (item, user)}
+    both = _one_table(truth, recs, user, item, relevance, order, types)
+    parts = both.repartition(npartitions, user) if npartitions else both.repartition(user)
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, DoubleType, LongType
+
+    if k is None:
+        if any(r.bare for r in requests):
+            # K is the longest list: one more job, counting the rows of each user
+            longest = _run(lambda: recs.groupBy(user).count().agg(F.max("count")).first()[0])
+            k = max(int(longest or 0), 1)  # no list at all: K = 1, every list empty
+        else:
+            k = max(r.k for r in requests)
+    k = check_int(k, "k")
+    specs = parse_requests(labels, k, convention, dialect)  # cutoffs > k fail here
+    if n_items is None and any(s.name == "auc" for s in specs):
+        n_items = _run(lambda: both.select(item).distinct().count())
+
+    how = dict(labels=labels, convention=convention, dialect=dialect, k=k, n_items=n_items,
+               n_threads=n_threads, names=dict(user=user, item=item, relevance=relevance,
+                                               score=score, rank=rank, order=order))
+    # inside, columns are named by position: Spark resolves a label such as
+    # "iprec(recall=0.3)" as a nested field
+    sums_schema = _positional([DoubleType()] * len(sum_columns(labels)))
+    values = None
+    if per_user:
+        kept = parts.mapInArrow(functools.partial(_per_user_batches, **how), _positional(
+            [types[user], *[DoubleType()] * len(labels), LongType(), BooleanType()])).persist()
+        sums = kept.mapInArrow(functools.partial(_sums_of_values, labels=labels,
+                                                 convention=convention, dialect=dialect, k=k),
+                               sums_schema)
+        values = kept.toDF(user, *labels, "n_relevant", "counted")
+    else:
+        sums = parts.mapInArrow(functools.partial(_sums_batches, **how), sums_schema)
+    rows = _run(sums.collect)  # one small row per partition
+    totals = {c: math.fsum(row[j] for row in rows) for j, c in enumerate(sum_columns(labels))}
+    means, common = means_of_sums(totals, labels, k, convention, dialect)
+    return SparkResult(means, totals["counted"], totals["rows"], common, values)
+
+
+def _positional(types):
+    """A Spark schema of columns c0, c1, ... of these types."""
+    from pyspark.sql.types import StructField, StructType
+
+    return StructType([StructField(f"c{j}", t) for j, t in enumerate(types)])
+
+
+def _check_frame(frame, name, needed):
+    if not (hasattr(frame, "mapInArrow") and hasattr(frame, "schema")):
+        raise TypeError(f"{name} must be a Spark DataFrame (pyspark.sql.DataFrame); got "
+                        f"{type(frame).__name__}. For in-memory tables use "
+                        f"fastrank.io.from_tables")
+    check_columns(frame.columns, name, needed)
+
+
+def _kind(data_type):
+    """The kind of id a Spark type holds: ids of two kinds are never equal."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.IntegralType):
+        return "integer"
+    if isinstance(data_type, (T.FloatType, T.DoubleType)):
+        return "float"
+    if isinstance(data_type, (T.StringType, T.VarcharType, T.CharType)):
+        return "text"
+    return data_type.simpleString()
+
+
+def _common_type(column, truth_type, recs_type):
+    """The one Spark type both tables' `column` is cast to, so that equal ids hash to the
+    same partition (Spark hashes an int and a long of one value differently): long for
+    integers, double for floats; ids of different kinds are refused."""
+    from pyspark.sql import types as T
+
+    if truth_type == recs_type:
+        return truth_type
+    kinds = (_kind(truth_type), _kind(recs_type))
+    if kinds[0] != kinds[1]:
+        raise TypeError(
+            f"the {column!r} ids are {kinds[0]} in truth ({truth_type.simpleString()}) and "
+            f"{kinds[1]} in recs ({recs_type.simpleString()}); ids of different types never "
+            f"name the same {column}, so give the column one type in both tables, e.g. "
+            f"with .cast('long') or .cast('string')")
+    return {"integer": T.LongType(), "float": T.DoubleType(),
+            "text": T.StringType()}.get(kinds[0], truth_type)
+
+
+def _one_table(truth, recs, user, item, relevance, order, types):
+    """(user, item, value, listed) rows of both tables: truth's with its relevance (1 when
+    relevance=None) and listed false, the recs' with their score or rank."""
+    from pyspark.sql import functions as F
+
+    def ids(frame):
+        return [F.col(user).cast(types[user]).alias(user),
+                F.col(item).cast(types[item]).alias(item)]
+
+    value = F.col(relevance).cast("double") if relevance else F.lit(1.0)
+    return truth.select(*ids(truth), value.alias(_VALUE), F.lit(False).alias(_LISTED)) \
+        .unionByName(recs.select(*ids(recs), F.col(order).cast("double").alias(_VALUE),
+                                 F.lit(True).alias(_LISTED)))
+
+
+def _partition(batches, *, labels, convention, dialect, k, n_items, n_threads, names):
+    """(user type, users, Result) of one partition's Arrow batches, or None if empty."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    batches = list(batches)
+    table = pa.Table.from_batches(batches) if batches else None
+    if table is None or table.num_rows == 0:
+        return None
+    user, item, order = names["user"], names["item"], names["order"]
+    listed = table.column(_LISTED)
+    # each table's value column under its own name, so that errors name it
+    truth = table.filter(pc.invert(listed)).select([user, item, _VALUE]) \
+        .rename_columns([user, item, names["relevance"] or _VALUE])
+    recs = table.filter(listed).select([user, item, _VALUE]).rename_columns([user, item, order])
+    by_rank = order != names["score"]
+    if by_rank:
+        ranks = recs.column(order)
+        if pc.all(pc.equal(ranks, pc.round(ranks))).as_py() in (True, None):
+            recs = recs.set_column(2, order, ranks.cast(pa.int64()))  # whole ranks: ints
+    found = dict(user=user, item=item, relevance=names["relevance"],
+                 score=None if by_rank else order, rank=order)
+    users, res = evaluate_partition(truth, recs, labels=labels, convention=convention,
+                                    dialect=dialect, k=k, n_items=n_items, names=found,
+                                    n_threads=n_threads)
+    return table.schema.field(user).type, users, res
+
+
+def _per_user_batches(batches, *, labels, names, **how):
+    """mapInArrow: a partition's users and their values, one record batch."""
+    import pyarrow as pa
+
+    found = _partition(batches, labels=labels, names=names, **how)
+    if found is None:
+        return
+    user_type, users, res = found
+    columns = per_user_columns(res, labels)
+    types = {**{label: pa.float64() for label in labels}, "n_relevant": pa.int64(),
+             "counted": pa.bool_()}
+    arrays = [pa.array(users).cast(user_type), *(pa.array(columns[c], types[c])
+                                                  for c in columns)]
+    yield pa.RecordBatch.from_arrays(arrays, names=[f"c{j}" for j in range(len(arrays))])
+
+
+def _sums_batches(batches, *, labels, convention, dialect, k, **how):
+    """mapInArrow: a partition's row of partial sums, its per-user values left behind."""
+    found = _partition(batches, labels=labels, convention=convention, dialect=dialect, k=k,
+                       **how)
+    if found is not None:
+        yield _sums_batch(per_user_columns(found[2], labels), labels, convention, dialect, k)
+
+
+def _sums_of_values(batches, *, labels, convention, dialect, k):
+    """mapInArrow: the row of partial sums of a partition of kept per-user values."""
+    import pyarrow as pa
+
+    batches = list(batches)
+    if batches and sum(b.num_rows for b in batches):
+        table = pa.Table.from_batches(batches)
+        columns = {c: table.column(j + 1).to_numpy()  # column 0 holds the users
+                   for j, c in enumerate([*labels, "n_relevant", "counted"])}
+        yield _sums_batch(columns, labels, convention, dialect, k)
+
+
+def _sums_batch(columns, labels, convention, dialect, k):
+    import pyarrow as pa
+
+    row = partial_sums(columns, labels, convention, dialect, k)
+    return pa.RecordBatch.from_arrays([pa.array([v], pa.float64()) for v in row.values()],
+                                      names=[f"c{j}" for j in range(len(row))])
+
+
+# the last "ValueError: ..." or "TypeError: ..." line of a Python worker's traceback
+_WORKER_ERROR = re.compile(r"^(ValueError|TypeError): (.+)$", re.M)
+
+
+def _run(action):
+    """Run a Spark action; a ValueError or TypeError raised in a Python worker (a bad id,
+    a missing value) is raised again here as itself, its message unchanged."""
+    try:
+        return action()
+    except Exception as exc:
+        if type(exc).__name__ != "PythonException":
+            raise
+        found = _WORKER_ERROR.findall(str(exc))
+        if not found:
+            raise
+        kind, message = found[-1]
+        raise {"ValueError": ValueError, "TypeError": TypeError}[kind](message) from exc
