@@ -18,35 +18,31 @@ def _bounds(n, chunk, n_chunks):
 
 
 @njit(cache=True, parallel=True)
-def decreasing_steps(indptr, n_chunks, out):
-    """out[c] = 1 if indptr decreases somewhere in chunk c of its steps, else 0."""
-    n = indptr.shape[0] - 1
-    for chunk in prange(n_chunks):
-        lo, hi = _bounds(n, chunk, n_chunks)
-        bad = 0
-        for i in range(lo, hi):
-            if indptr[i + 1] < indptr[i]:
-                bad = 1
-                break
-        out[chunk] = bad
-
-
-@njit(cache=True, parallel=True)
 def scan_rows(indptr, indices, n_chunks, out):
-    """For chunk c of the rows of a compressed matrix whose indptr is valid (starts at 0,
-    never decreases, ends at len(indices)): out[c] = (smallest index, largest index,
-    1 if some row's indices do not strictly increase, longest row). An empty chunk
-    writes (the largest int64, -1, 0, 0)."""
+    """For chunk c of the rows of a compressed matrix whose indptr starts at 0 and ends at
+    len(indices): out[c] = (smallest index, largest index, 1 if some row's indices do not
+    strictly increase, longest row, 1 if indptr decreases in the chunk). A row whose step
+    decreases (flagged) or leaves [0, len(indices)] (then indptr ends elsewhere, or
+    decreases somewhere) is not read. An empty chunk writes
+    (the largest int64, -1, 0, 0, 0). One scan for what took two: one parallel kernel
+    fewer to compile on a first call."""
     n_rows = indptr.shape[0] - 1
+    n_indices = indices.shape[0]
     for chunk in prange(n_chunks):
         lo, hi = _bounds(n_rows, chunk, n_chunks)
         smallest = np.iinfo(np.int64).max
         largest = np.int64(-1)
         unsorted = 0
         longest = np.int64(0)
+        bad_step = 0
         for r in range(lo, hi):
             start = np.int64(indptr[r])
             end = np.int64(indptr[r + 1])
+            if end < start:
+                bad_step = 1
+                continue
+            if start < 0 or end > n_indices:  # past the entries: not read
+                continue
             longest = max(longest, end - start)
             previous = np.int64(-1)
             for j in range(start, end):
@@ -60,6 +56,7 @@ def scan_rows(indptr, indices, n_chunks, out):
         out[chunk, 1] = largest
         out[chunk, 2] = unsorted
         out[chunk, 3] = longest
+        out[chunk, 4] = bad_step
 
 
 @njit(cache=True, parallel=True)
@@ -74,18 +71,6 @@ def non_finite(values, n_chunks, out):
                 bad = 1
                 break
         out[chunk] = bad
-
-
-@njit(cache=True, parallel=True)
-def longest_row(indptr, n_chunks, out):
-    """out[c] = the longest row (indptr step) in chunk c of the rows (0 if empty)."""
-    n_rows = indptr.shape[0] - 1
-    for chunk in prange(n_chunks):
-        lo, hi = _bounds(n_rows, chunk, n_chunks)
-        longest = np.int64(0)
-        for r in range(lo, hi):
-            longest = max(longest, np.int64(indptr[r + 1]) - np.int64(indptr[r]))
-        out[chunk] = longest
 
 
 @njit(cache=True, parallel=True)
