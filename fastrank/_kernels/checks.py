@@ -60,20 +60,6 @@ def scan_rows(indptr, indices, n_chunks, out):
 
 
 @njit(cache=True, parallel=True)
-def non_finite(values, n_chunks, out):
-    """out[c] = 1 if chunk c of a 1-D float array holds a NaN or an infinity, else 0."""
-    n = values.shape[0]
-    for chunk in prange(n_chunks):
-        lo, hi = _bounds(n, chunk, n_chunks)
-        bad = 0
-        for j in range(lo, hi):
-            if not np.isfinite(values[j]):
-                bad = 1
-                break
-        out[chunk] = bad
-
-
-@njit(cache=True, parallel=True)
 def largest_square_norm(rows, n_chunks, out):
     """out[c] = the largest Σ_j rows[i, j]² (in float64) over chunk c of the rows of a
     2-D float array (0.0 for an empty chunk), and out[c] = NaN where a row holds a NaN or
