@@ -1,7 +1,9 @@
 """Synthetic recommender data with power-law item popularity and user activity.
 
 Used by `fastrank demo`, the benchmarks and the tests: fast to build for millions of
-users (vectorised numpy, no Python loop per user) and deterministic for a seed.
+users (vectorised numpy, and two small parallel kernels where numpy is slow: the
+sampling's binary search and the first distinct ids of each list) and deterministic for
+a seed (the kernels give numpy's results for any thread count).
 """
 
 import numpy as np
@@ -32,8 +34,12 @@ def power_law(n_users=1_000_000, n_items=50_000, k=10, *, seed=0, item_exponent=
     cdf /= cdf[-1]
     item_of_rank = rng.permutation(n_items).astype(np.int32)  # popularity unrelated to id
 
+    from ._kernels.synthetic import search_left  # numba loads on first use, not at import
+
     def popular(size):
-        ranks = np.minimum(np.searchsorted(cdf, rng.random(size)), n_items - 1)
+        u = rng.random(size)
+        ranks = np.empty(u.shape, np.int64)
+        search_left(cdf, u.reshape(-1), ranks.reshape(-1))  # np.searchsorted, in parallel
         return item_of_rank[ranks]
 
     n_relevant = np.minimum(1 + (rng.pareto(activity_shape, n_users) * 2).astype(np.int64),
@@ -59,14 +65,8 @@ def power_law(n_users=1_000_000, n_items=50_000, k=10, *, seed=0, item_exponent=
 
 def _first_distinct(candidates, k):
     """The first k distinct ids of each row, in order; -1 pads a row with fewer."""
-    n_rows, width = candidates.shape
-    order = np.argsort(candidates, axis=1, kind="stable")
-    ranked = np.take_along_axis(candidates, order, axis=1)
-    repeat = np.zeros((n_rows, width), dtype=bool)
-    repeat[:, 1:] = ranked[:, 1:] == ranked[:, :-1]  # later copies of an id (stable sort)
-    is_repeat = np.empty_like(repeat)
-    np.put_along_axis(is_repeat, order, repeat, axis=1)
-    position = np.where(is_repeat, width, np.arange(width)[None, :])
-    keep = np.sort(position, axis=1)[:, :k]
-    padded = np.concatenate([candidates, np.full((n_rows, 1), -1, candidates.dtype)], axis=1)
-    return np.take_along_axis(padded, keep, axis=1).astype(np.int32)
+    from ._kernels.synthetic import first_distinct  # numba loads on first use
+
+    out = np.empty((candidates.shape[0], k), np.int32)
+    first_distinct(np.ascontiguousarray(candidates), k, out)
+    return out

@@ -74,3 +74,25 @@ def test_demo_compare_prints_the_table_and_writes_the_plot(capsys, tmp_path):
     assert "| model (baseline) | ndcg@10 |" in out and "| shuffled | mrr@10 |" in out
     assert "Wilcoxon signed-rank test against 'model', holm-corrected" in out
     assert plot.stat().st_size > 10_000 and f"written to {plot}" in out
+
+
+@pytest.mark.parametrize("args", [(3000, 500, 10), (2000, 30, 25), (1, 1, 1), (400, 5, 10)])
+def test_power_law_kernels_give_numpys_results(args):
+    """The sampling's binary search and the first distinct ids, now parallel kernels, give
+    what np.searchsorted and a stable sort give (the lists as numpy builds them)."""
+    from fastrank._kernels.synthetic import first_distinct, search_left
+
+    rng = np.random.default_rng(sum(args))
+    cdf = np.cumsum(rng.random(args[1]))
+    cdf /= cdf[-1]
+    u = rng.random(5000)
+    ranks = np.empty(u.shape, np.int64)
+    search_left(cdf, u, ranks)
+    assert np.array_equal(ranks, np.minimum(np.searchsorted(cdf, u), args[1] - 1))
+    candidates = rng.integers(0, max(args[1] // 10, 1), (args[0], 2 * args[2])).astype(np.int32)
+    out = np.empty((args[0], args[2]), np.int32)
+    first_distinct(candidates, args[2], out)
+    for row, got in zip(candidates, out):
+        _, first = np.unique(row, return_index=True)
+        want = row[np.sort(first)][:args[2]]
+        assert np.array_equal(got[:want.size], want) and (got[want.size:] == -1).all()
