@@ -1,0 +1,20 @@
+"""Type aliases of the public API (for annotations only: nothing here runs).
+
+scipy.sparse ships no type stubs, so a sparse matrix is `Any` to the type checker; the
+facade checks it at run time (fastrank.validation)."""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import numpy as np
+from numpy.typing import NDArray
+
+# a scipy.sparse matrix or array (csr, csc, coo, ...): no stubs, so Any
+SparseMatrix: TypeAlias = Any
+# a data frame of pandas, pyarrow or polars (none has stubs that all versions ship)
+DataFrame: TypeAlias = Any
+
+FloatArray: TypeAlias = NDArray[np.float64]
+IntArray: TypeAlias = NDArray[np.int64]
+BoolArray: TypeAlias = NDArray[np.bool_]
