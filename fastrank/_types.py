@@ -5,6 +5,7 @@ facade checks it at run time (fastrank.validation)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -18,3 +19,10 @@ DataFrame: TypeAlias = Any
 FloatArray: TypeAlias = NDArray[np.float64]
 IntArray: TypeAlias = NDArray[np.int64]
 BoolArray: TypeAlias = NDArray[np.bool_]
+# an implicit-style model (implicit's ALS, BPR, LMF, or anything with `recommend` or
+# user_factors and item_factors): duck-typed, and implicit ships no stubs
+Model: TypeAlias = Any
+# an array of any dtype (ids of any kind, or where the dtype follows the input)
+AnyArray: TypeAlias = NDArray[Any]
+# a file name: str or os.PathLike (pathlib.Path)
+PathLike: TypeAlias = "str | os.PathLike[str]"
