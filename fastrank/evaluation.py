@@ -82,8 +82,9 @@ class Evaluation(Mapping[str, float]):
                  requests: Mapping[str, Request] | None = None) -> None:
         self._metrics = tuple(metrics)
         self.catalogue = tuple(catalogue)
-        self._per_user: dict[str, FloatArray] = {name: _frozen(values) for name, values in zip(self._metrics, per_user)
-                          if name not in self.catalogue}
+        self._per_user: dict[str, FloatArray] = {
+            name: _frozen(values) for name, values in zip(self._metrics, per_user)
+            if name not in self.catalogue}
         self._means = {name: float(means[name]) for name in self._metrics}
         self.convention = convention
         self.users: IntArray = _frozen(users)
