@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import math
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from ._types import BoolArray, FloatArray, IntArray
 
@@ -44,7 +47,7 @@ def counted_rows(indptr: IntArray, rows: IntArray, n_relevant: IntArray,
 
 
 def pooled_parts(values: FloatArray, n_relevant: IntArray,
-                 k: int) -> tuple[FloatArray, IntArray]:
+                 k: int) -> tuple[FloatArray, NDArray[Any]]:
     """implicit's pooled precision per user: (hits, min(k, m)), from the per-user values
     hits / min(k, m); its mean is sum(hits) / sum(min(k, m))."""
     denom = np.minimum(n_relevant, k)

@@ -5,40 +5,49 @@ to fix it. None of them modifies its input: where a fix is needed (non-canonical
 unusual dtypes) they work on a copy.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
 class Truth:
     """A checked, canonical CSR truth matrix as plain arrays."""
 
-    indptr: np.ndarray   # int64, length n_users + 1
-    indices: np.ndarray  # int32 or int64
-    data: np.ndarray     # float64
+    indptr: IntArray     # int64, length n_users + 1
+    indices: AnyArray    # int32 or int64
+    data: FloatArray     # float64
     n_users: int
     n_items: int
 
     @cached_property
-    def max_row_nnz(self):
+    def max_row_nnz(self) -> int:
         if self.n_users == 0:
             return 0
         return int(np.diff(self.indptr).max())
 
 
-def _index_array(arr):
+def _index_array(arr: AnyArray) -> AnyArray:
     """int32/int64 arrays pass unchanged; other integer types are cast to int64."""
     if arr.dtype in (np.int32, np.int64):
         return arr
     return arr.astype(np.int64)
 
 
-def check_truth(truth, name="truth"):
+def check_truth(truth: SparseMatrix, name: str = "truth") -> Truth:
     """Convert a scipy.sparse truth matrix to a checked canonical CSR (copying only if needed)."""
     indptr, indices, data, (n_users, n_items) = _csr_parts(truth, name, "relevance")
     data = np.asarray(data, dtype=np.float64)
@@ -55,7 +64,8 @@ def check_truth(truth, name="truth"):
                  data=data, n_users=n_users, n_items=n_items)
 
 
-def check_pattern(matrix, name, shape):
+def check_pattern(matrix: SparseMatrix, name: str,
+                  shape: Sequence[int]) -> tuple[IntArray, AnyArray]:
     """The stored (user, item) pattern of a sparse matrix, values ignored: canonical CSR
     (indptr int64, sorted duplicate-free indices) of the given shape."""
     indptr, indices, _, got = _csr_parts(matrix, name, "any values: only the stored "
@@ -72,7 +82,8 @@ def check_pattern(matrix, name, shape):
     return indptr.astype(np.int64, copy=False), _index_array(indices)
 
 
-def _csr_parts(matrix, name, values, axes=("user", "item")):
+def _csr_parts(matrix: SparseMatrix, name: str, values: str, axes: tuple[str, str] = (
+        "user", "item")) -> tuple[AnyArray, AnyArray, AnyArray, tuple[int, int]]:
     """Structure checks shared by truth and pattern inputs: (indptr, indices, data, shape).
 
     CSR arrays are checked where they are; CSC, COO and BSR matrices are checked before
@@ -109,7 +120,8 @@ def _csr_parts(matrix, name, values, axes=("user", "item")):
             np.asarray(converted.data), (n_users, n_items))
 
 
-def _compressed(matrix, name, n_outer, n_inner, kind):
+def _compressed(matrix: SparseMatrix, name: str, n_outer: int, n_inner: int,
+                kind: str) -> tuple[AnyArray, AnyArray, AnyArray]:
     """Checked (indptr, indices, data) of a CSR (outer = rows) or CSC (outer = columns)."""
     indptr = np.asarray(matrix.indptr)
     indices = np.asarray(matrix.indices)
@@ -145,7 +157,7 @@ def _compressed(matrix, name, n_outer, n_inner, kind):
     return indptr, indices, data
 
 
-def _coordinates(matrix, name, n_users, n_items):
+def _coordinates(matrix: SparseMatrix, name: str, n_users: int, n_items: int) -> None:
     """Check a COO matrix's row and column arrays before scipy converts it."""
     data = np.asarray(matrix.data)
     coords = getattr(matrix, "coords", None) or (matrix.row, matrix.col)
@@ -166,7 +178,7 @@ def _coordinates(matrix, name, n_users, n_items):
                     f"found {lo if lo < 0 else hi}; rebuild it with scipy.sparse.coo_array")
 
 
-def _blocks(matrix, name):
+def _blocks(matrix: SparseMatrix, name: str) -> None:
     """Check a BSR matrix's structure (on a copy: scipy's check prunes in place)."""
     try:
         sp.bsr_array(matrix, copy=True).check_format(full_check=True)
@@ -175,7 +187,7 @@ def _blocks(matrix, name):
                          f"scipy.sparse.bsr_array") from None
 
 
-def _is_canonical(indptr, indices):
+def _is_canonical(indptr: AnyArray, indices: AnyArray) -> bool:
     """True if the column indices strictly increase within every row (sorted, no duplicates)."""
     nnz = indices.shape[0]
     if nnz < 2:
@@ -187,7 +199,7 @@ def _is_canonical(indptr, indices):
     return bool(increasing.all())
 
 
-def check_topk(topk, n_items):
+def check_topk(topk: ArrayLike, n_items: int) -> AnyArray:
     """Check the (n_rows, K) id array: integer, 2-D, K >= 1, ids in [-1, n_items)."""
     topk = _int_array(topk, "topk", "item ids (n_users x K)")
     if topk.ndim != 2:
@@ -207,7 +219,7 @@ def check_topk(topk, n_items):
     return np.ascontiguousarray(topk)
 
 
-def _int_array(values, name, what):
+def _int_array(values: ArrayLike, name: str, what: str) -> AnyArray:
     """values as a numpy integer array (not bool, not timedelta), or an error naming it."""
     if not isinstance(values, np.ndarray):
         try:
@@ -224,7 +236,7 @@ def _int_array(values, name, what):
     return values
 
 
-def check_users(users, n_rows, n_truth_rows):
+def check_users(users: ArrayLike | None, n_rows: int, n_truth_rows: int) -> IntArray:
     """The truth row of each top-K row, as int64."""
     if users is None:
         if n_rows != n_truth_rows:
@@ -240,7 +252,7 @@ def check_users(users, n_rows, n_truth_rows):
     return users
 
 
-def check_rows(values, name, n, what):
+def check_rows(values: ArrayLike, name: str, n: int, what: str) -> IntArray:
     """A 1-D integer array of row numbers in [0, n), as int64; errors name the argument
     and the first offending row."""
     values = _int_array(values, name, f"row numbers ({what})")
@@ -254,14 +266,14 @@ def check_rows(values, name, n, what):
     return values.astype(np.int64)
 
 
-def rows_or_all(values, name, n, what):
+def rows_or_all(values: ArrayLike | None, name: str, n: int, what: str) -> IntArray:
     """check_rows, with None meaning every row 0..n-1 in order."""
     if values is None:
         return np.arange(n, dtype=np.int64)
     return check_rows(values, name, n, what)
 
 
-def check_n_threads(n_threads, max_threads=None):
+def check_n_threads(n_threads: object, max_threads: int | None = None) -> int | None:
     if n_threads is None:
         return None
     if max_threads is None:
@@ -277,14 +289,14 @@ def check_n_threads(n_threads, max_threads=None):
     return int(n_threads)
 
 
-def check_bool(value, name):
+def check_bool(value: object, name: str) -> bool:
     """value as a bool; anything but True, False or a numpy bool is a TypeError."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False; got {value!r}")
     return bool(value)
 
 
-def check_number(value, name):
+def check_number(value: object, name: str) -> float:
     """value as a finite float; a bool, a non-number, NaN or inf is an error naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number; got {value!r}")
@@ -294,7 +306,7 @@ def check_number(value, name):
     return value
 
 
-def check_unit(value, name):
+def check_unit(value: object, name: str) -> float:
     """value as a float in [0, 1] (a weight or a probability such as alpha)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number in [0, 1]; got {type(value).__name__}")
@@ -304,7 +316,7 @@ def check_unit(value, name):
     return value
 
 
-def check_level(level):
+def check_level(level: object) -> float:
     """A confidence level strictly between 0 and 1, as a float."""
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
             or not 0.0 < float(level) < 1.0:
@@ -313,7 +325,7 @@ def check_level(level):
     return float(level)
 
 
-def check_choice(value, name, choices):
+def check_choice(value: _T, name: str, choices: Sequence[object]) -> _T:
     """value if it is one of `choices` (strings, and None where allowed)."""
     listing = ", ".join(map(repr, choices))
     if value is None and None in choices:
@@ -326,7 +338,7 @@ def check_choice(value, name, choices):
     return value
 
 
-def check_seed(seed):
+def check_seed(seed: _T) -> _T:
     """seed unchanged if it is None or an int (a numpy integer too); a TypeError else."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise TypeError(f"seed must be an int or None, such as 0 (or None for a fresh "
@@ -334,7 +346,7 @@ def check_seed(seed):
     return seed
 
 
-def check_count(n, name, minimum=1, typical=None):
+def check_count(n: object, name: str, minimum: int = 1, typical: object = None) -> int:
     """n as an int of at least `minimum` (a count of resamples, permutations, ...)."""
     typical = f", such as {typical}" if typical is not None else ""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
@@ -349,7 +361,7 @@ def check_count(n, name, minimum=1, typical=None):
 LARGEST_INT = 2 ** 62
 
 
-def check_int(value, name, minimum=1, hint=""):
+def check_int(value: object, name: str, minimum: int = 1, hint: str = "") -> int:
     """value as a Python int in [minimum, 2**62]; TypeError / ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int >= {minimum}{hint}; got {type(value).__name__}")
@@ -360,7 +372,7 @@ def check_int(value, name, minimum=1, hint=""):
     return int(value)
 
 
-def physical_memory():
+def physical_memory() -> int | None:
     """Bytes of memory of this machine, or None where the system does not say."""
     try:
         page, pages = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_PHYS_PAGES")
@@ -369,7 +381,7 @@ def physical_memory():
     return page * pages if page > 0 and pages > 0 else None  # -1: not known
 
 
-def address_space_limit():
+def address_space_limit() -> int | None:
     """The process's address-space limit in bytes (ulimit -v), or None when unlimited."""
     try:
         import resource
@@ -380,7 +392,7 @@ def address_space_limit():
     return None if soft == resource.RLIM_INFINITY or soft <= 0 else soft
 
 
-def check_memory(n_bytes, what, fix):
+def check_memory(n_bytes: int, what: str, fix: str) -> None:
     """Refuse an allocation of n_bytes that could not fit in half of this machine's memory
     (or of the process's address-space limit, if lower): a clear error instead of a
     MemoryError (or numba's SystemError) deep inside."""
@@ -400,14 +412,14 @@ def check_memory(n_bytes, what, fix):
 _OPTIONAL_SCRATCH = 1 << 28
 
 
-def optional_scratch(n_items, bytes_per_item, copies):
+def optional_scratch(n_items: int, bytes_per_item: int, copies: int) -> int:
     """n_items when per-item scratch for `copies` ranges fits in 256 MB, else 0 (the
     kernel then searches instead of marking)."""
     need = int(n_items) * bytes_per_item * max(int(copies), 1)
     return int(n_items) if need <= _OPTIONAL_SCRATCH else 0
 
 
-def check_scratch(n_items, bytes_per_item, copies, name="truth"):
+def check_scratch(n_items: int, bytes_per_item: int, copies: int, name: str = "truth") -> None:
     """The kernels keep a marker per item for each range of users they run: refuse a
     catalogue whose markers cannot fit (a declared shape far beyond the items used)."""
     check_memory(int(n_items) * bytes_per_item * max(int(copies), 1),
@@ -419,7 +431,7 @@ def check_scratch(n_items, bytes_per_item, copies, name="truth"):
 
 
 @contextmanager
-def memory_guard(what):
+def memory_guard(what: str) -> Iterator[None]:
     """Turn a kernel's failed allocation (numba raises SystemError, caused by MemoryError)
     into a ValueError saying what ran out: the checks above refuse what cannot fit, this
     catches what other processes left too little room for."""
@@ -433,7 +445,7 @@ def memory_guard(what):
                          f"0..n-1") from None
 
 
-def _size(n_bytes):
+def _size(n_bytes: float) -> str | None:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n_bytes < 1024 or unit == "PiB":
             return f"{n_bytes:.3g} {unit}" if unit != "bytes" else f"{n_bytes} bytes"
