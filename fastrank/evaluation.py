@@ -26,7 +26,7 @@ class UnknownMetric(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
-def _frozen(arr: ArrayLike) -> NDArray[Any]:
+def _frozen(arr: Any) -> NDArray[Any]:
     arr = np.asarray(arr)
     arr.flags.writeable = False
     return arr
@@ -73,7 +73,7 @@ class Evaluation(Mapping[str, float]):
         convention and dialect); see `describe`.
     """
 
-    def __init__(self, metrics: Iterable[str], per_user: Iterable[ArrayLike],
+    def __init__(self, metrics: Iterable[str], per_user: Iterable[ArrayLike | None],
                  means: Mapping[str, float], *, convention: str, users: ArrayLike,
                  counted: ArrayLike, n_relevant: ArrayLike,
                  report: Mapping[str, Any] | None = None, catalogue: Iterable[str] = (),
