@@ -6,7 +6,7 @@ facade checks it at run time (fastrank.validation)."""
 from __future__ import annotations
 
 import os
-from typing import Any, TypeAlias
+from typing import Any, BinaryIO, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,3 +26,6 @@ Model: TypeAlias = Any
 AnyArray: TypeAlias = NDArray[Any]
 # a file name: str or os.PathLike (pathlib.Path)
 PathLike: TypeAlias = "str | os.PathLike[str]"
+# where a plot is written: a file name whose suffix names the format, a binary file object,
+# or None (not written)
+PlotPath: TypeAlias = "str | os.PathLike[str] | BinaryIO | None"

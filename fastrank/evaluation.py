@@ -26,7 +26,7 @@ class UnknownMetric(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
-def _frozen(arr: Any) -> NDArray[Any]:
+def _frozen(arr: ArrayLike | None) -> NDArray[Any]:
     arr = np.asarray(arr)
     arr.flags.writeable = False
     return arr

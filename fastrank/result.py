@@ -3,12 +3,12 @@ confidence intervals, segments, curves and plots from its per-user values."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from numpy.typing import ArrayLike
 
+from ._types import PlotPath
 from .evaluation import Evaluation, UnknownMetric
 from .plots import plot_result, result_curve
 from .stats import result_ci, segments
@@ -47,7 +47,7 @@ class Result(Evaluation):
         evaluated with curves=..."""
         return result_curve(self, metric, level, method, n_resamples, seed)
 
-    def plot(self, metrics: str | Sequence[str], path: str | os.PathLike[str] | None = None,
+    def plot(self, metrics: str | Sequence[str], path: PlotPath = None,
              level: float | None = 0.95, title: str | None = None) -> Figure:
         """Draw metric@k curves with interval bands (matplotlib); write to `path` (PNG,
         SVG, PDF) if given; return the Figure."""
