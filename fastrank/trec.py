@@ -578,7 +578,7 @@ def kernel_slots(slots: Sequence[Slot], chosen: Mapping[str, Chosen]) -> tuple[A
     extra_value: list[float] = []
     for name, p in slots:
         measure = MEASURES[name]
-        values = chosen[name].values if name in chosen else measure.default
+        values: Any = chosen[name].values if name in chosen else measure.default
         code.append(measure.code)
         cut.append(p if measure.params == "cuts" else 0)
         point.append(0.0)
