@@ -18,9 +18,14 @@ Equal to `fastrank.io.from_tables(truth, recs).evaluate(metrics)` on the same da
 identical per-user values, means to 1e-12 (only the order of the sums differs).
 """
 
-from collections.abc import Mapping
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+
+from ._types import DataFrame
 
 from .engine import Block, Plan, common_convention, parse_requests
 from .grammar import metric_labels
@@ -32,12 +37,13 @@ from .validation import LARGEST_INT, check_int
 _PER_USER = ("n_relevant", "counted")
 
 
-class DaskResult(Mapping):
+class DaskResult(Mapping[str, float]):
     """Means of a Dask evaluation (a read-only mapping metric -> mean) with counts, and
     the per-user values as a Dask DataFrame (`per_user`: columns user, the metrics,
     n_relevant, counted; NaN where a user is not counted) when they were kept."""
 
-    def __init__(self, means, n_users, n_rows, convention, per_user):
+    def __init__(self, means: Mapping[str, float], n_users: float, n_rows: float,
+                 convention: str | None, per_user: DataFrame | None) -> None:
         self._means = dict(means)
         self.n_users = int(n_users)
         self.n_rows = int(n_rows)
@@ -45,30 +51,33 @@ class DaskResult(Mapping):
         self.per_user = per_user
 
     @property
-    def metrics(self):
+    def metrics(self) -> tuple[str, ...]:
         return tuple(self._means)
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> float:
         return self._means[name]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._means)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._means)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, float]:
         return dict(self._means)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         lines = [f"DaskResult({self.convention}, {self.n_users} of {self.n_rows} users counted)"]
         lines += [f"  {name}  {value:.6f}" for name, value in self._means.items()]
         return "\n".join(lines)
 
 
-def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None, n_items=None,
-             user="user", item="item", relevance="relevance", score="score", rank="rank",
-             npartitions=None, per_user=True, n_threads=1, split_every=None):
+def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
+             convention: str = "recsys", dialect: str | None = None, k: int | None = None,
+             n_items: int | None = None, user: Any = "user", item: Any = "item",
+             relevance: Any = "relevance", score: Any = "score", rank: Any = "rank",
+             npartitions: int | None = None, per_user: bool = True, n_threads: int | None = 1,
+             split_every: int | None = None) -> DaskResult:
     """Evaluate Dask DataFrames of judgments and recommendations.
 
     Parameters
@@ -171,7 +180,7 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
                                  meta=sums_meta)
     totals = dask.compute(sums.sum(split_every=split_every))[0]
     counted = totals["counted"]
-    means = {}
+    means: dict[str, float] = {}
     for label in labels:
         num, den = totals[f"{label}:num"], totals[f"{label}:den"]
         means[label] = mean_of(num, den, specs[labels.index(label)].aggregate)
@@ -179,7 +188,7 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
                       values if per_user else None)
 
 
-def _check_frame(frame, name, needed):
+def _check_frame(frame: Any, name: str, needed: Iterable[str]) -> None:
     if not hasattr(frame, "npartitions") or not hasattr(frame, "shuffle"):
         raise TypeError(f"{name} must be a dask DataFrame; got {type(frame).__name__}. For "
                         f"in-memory tables use fastrank.io.from_tables")
@@ -191,7 +200,7 @@ def _check_frame(frame, name, needed):
                 f"rank=)")
 
 
-def _kind(dtype):
+def _kind(dtype: Any) -> str | None:
     """The kind of id a column's dtype holds ("integer", "float", "text", ...), or None
     when the dtype does not tell (object columns)."""
     import pandas as pd
@@ -208,7 +217,7 @@ def _kind(dtype):
     return None if numpy_dtype.kind == "O" else dtype_kind(numpy_dtype)
 
 
-def _same_kind(column, truth_dtype, recs_dtype):
+def _same_kind(column: str, truth_dtype: Any, recs_dtype: Any) -> None:
     """Ids of different kinds (integer and float, numbers and text) never name the same
     user or item: refuse them before anything is shuffled."""
     kinds = (_kind(truth_dtype), _kind(recs_dtype))
@@ -220,7 +229,7 @@ def _same_kind(column, truth_dtype, recs_dtype):
             f"astype(str)")
 
 
-def _same_user_type(truth, recs, user):
+def _same_user_type(truth: DataFrame, recs: DataFrame, user: Any) -> tuple[Any, Any]:
     """Both user columns in one dtype that holds every id exactly, so that equal ids hash
     to the same partition (int64 with uint64: int64 or uint64 by the values' range)."""
     import dask
@@ -234,6 +243,7 @@ def _same_user_type(truth, recs, user):
             t_lo, r_lo, t_hi, r_hi = dask.compute(truth[user].min(), recs[user].min(),
                                                   truth[user].max(), recs[user].max())
             lo, hi = min(int(t_lo), int(r_lo)), max(int(t_hi), int(r_hi))
+            target: Any
             if hi <= np.iinfo(np.int64).max:
                 target = np.int64
             elif lo >= 0:
@@ -257,19 +267,21 @@ def _same_user_type(truth, recs, user):
     return truth, recs.assign(**{user: recs[user].astype(a)})
 
 
-def _longest(frame, user):
+def _longest(frame: DataFrame, user: Any) -> int:
     return int(frame.groupby(user).size().max()) if len(frame) else 0
 
 
-def _distinct_items(truth, recs, item):
+def _distinct_items(truth: DataFrame, recs: DataFrame, item: Any) -> Any:
     import dask.dataframe as dd
 
     both = dd.concat([truth[item].to_frame(), recs[item].to_frame()])
     return both[item].nunique()
 
 
-def _evaluate_partition(truth, recs, *, labels, convention, dialect, k, n_items, names,
-                        n_threads, user_dtype):
+def _evaluate_partition(truth: DataFrame, recs: DataFrame, *, labels: Sequence[str],
+                        convention: str, dialect: str | None, k: int | None,
+                        n_items: int | None, names: Mapping[str, Any], n_threads: int | None,
+                        user_dtype: Any) -> DataFrame:
     """One partition pair: from_tables, the kernel, the per-user frame."""
     import pandas as pd
     import scipy.sparse as sp
@@ -292,12 +304,13 @@ def _evaluate_partition(truth, recs, *, labels, convention, dialect, k, n_items,
                          "n_relevant": res.n_relevant, "counted": res.counted})
 
 
-def _sum_columns(labels):
+def _sum_columns(labels: Iterable[str]) -> list[str]:
     return ["rows", "counted"] + [f"{label}:{part}" for label in labels
                                   for part in ("num", "den")]
 
 
-def _partial_sums(values, labels, convention, dialect, k):
+def _partial_sums(values: DataFrame, labels: Sequence[str], convention: str,
+                  dialect: str | None, k: int) -> DataFrame:
     """One row of sums over a partition's counted users, as fastrank.evaluate takes its
     means (Plan.sums: implicit's pooled precision as hits and min(k, m))."""
     import pandas as pd
