@@ -1,10 +1,14 @@
 """Progress bars (tqdm) for long evaluations and long commands; no-op objects when off."""
 
+from __future__ import annotations
+
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 
 class _Silent:
-    def update(self, n=1):
+    def update(self, n: float = 1) -> None:
         pass
 
     def stage(self, name):
@@ -12,7 +16,8 @@ class _Silent:
 
 
 @contextmanager
-def progress_bar(total, enabled, unit="users", desc=None):
+def progress_bar(total: int, enabled: bool, unit: str = "users",
+                 desc: str | None = None) -> Iterator[Any]:
     """A tqdm bar over `total` units (rate shown as units/s) if enabled, else a no-op."""
     if not enabled:
         yield _Silent()
