@@ -159,7 +159,8 @@ def run_evaluate(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         if args.per_user:
             bar.stage("writing the per-user file")
             write_per_user(args.per_user, per_user_table(res, inputs.user_ids, library="dict"))
-    counts = {"users": int(res.users.shape[0]), "counted": res.n_users,
+    counts = {"users": int(res.users.shape[0]),  # type: ignore[union-attr]  # per_user=True
+              "counted": res.n_users,
               "without_recommendations": inputs.without_recommendations,
               "without_truth": inputs.without_truth}
     means = {name: _rounded(res[name], args.places) for name in res.metrics}

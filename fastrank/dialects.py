@@ -15,6 +15,7 @@ denominator and the users that count are the tool's.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -359,7 +360,7 @@ TOOLS = {"ir_measures": "ir-measures 0.4", "ranx": "ranx 0.3", "trec_eval": "tre
          "recbole": "RecBole 1.2", "rectools": "RecTools 0.19"}
 
 
-def written_names():
+def written_names() -> Iterator[tuple[str, str, Meaning]]:
     """(dialect, name as the tool writes it, Meaning) of every name a tool's table maps,
     tool by tool in TOOLS' order: `P@k`, `ndcg_cut_k`, `nDCG[@k]`, `iprec_at_recall_0.30`."""
     for dialect in TOOLS:
@@ -375,14 +376,14 @@ def written_names():
             yield dialect, label, meaning
 
 
-def names_of(metric):
+def names_of(metric: str) -> list[tuple[str, str, str]]:
     """[(tool, name as the tool writes it, convention)] of every tool's name that maps to
     a registry metric: the dialect names of the docs' metric reference."""
     return [(TOOLS[dialect], label, meaning.convention)
             for dialect, label, meaning in written_names() if meaning.metric == metric]
 
 
-def markdown():
+def markdown() -> str:
     """The docs' dialect table: for each tool, the names fastrank computes as that tool
     does (and which metric and convention), and the names it refuses."""
     lines = ["| tool | its name | fastrank computes |", "|---|---|---|"]

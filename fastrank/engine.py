@@ -61,7 +61,7 @@ class Block:
         self.shown = added_exposure(self.shown, part.shown)
 
 
-def added_exposure(total, part):
+def added_exposure(total: IntArray | None, part: IntArray | None) -> IntArray | None:
     """Item exposure (catalogue metrics; None without them) added up over blocks."""
     if part is None:
         return total
@@ -277,13 +277,15 @@ class Plan:
         return self._result([values.get(label) for label in self.labels], means, users=rows,
                             counted=block.counted, n_relevant=block.n_relevant)
 
-    def means_result(self, sums, shown, n_rows, n_counted):
+    def means_result(self, sums: Mapping[str, tuple[float, float]], shown: IntArray | None,
+                     n_rows: int, n_counted: int) -> Result:
         """The means-only Result of accumulated `sums` (and exposure) over n_rows rows, of
         which n_counted count: no per-user values."""
         return self._result(None, self.means(sums, shown), users=None, counted=None,
                             n_relevant=None, n_rows=n_rows, n_counted=n_counted)
 
-    def _result(self, per_user, means, **rows):
+    def _result(self, per_user: Sequence[FloatArray | None] | None,
+                means: Mapping[str, float], **rows: Any) -> Result:
         aggregates = {label: r.aggregate for label, r in self.requests.items()}
         return Result(self.labels, per_user, means, convention=self.convention,
                       catalogue=self.catalogue,
@@ -337,7 +339,7 @@ class _Pass:
         self.needs = walk_needs(self.slot_code)
 
 
-def walk_needs(slot_code):
+def walk_needs(slot_code: IntArray) -> dict[str, bool]:
     """What the ranking kernel's walk keeps for these slot codes: a graded ideal, that
     ideal uncut, exponential gains, the hits' positions and values (codes with a
     parameter: ERR, nERR, RBP). Flags, not work the kernel would compile to find out."""

@@ -102,8 +102,9 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
                 baseline=baseline, curves=curves, propensity=propensity)
     with numba_threads(n_threads) as threads:
         if per_user and not show_progress:
-            block = plan.run(data, topk, rows, threads)
-            return plan.result(block, rows)
+            # rows is None only for means only (per_user=False)
+            block = plan.run(data, topk, rows, threads)  # type: ignore[arg-type]
+            return plan.result(block, rows)  # type: ignore[arg-type]
         if per_user:
             out = plan.empty(n_rows)
             span = max(1024, _SPAN_IDS // topk.shape[1])
@@ -124,7 +125,7 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
                     n_counted += int(np.count_nonzero(part.counted))
                 bar.update(hi - lo)
     if per_user:
-        return plan.result(out, rows)
+        return plan.result(out, rows)  # type: ignore[arg-type]  # as above
     if sums is None:  # no rows
         sums = plan.sums(plan.empty(0))
     return plan.means_result(sums, shown, n_rows, n_counted)

@@ -26,11 +26,11 @@ class UnknownMetric(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
-def _frozen(arr: ArrayLike) -> NDArray[Any]:
+def _frozen(arr: ArrayLike | None) -> NDArray[Any]:
     """A read-only view of arr (the caller's array keeps its own flags)."""
-    arr = np.asarray(arr).view()
-    arr.flags.writeable = False
-    return arr
+    view: NDArray[Any] = np.asarray(arr).view()
+    view.flags.writeable = False
+    return view
 
 
 class Evaluation(Mapping[str, float]):
@@ -97,7 +97,8 @@ class Evaluation(Mapping[str, float]):
         self.counted: BoolArray | None = None if counted is None else _frozen(counted)
         self.n_relevant: IntArray | None = None if n_relevant is None else _frozen(n_relevant)
         # the counts of a means-only result (per_user=False), which keeps no rows
-        self.n_rows = int(n_rows) if users is None else self.users.shape[0]
+        self.n_rows = (int(n_rows) if users is None  # type: ignore[arg-type]
+                       else self.users.shape[0])  # type: ignore[union-attr]
         self._n_counted = n_counted
         self.report = dict(report or {})
         self.pooled = dict(pooled or {})
@@ -115,7 +116,7 @@ class Evaluation(Mapping[str, float]):
     @property
     def n_users(self) -> int:
         if self.counted is None:
-            return int(self._n_counted)
+            return int(self._n_counted)  # type: ignore[arg-type]  # given without rows
         return int(np.count_nonzero(self.counted))
 
     @property
@@ -171,7 +172,7 @@ class Evaluation(Mapping[str, float]):
             raise ValueError(
                 f"{name!r} describes the catalogue, not a user: it has one value, "
                 f"result[{name!r}], and no per-user values")
-        return self._per_user[name]
+        return self._per_user[name]  # type: ignore[index]  # per-user: required above
 
     def canonical(self, name: str) -> str:
         """fastrank's own label of what `name` (a label as asked) computed, e.g.
@@ -200,7 +201,8 @@ class Evaluation(Mapping[str, float]):
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("Result.to_frame() needs pandas: pip install pandas") from None
         self.require_per_user("to_frame()")
-        frame = pd.DataFrame({name: self._per_user[name] for name in self._metrics
+        frame = pd.DataFrame({name: self._per_user[name]  # type: ignore[index]  # as above
+                              for name in self._metrics
                               if name not in self.catalogue},
                              index=pd.Index(self.users, name="user"))
         return frame

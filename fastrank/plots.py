@@ -108,7 +108,7 @@ def _finish(ax: Any, ylabel: str) -> None:
     ax.grid(alpha=0.3)
 
 
-def band_title(level, method, n_resamples):
+def band_title(level: float | None, method: str, n_resamples: int) -> str | None:
     """The legend's title: what the bands are, with the interval method; None without."""
     if level is None:
         return None
@@ -117,7 +117,7 @@ def band_title(level, method, n_resamples):
     return f"bands: {level:.0%} intervals ({how})"
 
 
-def _title(title, results):
+def _title(title: str | None, results: Mapping[str, Evaluation]) -> str:
     """The figure's title: `title` as given ("" for none), or by default the systems and
     how many users each counts."""
     if title is not None:
@@ -130,7 +130,7 @@ def _title(title, results):
                        for name, res in results.items()) + f" ({_conventions(results)})"
 
 
-def _conventions(results):
+def _conventions(results: Mapping[str, Evaluation]) -> str:
     return "/".join(dict.fromkeys(res.convention for res in results.values()))
 
 

@@ -101,7 +101,7 @@ class Metric:
     uncut_code: Mapping[str, int] = field(default_factory=dict)    # convention -> code without @k
     kernel_param: str = ""       # the parameter the kernel reads per slot (slot_param)
     truth_view: str = ""         # "stored": every stored entry counts as relevant (judged)
-    oracle: tuple = ()           # what the tests compare it against: "tool: tests/file.py"
+    oracle: tuple[str, ...] = ()  # what the tests compare it against: "tool: tests/file.py"
 
     @property
     def per_user(self) -> bool:
@@ -490,7 +490,8 @@ _REF, _ORACLES_PY, _DIALECTS_PY = ("tests/test_reference.py", "tests/test_oracle
                                    "tests/test_dialects.py")
 
 
-def _oracles(reference, *tools, dialects_of=()):
+def _oracles(reference: str, *tools: str,
+             dialects_of: Iterable[str] = ()) -> tuple[str, ...]:
     """(reference test file, "tool: file" ...) plus "tool: tests/test_dialects.py" for each
     tool of dialects_of, whose names tests/test_dialects.py compares with the tool."""
     return (f"reference: {reference}", *tools, *(f"{t}: {_DIALECTS_PY}" for t in dialects_of))

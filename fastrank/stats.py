@@ -128,15 +128,18 @@ def mean_parts(result: Evaluation, metric: str) -> Parts:
         finite = ~np.isnan(num)
         if aggregate == "available":
             return Parts(num[finite])
-        weights = result.n_relevant[counted][finite].astype(np.float64)
+        # per_user() above raised if the result kept no rows: n_relevant is an array
+        weights = result.n_relevant[counted][finite].astype(  # type: ignore[index]
+            np.float64)
         return Parts(num[finite] * weights, weights)
     pooled = result.pooled.get(metric)
     if pooled is None:
         return Parts(num)
     if isinstance(pooled, tuple):  # ("entries", power): rating errors over all entries
-        den = result.n_relevant[counted].astype(np.float64)
+        den = result.n_relevant[counted].astype(np.float64)  # type: ignore[index]
         return Parts(num ** pooled[1] * den, den, pooled[1])
-    hits, den = pooled_parts(num, result.n_relevant[counted], pooled)
+    hits, den = pooled_parts(num, result.n_relevant[counted],  # type: ignore[index]
+                             pooled)
     return Parts(hits, den)
 
 
@@ -534,7 +537,7 @@ def segments(result: Evaluation, labels: ArrayLike, metrics: str | Iterable[str]
     n_resamples = check_resamples(n_resamples, method)
     check_seed(seed)
     result.require_per_user("by()")
-    labels = _check_labels(labels, result.users.shape[0])
+    labels = _check_labels(labels, result.users.shape[0])  # type: ignore[union-attr]
     if metrics is None:
         metrics = [m for m in result.metrics if m not in result.catalogue]
         if not metrics:

@@ -27,7 +27,7 @@ def n_ranges(n_rows: int, threads: int, work: int, n_items: int) -> int:
     return min(n_rows, _CHUNKS_PER_THREAD * threads, by_work)
 
 
-def check_n_threads(n_threads, max_threads=None):
+def check_n_threads(n_threads: object, max_threads: int | None = None) -> int | None:
     if n_threads is None:
         return None
     if max_threads is None:
@@ -65,7 +65,7 @@ def numba_threads(n_threads: int | None) -> Iterator[int]:
 
 
 @contextmanager
-def parallel_turn():
+def parallel_turn() -> Iterator[None]:
     """Hold the turn (see numba_threads) for a parallel kernel run outside numba_threads,
     such as the input checks, at numba's current thread count."""
     import numba

@@ -203,14 +203,14 @@ def read_csv(path: PathLike) -> dict[str, AnyArray]:
     return _read_csv_lines(path, delimiter) if columns is None else columns
 
 
-class CsvColumns(dict):
+class CsvColumns(dict[str, AnyArray]):
     """read_csv's columns; `from_text` names the id columns that were text of plain
     integers (each field as str(int) writes it) and are given as int64."""
 
-    from_text = frozenset()
+    from_text: frozenset[str] = frozenset()
 
 
-def _read_csv_arrow(path, delimiter):
+def _read_csv_arrow(path: PathLike, delimiter: str) -> CsvColumns | None:
     """read_csv's arrays by pyarrow.csv, or None if pyarrow is not installed or the file is
     anything but clean (a line of the wrong length, a null or non-finite number, an empty
     id, not UTF-8, ...), for the line reader to read or reject with the line's number.
@@ -243,7 +243,7 @@ def _read_csv_arrow(path, delimiter):
         return None
     if table.column_names != names:  # a byte-order mark, say: the line reader strips it
         return None
-    columns, from_text = CsvColumns(), set()
+    columns, from_text = CsvColumns(), set[str]()
     for name, column in zip(names, table.columns):
         if column.null_count:
             return None
@@ -262,7 +262,7 @@ def _read_csv_arrow(path, delimiter):
     return columns
 
 
-def _plain_integers(column, pa, pc):
+def _plain_integers(column: Any, pa: Any, pc: Any) -> AnyArray | None:
     """An Arrow text column as int64, if every field is an integer as str(int) writes it
     (what _integer_ids asks of text ids), else None."""
     if not len(column):
@@ -273,10 +273,10 @@ def _plain_integers(column, pa, pc):
         return None
     if not pc.all(pc.equal(pc.cast(ints, pa.string()), column)).as_py():
         return None
-    return ints.to_numpy()
+    return ints.to_numpy()  # type: ignore[no-any-return]  # pyarrow has no stubs
 
 
-def _read_csv_lines(path, delimiter):
+def _read_csv_lines(path: PathLike, delimiter: str) -> dict[str, AnyArray]:
     """read_csv line by line, with errors naming the file, line and text."""
     records = lines(path)
     try:

@@ -223,7 +223,7 @@ def _user_ids(result: Result, user_ids: ArrayLike) -> AnyArray:
             from None
     if ids.ndim != 1:
         raise ValueError(f"user_ids must be 1-D, one id per truth row; got shape {ids.shape}")
-    rows = np.asarray(result.users)
+    rows: IntArray = np.asarray(result.users)
     if rows.size and int(rows.max()) >= ids.shape[0]:
         raise ValueError(
             f"user_ids has {ids.shape[0]} ids but the result has values for truth row "
