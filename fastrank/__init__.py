@@ -27,6 +27,7 @@ Nothing is compiled at import; numba kernels load (or compile) on first use.
 """
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .dialects import DIALECTS
@@ -43,13 +44,16 @@ from .sampled import evaluate_sampled, evaluate_sampled_ranks
 from .stats import compare
 from .streaming import Evaluator
 
+if TYPE_CHECKING:  # loaded on first use at run time (see __getattr__)
+    from . import io
+
 __all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg",
            "alpha_ndcg", "AlphaBetaNDCG", "rmse", "mae", "evaluate_sampled",
            "evaluate_sampled_ranks", "compare", "overlap", "plot_compare", "Result",
            "METRICS", "METRIC_NAMES", "CONVENTIONS", "DIALECTS", "io", "__version__"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     """`fr.io` (tables, files, TREC files) loads on first use: `import fastrank` stays
     light for the evaluation alone."""
     if name == "io":

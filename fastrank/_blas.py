@@ -8,13 +8,17 @@ BLAS is loaded (OpenBLAS, MKL, BLIS, FlexiBLAS) and sets it to one thread for th
 duration, restoring the caller's setting afterwards.
 """
 
-from contextlib import contextmanager
+from __future__ import annotations
 
-_controller = None
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+_controller: Any = None
 
 
 @contextmanager
-def single_threaded_blas():
+def single_threaded_blas() -> Iterator[None]:
     global _controller
     from threadpoolctl import ThreadpoolController
 

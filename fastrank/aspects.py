@@ -6,32 +6,39 @@ item's aspects (values 0/1 or bool). `check_aspects` turns it into canonical CSR
 sets, which the αβ-nDCG ideal treats as one candidate each.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from .discounts import discounts
 from .threads import n_ranges
 from .validation import _csr_parts, _index_array, check_scratch, memory_guard
+
+if TYPE_CHECKING:
+    from .validation import Truth
 
 
 @dataclass(frozen=True)
 class Aspects:
     """A checked item x aspect membership matrix as canonical CSR arrays."""
 
-    indptr: np.ndarray   # int64, n_items + 1
-    indices: np.ndarray  # int32 or int64, sorted within each item
+    indptr: IntArray     # int64, n_items + 1
+    indices: AnyArray    # int32 or int64, sorted within each item
     n_items: int
     n_aspects: int
 
     @cached_property
-    def groups(self):
+    def groups(self) -> Groups:
         return aspect_groups(self)
 
     @cached_property
-    def masks(self):
+    def masks(self) -> IntArray:
         """Each item's aspect set as a 64-bit mask (all bits set past 64 aspects)."""
         if self.n_aspects > 64:
             return np.full(self.n_items, -1, np.int64)
@@ -42,7 +49,7 @@ class Aspects:
         return masks
 
 
-def check_aspects(item_aspects, n_items, name="item_aspects"):
+def check_aspects(item_aspects: SparseMatrix, n_items: int, name: str = "item_aspects") -> Aspects:
     """Check an items x aspects 0/1 matrix with one row per catalogue item."""
     indptr, indices, data, (rows, n_aspects), canonical = _csr_parts(
         item_aspects, name, "0/1 membership", axes=("item", "aspect"))
@@ -73,15 +80,15 @@ def check_aspects(item_aspects, n_items, name="item_aspects"):
 class Groups:
     """Items with at least one aspect, grouped by equal aspect set."""
 
-    ptr: np.ndarray         # int64, n_groups + 1
-    items: np.ndarray       # int64, the items of group g at items[ptr[g]:ptr[g + 1]], ascending
-    item_group: np.ndarray  # int64 per item, its group (n_groups for items without aspects)
-    aspect_ptr: np.ndarray  # int64, n_groups + 1: group g's aspects are
-    aspects: np.ndarray     # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
-    masks: np.ndarray       # int64 per group, as Aspects.masks
+    ptr: IntArray           # int64, n_groups + 1
+    items: IntArray         # int64, the items of group g at items[ptr[g]:ptr[g + 1]], ascending
+    item_group: IntArray    # int64 per item, its group (n_groups for items without aspects)
+    aspect_ptr: IntArray    # int64, n_groups + 1: group g's aspects are
+    aspects: AnyArray       # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
+    masks: IntArray         # int64 per group, as Aspects.masks
 
 
-def aspect_groups(aspects):
+def aspect_groups(aspects: Aspects) -> Groups:
     """Group the items by aspect set: a 64-bit set hash sorts them (by set size first),
     and every group is then checked member by member, so a hash collision can only split
     a group (items that differ become groups of their own), never merge different sets."""
@@ -123,21 +130,23 @@ def aspect_groups(aspects):
                   masks=aspects.masks[first])
 
 
-def _same_sets(aspects, items, leaders):
+def _same_sets(aspects: Aspects, items: IntArray, leaders: IntArray) -> BoolArray:
     """For each pair (items[j], leaders[j]): do the two items have the same aspect set?"""
     indptr, indices = aspects.indptr, aspects.indices
     length = indptr[items + 1] - indptr[items]
     same = length == indptr[leaders + 1] - indptr[leaders]
     if not items.size:
-        return same
+        return same  # type: ignore[no-any-return]
     width = int(length.max())
     for j in range(width):  # aspect lists are sorted, so equal sets are equal lists
         has = same & (length > j)
         same[has] = indices[indptr[items[has]] + j] == indices[indptr[leaders[has]] + j]
-    return same
+    return same  # type: ignore[no-any-return]
 
 
-def alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads):
+def alpha_ndcg_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,
+                      cutoffs: IntArray, alpha: float,
+                      threads: int) -> tuple[FloatArray, IntArray]:
     """(α-nDCG per cutoff and top-K row, NaN where the user has no relevant item; m per
     row) of checked inputs: the kernel run for `fr.alpha_ndcg` and `fr.evaluate`."""
     from ._kernels.aspects import alpha_ndcg as kernel  # numba loads on first use
@@ -154,8 +163,11 @@ def alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads):
     return out, n_relevant
 
 
-def intent_values(data, topk, rows, aspects, cutoffs, *, alpha=0.5, binary=False,
-                  max_grade=1.0, map_full=False, want_ideal=True, weights=None, threads=1):
+def intent_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,
+                  cutoffs: IntArray, *, alpha: float = 0.5, binary: bool = False,
+                  max_grade: float = 1.0, map_full: bool = False, want_ideal: bool = True,
+                  weights: tuple[IntArray, AnyArray, FloatArray] | None = None,
+                  threads: int = 1) -> tuple[FloatArray, IntArray]:
     """(values[field, cutoff, row] of the intent-aware measures, the fields of
     `fastrank._kernels.intents`; the number of intents per row) of checked inputs:
     the kernel run for `fr.intent_aware` and `fr.evaluate`. `weights` (CSR arrays of
@@ -169,7 +181,7 @@ def intent_values(data, topk, rows, aspects, cutoffs, *, alpha=0.5, binary=False
     out = np.empty((N_FIELDS, cutoffs.shape[0], n), np.float64)
     n_intents = np.empty(n, np.int64)
     has_weights = weights is not None
-    if not has_weights:
+    if weights is None:
         weights = (np.zeros(data.n_users + 1, np.int64), np.zeros(0, np.int64),
                    np.zeros(0, np.float64))
     chunks = max(n_ranges(n, threads, n * k_max, data.n_items), 1)
@@ -183,7 +195,8 @@ def intent_values(data, topk, rows, aspects, cutoffs, *, alpha=0.5, binary=False
     return out, n_intents
 
 
-def ndeval_scale(values, n_intents, cutoffs, field, alpha=0.5):
+def ndeval_scale(values: FloatArray, n_intents: IntArray, cutoffs: IntArray, field: int,
+                 alpha: float = 0.5) -> FloatArray:
     """ndeval's "collection-independent" ERR-IA and α-DCG from the plain ones (TREC's
     ndeval 4.5, pyndeval): divided by the score of a list whose every item is relevant to
     every intent, Σ_{r≤k} S·R(1-R)^(r-1)/r (ERR-IA, R = 1/2: the plain value already holds

@@ -10,16 +10,25 @@ label's `insufficient=` says what to do, as RecTools' `insufficient_handling`:
 left out of the mean) or "raise" (a ValueError). The walk is `fastrank._kernels.auc`.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from ._types import AnyArray, BoolArray, FloatArray, IntArray
 from .threads import n_ranges
-from .validation import check_scratch, memory_guard
+from .validation import Truth, check_scratch, memory_guard
+
+if TYPE_CHECKING:
+    from .grammar import Request
 
 
 class AUCPlan:
     """The partial-AUC requests of one evaluation, ready to run on any block of lists."""
 
-    def __init__(self, requests, n_items):
+    def __init__(self, requests: Iterable[Request], n_items: int) -> None:
         from ._kernels.auc import PAP, PARTIAL_AUC
 
         self.per_user = list(requests)
@@ -29,7 +38,8 @@ class AUCPlan:
         self.slot_k = np.array([r.k for r in self.per_user], np.int64)
         self.handling = [r.metric.value(r.params, "insufficient") for r in self.per_user]
 
-    def run(self, data, topk, rows, counted, threads):
+    def run(self, data: Truth, topk: AnyArray, rows: IntArray, counted: BoolArray,
+            threads: int) -> FloatArray:
         """Per-user values, one row per request (NaN where not counted or excluded)."""
         from ._kernels.auc import partial_aucs
 

@@ -7,11 +7,21 @@ slot of the Result) and no per-user values. The rest are per user, NaN where the
 convention does not count the user, like every other metric.
 """
 
-import numpy as np
+from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from .aspects import check_aspects
 from .threads import n_ranges
-from .validation import _csr_parts, check_scratch, memory_guard
+from .validation import Truth, _csr_parts, check_scratch, memory_guard
+
+if TYPE_CHECKING:
+    from .grammar import Request
 
 _WHY = {"train": "the training interactions, to count each item's training users",
         "item_aspects": "the aspects (topics, genres) of each item",
@@ -21,7 +31,7 @@ _WHY = {"train": "the training interactions, to count each item's training users
                             "estimated from the popularity of the items in train="}
 
 
-def train_parts(train, n_items):
+def train_parts(train: SparseMatrix, n_items: int) -> tuple[IntArray, AnyArray, FloatArray]:
     """(indptr, indices, values as float64) of a checked train matrix: n_items columns,
     every stored value finite."""
     indptr, indices, data, (_, cols), _ = _csr_parts(train, "train", "interactions")
@@ -36,7 +46,7 @@ def train_parts(train, n_items):
     return indptr, indices, values
 
 
-def popularity(train, n_items):
+def popularity(train: SparseMatrix, n_items: int) -> tuple[FloatArray, int]:
     """(training users per item as float64, how many training users have any item)."""
     indptr, indices, data = train_parts(train, n_items)
     positive = data > 0
@@ -45,7 +55,7 @@ def popularity(train, n_items):
     return counts, int(np.unique(owners).shape[0])
 
 
-def _vectors(item_vectors, n_items):
+def _vectors(item_vectors: ArrayLike, n_items: int) -> FloatArray:
     vectors = np.asarray(item_vectors)
     if vectors.dtype.kind not in "biuf":
         raise TypeError(f"item_vectors must hold real numbers; got dtype {vectors.dtype}")
@@ -57,10 +67,12 @@ def _vectors(item_vectors, n_items):
     if not np.isfinite(vectors).all():
         raise ValueError("item_vectors contains NaN or infinite values")
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    return np.divide(vectors, norms,  # type: ignore[no-any-return]  # numpy: Any with out=
+                     out=np.zeros_like(vectors), where=norms > 0)
 
 
-def _baseline(baseline, n_rows, n_items, pop, k_max):
+def _baseline(baseline: str | ArrayLike, n_rows: int, n_items: int,
+              pop: tuple[FloatArray, int] | None, k_max: int) -> IntArray:
     if isinstance(baseline, str):
         if baseline != "popular":
             raise ValueError(f"baseline must be 'popular' or an array of item ids; got "
@@ -86,8 +98,10 @@ def _baseline(baseline, n_rows, n_items, pop, k_max):
     return np.ascontiguousarray(ids, dtype=np.int64)
 
 
-def check_side_inputs(specs, *, train, item_aspects, item_vectors, baseline,
-                      baseline_later=False, propensity=None):
+def check_side_inputs(specs: Sequence[Request], *, train: SparseMatrix | None,
+                      item_aspects: SparseMatrix | None, item_vectors: ArrayLike | None,
+                      baseline: Any, baseline_later: bool = False,
+                      propensity: ArrayLike | None = None) -> None:
     """Each measure has the side input it needs (and ild not two notions of distance)."""
     given = {"train": train is not None,
              "propensity|train": propensity is not None or train is not None,
@@ -109,8 +123,9 @@ class BeyondPlan:
     """The beyond-accuracy specs with their side inputs checked and prepared once, ready to
     run on any block of lists (`run`) and to turn accumulated values into means (`means`)."""
 
-    def __init__(self, specs, n_items, k_max, *, train, item_aspects, item_vectors,
-                 baseline):
+    def __init__(self, specs: Sequence[Request], n_items: int, k_max: int, *,
+                 train: SparseMatrix | None, item_aspects: SparseMatrix | None,
+                 item_vectors: ArrayLike | None, baseline: str | ArrayLike | None) -> None:
         """specs whose side inputs `check_side_inputs` has accepted."""
         from ._kernels.beyond import ILD_COSINE, ILD_JACCARD
 
@@ -139,7 +154,9 @@ class BeyondPlan:
         self.slot_code = np.array([s.code for s in self.per_user], dtype=np.int64)
         self.slot_cut = np.array([self.position[s.k] for s in self.per_user], dtype=np.int64)
 
-    def run(self, data, topk, rows, counted, threads, baseline=None):
+    def run(self, data: Truth, topk: AnyArray, rows: IntArray, counted: BoolArray,
+            threads: int, baseline: str | ArrayLike | None = None
+            ) -> tuple[FloatArray, IntArray | None]:
         """(per-user values, one row per per-user spec; exposure of the counted users'
         lists, int64 (cutoffs x n_items), or None without catalogue specs)."""
         from ._kernels.beyond import beyond_metrics
@@ -167,7 +184,7 @@ class BeyondPlan:
         shown = exposure.sum(axis=0, dtype=np.int64) if self.catalogue else None
         return out, shown
 
-    def catalogue_means(self, shown):
+    def catalogue_means(self, shown: IntArray | None) -> dict[str, float]:
         """{label: value} of coverage and gini from the exposure of `run` (summed over
         blocks; None before any block: nothing is shown, both are 0)."""
         if shown is None:
@@ -177,11 +194,11 @@ class BeyondPlan:
             cumulative[self.position[spec.k]]) for spec in self.catalogue}
 
 
-def _coverage(exposure):
+def _coverage(exposure: IntArray) -> float:
     return float(np.count_nonzero(exposure) / exposure.shape[0]) if exposure.size else 0.0
 
 
-def _gini(exposure):
+def _gini(exposure: IntArray) -> float:
     """Gini index of item exposure over the whole catalogue (0: equal, -> 1: one item)."""
     n = exposure.shape[0]
     total = exposure.sum()

@@ -17,15 +17,24 @@ first k items from the distribution p of the user's training items.
 The walk is `fastrank._kernels.calibration`.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from .aspects import check_aspects
 from .beyond import train_parts
 from .threads import n_ranges
-from .validation import check_scratch, memory_guard
+from .validation import Truth, check_scratch, memory_guard
+
+if TYPE_CHECKING:
+    from .grammar import Request
 
 
-def _train(train, n_items):
+def _train(train: SparseMatrix, n_items: int) -> tuple[IntArray, IntArray, FloatArray]:
     indptr, indices, values = train_parts(train, n_items)
     # p(g|u) does not change when a row's weights are scaled: divide each row by its
     # largest |value|, so that the sums of weights=value cannot overflow
@@ -43,7 +52,8 @@ def _train(train, n_items):
 class CalibrationPlan:
     """The miscalibration requests with train and item_aspects checked once."""
 
-    def __init__(self, requests, n_items, *, train, item_aspects):
+    def __init__(self, requests: Iterable[Request], n_items: int, *, train: SparseMatrix,
+                 item_aspects: SparseMatrix) -> None:
         self.per_user = list(requests)
         self.n_items = n_items
         self.train = _train(train, n_items)
@@ -57,7 +67,8 @@ class CalibrationPlan:
         self.slot_weighted = np.array([v["weights"] == "value" for v in value], np.bool_)
         self.slot_discount = np.array([v["positions"] == "log" for v in value], np.bool_)
 
-    def run(self, data, topk, rows, counted, threads):
+    def run(self, data: Truth, topk: AnyArray, rows: IntArray, counted: BoolArray,
+            threads: int) -> FloatArray:
         """Per-user values, one row per request (NaN where not counted or without p)."""
         from ._kernels.calibration import miscalibration
 

@@ -1,10 +1,14 @@
 """The `fastrank` command (also `python -m fastrank`)."""
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
+from typing import IO, Any, NoReturn
 
 import numpy as np
 
@@ -26,9 +30,9 @@ from .validation import check_memory
 DEMO_METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "ndcg_exp", "auc")
 
 
-def _int_at_least(minimum):
+def _int_at_least(minimum: int) -> Callable[[str], int]:
     """An argparse type: a whole number (underscores allowed) of at least `minimum`."""
-    def parse(text):
+    def parse(text: str) -> int:
         try:
             value = int(text.replace("_", ""))
         except ValueError:
@@ -43,10 +47,10 @@ def _int_at_least(minimum):
 _positive_int = _int_at_least(1)
 
 
-def _c_long(minimum):
+def _c_long(minimum: int) -> Callable[[str], int]:
     """An argparse type reading a whole number as C's atol does (trec_eval's options:
     "1.5" is 1), at least `minimum`; text that does not start with a number is an error."""
-    def parse(text):
+    def parse(text: str) -> int:
         match = _ATOL.match(text)
         if match is None:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
@@ -58,7 +62,7 @@ def _c_long(minimum):
     return parse
 
 
-def run_demo(args, out=None):
+def run_demo(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     import numba  # loaded when a kernel runs, not at import
 
     out = sys.stdout if out is None else out
@@ -105,7 +109,7 @@ def run_demo(args, out=None):
     return 0
 
 
-def compare_demo(truth, topk, args, out):
+def compare_demo(truth: Any, topk: Any, args: argparse.Namespace, out: IO[str]) -> None:
     """Two systems on the demo's users, compared: the demo's lists ("model") and the same
     lists with the top 3 items of one user in five moved to the end ("shuffled")."""
 
@@ -123,7 +127,7 @@ def compare_demo(truth, topk, args, out):
     print(f"\nmetric@k curves with 95% intervals written to {args.compare}", file=out)
 
 
-def run_trec(args, out=None):
+def run_trec(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     out = sys.stdout if out is None else out
     with stage_bar(3, _show_progress(args), "fastrank trec") as bar:
         report = evaluate_files(args.qrels, args.run, args.measure, relevance_level=args.level,
@@ -138,7 +142,7 @@ def run_trec(args, out=None):
 DEFAULT_METRICS = ("precision", "recall", "ndcg", "map", "mrr", "hit_rate")
 
 
-def run_evaluate(args, out=None):
+def run_evaluate(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     out = sys.stdout if out is None else out
     if args.per_user:
         output_kind(args.per_user)  # a bad name fails before the evaluation
@@ -155,13 +159,15 @@ def run_evaluate(args, out=None):
         if args.per_user:
             bar.stage("writing the per-user file")
             write_per_user(args.per_user, per_user_table(res, inputs.user_ids, library="dict"))
-    counts = {"users": int(res.users.shape[0]), "counted": res.n_users,
+    counts = {"users": int(res.users.shape[0]),  # type: ignore[union-attr]  # per_user=True
+              "counted": res.n_users,
               "without_recommendations": inputs.without_recommendations,
               "without_truth": inputs.without_truth}
     means = {name: _rounded(res[name], args.places) for name in res.metrics}
     if args.json:
         print(json.dumps({**means, "counts": counts, "convention": res.convention,
-                          "k": int(res.k)}, indent=2), file=out)
+                          "k": int(res.k)},  # type: ignore[arg-type]  # a ranking has a k
+                         indent=2), file=out)
     elif args.csv:
         print("metric,mean,users", file=out)
         for name in res.metrics:
@@ -183,21 +189,21 @@ def run_evaluate(args, out=None):
     return 0
 
 
-def _rounded(value, places):
+def _rounded(value: float, places: int | None) -> float | None:
     """A mean for JSON and CSV: None for NaN, else exact (repr) or rounded to `places`."""
     if value != value:
         return None
     return value if places is None else round(value, places)
 
 
-def _show_progress(args):
+def _show_progress(args: argparse.Namespace) -> bool:
     """--progress / --no-progress, or by default a bar only where stderr is a terminal."""
     if args.progress is not None:
-        return args.progress
+        return bool(args.progress)
     return sys.stderr.isatty()
 
 
-def run_metrics(args, out=None):
+def run_metrics(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     out = sys.stdout if out is None else out
     if args.markdown:
         print(dialects.markdown() if args.dialects else registry.markdown(), file=out)
@@ -221,12 +227,12 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: error: {message} (see {self.prog.split()[0]} "
                          f"--help)")
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fastrank", description="Fast offline evaluation of rankings.")
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="print fastrank's version and those of Python, numba, numpy and "
@@ -351,7 +357,7 @@ CONVENTION_HELP = ("which formula the metric names stand for and which users cou
                    "implicit (as implicit 0.7)")
 
 
-def _progress_option(parser):
+def _progress_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar on stderr (default: only when stderr is a "
                              "terminal)")
@@ -360,16 +366,17 @@ def _progress_option(parser):
 class _Version(argparse.Action):
     """--version: the text is built when asked for (it reads package metadata)."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         print(version_text())
         parser.exit()
 
 
-def version_text():
+def version_text() -> str:
     """`fastrank --version`: this package and what its numbers depend on."""
     from importlib.metadata import PackageNotFoundError, version
 
-    def installed(name):
+    def installed(name: str) -> str:
         try:
             return version(name)
         except PackageNotFoundError:
@@ -380,7 +387,7 @@ def version_text():
             + ", ".join(f"{name} {installed(name)}" for name in ("numba", "numpy", "scipy")))
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -388,7 +395,7 @@ def main(argv=None):
         print(_one_line(exc), file=sys.stderr)
         return 2
     try:
-        return args.func(args)
+        return args.func(args)  # type: ignore[no-any-return]  # run_*: an exit code
     except BrokenPipeError:  # `| head` stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -397,7 +404,7 @@ def main(argv=None):
         return 2
 
 
-def _one_line(exc):
+def _one_line(exc: BaseException) -> str:
     """The message of an exception on one line (a file name may hold a newline)."""
     text = str(exc) or type(exc).__name__
     return " ".join(text.split("\n"))

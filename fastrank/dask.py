@@ -18,7 +18,13 @@ Equal to `fastrank.io.from_tables(truth, recs).evaluate(metrics)` on the same da
 identical per-user values, means to 1e-12 (only the order of the sums differs).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
 import numpy as np
+
+from ._types import DataFrame
 
 from .engine import parse_requests
 from .io.tables import dtype_kind
@@ -34,9 +40,12 @@ class DaskResult(PartitionedResult):
     n_relevant, counted; NaN where a user is not counted) when they were kept."""
 
 
-def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None, n_items=None,
-             user="user", item="item", relevance="relevance", score="score", rank="rank",
-             npartitions=None, per_user=True, n_threads=1, split_every=None):
+def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
+             convention: str = "recsys", dialect: str | None = None, k: int | None = None,
+             n_items: int | None = None, user: Any = "user", item: Any = "item",
+             relevance: Any = "relevance", score: Any = "score", rank: Any = "rank",
+             npartitions: int | None = None, per_user: bool = True, n_threads: int | None = 1,
+             split_every: int | None = None) -> DaskResult:
     """Evaluate Dask DataFrames of judgments and recommendations.
 
     Parameters
@@ -132,14 +141,14 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
                       values if per_user else None)
 
 
-def _check_frame(frame, name, needed):
+def _check_frame(frame: Any, name: str, needed: Iterable[str]) -> None:
     if not hasattr(frame, "npartitions") or not hasattr(frame, "shuffle"):
         raise TypeError(f"{name} must be a dask DataFrame; got {type(frame).__name__}. For "
                         f"in-memory tables use fastrank.io.from_tables")
     check_columns(frame.columns, name, needed)
 
 
-def _kind(dtype):
+def _kind(dtype: Any) -> str | None:
     """The kind of id a column's dtype holds ("integer", "float", "text", ...), or None
     when the dtype does not tell (object columns)."""
     import pandas as pd
@@ -156,7 +165,7 @@ def _kind(dtype):
     return None if numpy_dtype.kind == "O" else dtype_kind(numpy_dtype)
 
 
-def _same_kind(column, truth_dtype, recs_dtype):
+def _same_kind(column: str, truth_dtype: Any, recs_dtype: Any) -> None:
     """Ids of different kinds (integer and float, numbers and text) never name the same
     user or item: refuse them before anything is shuffled."""
     kinds = (_kind(truth_dtype), _kind(recs_dtype))
@@ -168,7 +177,7 @@ def _same_kind(column, truth_dtype, recs_dtype):
             f"astype(str)")
 
 
-def _same_user_type(truth, recs, user):
+def _same_user_type(truth: DataFrame, recs: DataFrame, user: Any) -> tuple[Any, Any]:
     """Both user columns in one dtype that holds every id exactly, so that equal ids hash
     to the same partition (int64 with uint64: int64 or uint64 by the values' range)."""
     import dask
@@ -182,6 +191,7 @@ def _same_user_type(truth, recs, user):
             t_lo, r_lo, t_hi, r_hi = dask.compute(truth[user].min(), recs[user].min(),
                                                   truth[user].max(), recs[user].max())
             lo, hi = min(int(t_lo), int(r_lo)), max(int(t_hi), int(r_hi))
+            target: Any
             if hi <= np.iinfo(np.int64).max:
                 target = np.int64
             elif lo >= 0:
@@ -205,18 +215,19 @@ def _same_user_type(truth, recs, user):
     return truth, recs.assign(**{user: recs[user].astype(a)})
 
 
-def _longest(frame, user):
+def _longest(frame: DataFrame, user: Any) -> int:
     return int(frame.groupby(user).size().max()) if len(frame) else 0
 
 
-def _distinct_items(truth, recs, item):
+def _distinct_items(truth: DataFrame, recs: DataFrame, item: Any) -> Any:
     import dask.dataframe as dd
 
     both = dd.concat([truth[item].to_frame(), recs[item].to_frame()])
     return both[item].nunique()
 
 
-def _evaluate_partition(truth, recs, *, labels, user_dtype, **how):
+def _evaluate_partition(truth: DataFrame, recs: DataFrame, *, labels: Sequence[str],
+                        user_dtype: Any, **how: Any) -> DataFrame:
     """One partition pair: its users' values as a pandas frame."""
     import pandas as pd
 
@@ -225,7 +236,8 @@ def _evaluate_partition(truth, recs, *, labels, user_dtype, **how):
                          **per_user_columns(res, labels)})
 
 
-def _partial_sums(values, labels, convention, dialect, k):
+def _partial_sums(values: DataFrame, labels: Sequence[str], convention: str,
+                  dialect: str | None, k: int) -> DataFrame:
     """One row of sums over a partition's counted users."""
     import pandas as pd
 

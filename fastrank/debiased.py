@@ -19,20 +19,31 @@ IPS estimates it as m·w̄, w̄ the mean weight over every relevant entry of the
 propensities both are the plain metric.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 
 from .beyond import popularity
 from .discounts import discounts
 from .threads import n_ranges
-from .validation import check_scratch, memory_guard
+from .validation import Truth, check_scratch, memory_guard
+
+if TYPE_CHECKING:
+    from .grammar import Request
 
 # the smallest propensity accepted: the weights 1/p of a whole catalogue still sum to a
 # finite float64
 SMALLEST_PROPENSITY = 1e-250
 
 
-def check_propensity(propensity, n_items):
+def check_propensity(propensity: ArrayLike, n_items: int) -> FloatArray:
     """The weights 1/p (a new float64 array) of the `propensity=` array, or an error
     naming what is wrong. The caller's array is never modified."""
     if sp.issparse(propensity):
@@ -62,7 +73,7 @@ def check_propensity(propensity, n_items):
     return 1.0 / values
 
 
-def popularity_weights(counts, gamma):
+def popularity_weights(counts: FloatArray, gamma: float) -> FloatArray:
     """1/p for the popularity model p_i = (max(n_i, 1) / max_j n_j) ** ((gamma + 1) / 2)."""
     seen = np.maximum(counts, 1.0)
     return (seen / seen.max()) ** (-(gamma + 1.0) / 2.0) if seen.size else seen
@@ -72,7 +83,8 @@ class DebiasedPlan:
     """The debiased requests with their propensities checked and turned into weights once
     (one weight vector per γ), ready to run on any block of lists."""
 
-    def __init__(self, requests, n_items, *, train, propensity):
+    def __init__(self, requests: Iterable[Request], n_items: int, *,
+                 train: SparseMatrix | None, propensity: ArrayLike | None) -> None:
         """requests whose side inputs `check_side_inputs` has accepted."""
         self.n_items = n_items
         self.requests = list(requests)
@@ -88,16 +100,16 @@ class DebiasedPlan:
             self.groups = [(weights, self.requests)]
         else:
             counts = popularity(train, n_items)[0]
-            by_gamma = {}
+            by_gamma: dict[float, list[Request]] = {}
             for r in self.requests:
                 by_gamma.setdefault(r.metric.kernel_value(r.params), []).append(r)
             self.groups = [(popularity_weights(counts, gamma), group)
                            for gamma, group in by_gamma.items()]
         # the order of the per-user rows of `run`
         self.per_user = [r for _, group in self.groups for r in group]
-        self._means = None
+        self._means: tuple[Truth, list[float]] | None = None
 
-    def mean_weights(self, data):
+    def mean_weights(self, data: Truth) -> list[float]:
         """The mean weight over every relevant entry of the truth (all its rows), per
         group: the IPS slots divide by m times it. Kept for the truth last seen."""
         if self._means is None or self._means[0] is not data:
@@ -106,7 +118,8 @@ class DebiasedPlan:
                                   for weights, _ in self.groups])
         return self._means[1]
 
-    def run(self, data, topk, rows, counted, threads):
+    def run(self, data: Truth, topk: AnyArray, rows: IntArray, counted: BoolArray,
+            threads: int) -> FloatArray:
         """Per-user values, one row per request of `per_user`, NaN where not counted."""
         from ._kernels.debiased import debiased_metrics
 

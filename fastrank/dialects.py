@@ -13,7 +13,11 @@ approximated: a name maps only where the formula, the gains, the ideal, the
 denominator and the users that count are the tool's.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 DIALECTS = ("fastrank", "ir_measures", "ranx", "trec_eval", "recbole", "rectools")
 # how users write them in a prefix (`ir-measures:nDCG@10`) or a dialect= argument
@@ -30,7 +34,7 @@ class Meaning:
 
     metric: str
     convention: str
-    params: tuple = ()
+    params: tuple[tuple[str, Any], ...] = ()
     cutoff: str = "optional"
     bare_refusal: str = ""   # why the name without a cutoff is refused, if it is
 
@@ -44,7 +48,11 @@ class Refusal:
     reason: str
 
 
-def _not_yet(what):
+# a dialect's table: {name as the tool spells it: Meaning or Refusal}
+Table: TypeAlias = "dict[str, Meaning | Refusal]"
+
+
+def _not_yet(what: str) -> Refusal:
     issue = ""
     if what.endswith(" (issue 17)"):
         what, issue = what[:-len(" (issue 17)")], " (issue 17)"
@@ -68,7 +76,7 @@ _GREEDY_TIES = ("ir-measures' {0} is ndeval's, whose greedy ideal breaks ties be
 # ir-measures 0.4: its default providers for these are pytrec_eval (trec_eval) and, for
 # RR@k, msmarco (the same formula on the lists given): the trec convention. Every query of
 # the qrels counts, as in fastrank's trec convention.
-IR_MEASURES = {
+IR_MEASURES: Table = {
     "P": Meaning("precision", "trec", cutoff="required"),
     "R": Meaning("recall", "trec", cutoff="required"),
     "AP": Meaning("map", "trec"),
@@ -123,7 +131,7 @@ IR_MEASURES = {
 }
 # trec_eval 10 (and pytrec_eval, which spells a cutoff "P.5" where trec_eval prints
 # "P_5"): the trec convention, where the last number is the cutoff.
-TREC_EVAL = {
+TREC_EVAL: Table = {
     "map": Meaning("map", "trec", cutoff="none"),
     "gm_map": Meaning("gm_map", "trec", cutoff="none"),
     "Rprec": Meaning("r_precision", "trec", cutoff="none"),
@@ -170,7 +178,7 @@ TREC_EVAL = {
 _RANX_BARE = ("without a cutoff ranx divides by each query's own list length, not K: give "
               "a cutoff")
 # ranx 0.3: trec_eval's definitions (map divides by every relevant item), lowercase.
-RANX = {
+RANX: Table = {
     "hits": Meaning("hits", "trec"),  # ranx 0.3: every query of the qrels counts
     "hit_rate": Meaning("hit_rate", "trec"),
     "precision": Meaning("precision", "trec", bare_refusal=_RANX_BARE),
@@ -192,7 +200,7 @@ RANX = {
 }
 
 # RecBole 1.2: metric names are case-insensitive, results keyed "ndcg@10".
-RECBOLE = {
+RECBOLE: Table = {
     "Recall": Meaning("recall", "recsys", cutoff="required"),
     "MRR": Meaning("mrr", "recsys", cutoff="required"),
     "NDCG": Meaning("ndcg", "implicit", cutoff="required"),  # binary gains, ideal min(k, m)
@@ -220,7 +228,7 @@ RECBOLE = {
 }
 
 # RecTools 0.x: metric classes keyed by the user, conventionally "NDCG@10".
-RECTOOLS = {
+RECTOOLS: Table = {
     "Precision": Meaning("precision", "recsys", cutoff="required"),
     "Recall": Meaning("recall", "recsys", cutoff="required"),
     "HitRate": Meaning("hit_rate", "recsys", cutoff="required"),
@@ -259,7 +267,7 @@ CASELESS = {"recbole", "rectools"}
 _FOLDED = {d: {name.lower(): meaning for name, meaning in TABLES[d].items()} for d in CASELESS}
 
 
-def check_dialect(dialect, argument="dialect"):
+def check_dialect(dialect: object, argument: str = "dialect") -> str:
     """A dialect name, canonical (aliases and case folded); None is fastrank's own."""
     if dialect is None:
         return "fastrank"
@@ -274,7 +282,8 @@ def check_dialect(dialect, argument="dialect"):
     return key
 
 
-def translate(label, dialect, name, meaning, raw):
+def translate(label: str, dialect: str, name: str, meaning: Meaning,
+              raw: dict[str, str]) -> tuple[str, dict[str, str]]:
     """(metric name, {param: text}) of a foreign name's parameters `raw` ({key: text as
     written}): the tool's options fastrank reproduces become its metric or parameters,
     the rest are refused with the reason."""
@@ -335,14 +344,14 @@ _RECTOOLS_NDCG = ("RecTools' NDCG divides by default by the ideal of k relevant 
 
 
 
-def lookup(dialect, name):
+def lookup(dialect: str, name: str) -> Meaning | Refusal | None:
     """The Meaning or Refusal of `name` in a foreign dialect, or None."""
     if dialect in CASELESS:
         return _FOLDED[dialect].get(name.lower())
     return TABLES[dialect].get(name)
 
 
-def foreign_names(dialect):
+def foreign_names(dialect: str) -> tuple[str, ...]:
     """Every name of a foreign dialect as the tool spells it (for suggestions and docs)."""
     return tuple(TABLES[dialect])
 
@@ -351,7 +360,7 @@ TOOLS = {"ir_measures": "ir-measures 0.4", "ranx": "ranx 0.3", "trec_eval": "tre
          "recbole": "RecBole 1.2", "rectools": "RecTools 0.19"}
 
 
-def written_names():
+def written_names() -> Iterator[tuple[str, str, Meaning]]:
     """(dialect, name as the tool writes it, Meaning) of every name a tool's table maps,
     tool by tool in TOOLS' order: `P@k`, `ndcg_cut_k`, `nDCG[@k]`, `iprec_at_recall_0.30`."""
     for dialect in TOOLS:
@@ -367,14 +376,14 @@ def written_names():
             yield dialect, label, meaning
 
 
-def names_of(metric):
+def names_of(metric: str) -> list[tuple[str, str, str]]:
     """[(tool, name as the tool writes it, convention)] of every tool's name that maps to
     a registry metric: the dialect names of the docs' metric reference."""
     return [(TOOLS[dialect], label, meaning.convention)
             for dialect, label, meaning in written_names() if meaning.metric == metric]
 
 
-def markdown():
+def markdown() -> str:
     """The docs' dialect table: for each tool, the names fastrank computes as that tool
     does (and which metric and convention), and the names it refuses."""
     lines = ["| tool | its name | fastrank computes |", "|---|---|---|"]

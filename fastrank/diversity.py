@@ -7,10 +7,17 @@ the whole catalogue. That ideal does not depend on the list being scored, so
 cost of one walk of each list. `ab_ndcg(...)` is the one-call form.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 
 from .aspects import alpha_ndcg_values, check_aspects
 from .discounts import discounts
@@ -28,7 +35,7 @@ from .validation import (_csr_parts, check_bool, check_int, check_pattern,
 _IDEAL_BYTES = 40
 
 
-def _check_cutoffs(k, k_max, name="k"):
+def _check_cutoffs(k: int | Iterable[int] | None, k_max: int | None, name: str = "k") -> IntArray:
     """k as a sorted int64 array of distinct cutoffs (an int or a sequence of ints)."""
     if k is None:
         if k_max is None:
@@ -45,7 +52,8 @@ def _check_cutoffs(k, k_max, name="k"):
     return np.array(cutoffs, dtype=np.int64)
 
 
-def _nonnegative_rows(matrix, name, shape, what):
+def _nonnegative_rows(matrix: SparseMatrix | ArrayLike, name: str, shape: Sequence[int],
+                      what: str) -> tuple[IntArray, AnyArray, FloatArray]:
     """A sparse or dense users x columns matrix of finite non-negative weights as CSR
     arrays (a dense one keeps its zeros as stored entries: the kernels skip them)."""
     if not sp.issparse(matrix):
@@ -80,7 +88,7 @@ _SMALLEST = 2.0 ** -1000
 _LARGEST = 2.0 ** 1000
 
 
-def _check_weights(data, name, what):
+def _check_weights(data: FloatArray, name: str, what: str) -> None:
     if not np.all(np.isfinite(data)) or (data.size and data.min() < 0):
         raise ValueError(
             f"{name} must hold finite, non-negative {what}; found a negative, NaN or "
@@ -88,7 +96,7 @@ def _check_weights(data, name, what):
     _check_scale(data, name, what)
 
 
-def _check_scale(data, name, what):
+def _check_scale(data: FloatArray, name: str, what: str) -> None:
     positive = data[data > 0]
     if positive.size and (positive.min() < _SMALLEST or positive.max() > _LARGEST):
         bad = positive.min() if positive.min() < _SMALLEST else positive.max()
@@ -101,13 +109,15 @@ def _check_scale(data, name, what):
 class _Preferences:
     """γ's source as CSR arrays: the profile (users x items) or weights (users x aspects)."""
 
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
+    indptr: IntArray
+    indices: AnyArray
+    data: FloatArray
     from_profile: bool
 
 
-def _preferences(profile, user_aspects, shape, n_aspects):
+def _preferences(profile: SparseMatrix | ArrayLike | None,
+                 user_aspects: SparseMatrix | ArrayLike | None, shape: tuple[int, int],
+                 n_aspects: int) -> _Preferences:
     if (profile is None) == (user_aspects is None):
         raise TypeError(
             "pass exactly one of profile= (a users x items training matrix; γ is the share "
@@ -155,8 +165,12 @@ class AlphaBetaNDCG:
         Numba threads while the ideal is computed.
     """
 
-    def __init__(self, truth, item_aspects, *, k, alpha=0.01, beta=0.5, profile=None,
-                 user_aspects=None, exclude=None, r_max=None, users=None, n_threads=None):
+    def __init__(self, truth: SparseMatrix, item_aspects: SparseMatrix, *,
+                 k: int | Iterable[int], alpha: float = 0.01, beta: float = 0.5,
+                 profile: SparseMatrix | ArrayLike | None = None,
+                 user_aspects: SparseMatrix | ArrayLike | None = None,
+                 exclude: SparseMatrix | None = None, r_max: float | None = None,
+                 users: ArrayLike | None = None, n_threads: int | None = None) -> None:
         self.truth = check_truth(truth)
         _check_scale(self.truth.data, "truth", "grades (p = beta·r/r_max)")
         n_users, n_items = self.truth.n_users, self.truth.n_items
@@ -179,7 +193,7 @@ class AlphaBetaNDCG:
             self._check_gamma_rows()
         self.idcg, self.status = self._ideal(n_threads)
 
-    def _check_r_max(self, r_max):
+    def _check_r_max(self, r_max: object) -> float:
         top = float(self.truth.data.max()) if self.truth.data.size else 0.0
         if r_max is None:
             return top if top > 0 else 1.0
@@ -195,7 +209,7 @@ class AlphaBetaNDCG:
                 f"r_max must stay within [0, beta]: pass r_max >= {top} or leave it out")
         return r_max
 
-    def _check_gamma_rows(self):
+    def _check_gamma_rows(self) -> None:
         """user_aspects rows are γ itself: an all-zero row cannot be normalised."""
         running = np.concatenate([[0.0], np.cumsum(self.prefs.data)])
         sums = running[self.prefs.indptr[1:]] - running[self.prefs.indptr[:-1]]
@@ -206,7 +220,7 @@ class AlphaBetaNDCG:
                 f"users scored); γ must have a positive weight somewhere: give those users "
                 f"weights, or leave them out with users=")
 
-    def _ideal(self, n_threads):
+    def _ideal(self, n_threads: int | None) -> tuple[FloatArray, Any]:
         from ._kernels.aspects import ab_ideal
 
         groups = self.aspects.groups
@@ -228,10 +242,11 @@ class AlphaBetaNDCG:
         return idcg, status
 
     @property
-    def labels(self):
+    def labels(self) -> list[str]:
         return [f"ab_ndcg@{int(c)}" for c in self.cutoffs]
 
-    def score(self, topk, *, clip=False, n_threads=None):
+    def score(self, topk: ArrayLike, *, clip: bool = False,
+              n_threads: int | None = None) -> Result:
         """αβ-nDCG of ranked lists for this scorer's users (row i of topk is users[i]).
 
         Returns a `Result` with one metric per cutoff (`"ab_ndcg@10"`); users without a
@@ -260,7 +275,7 @@ class AlphaBetaNDCG:
                    chunks, dcg)
         return self._result(dcg, clip)
 
-    def _result(self, dcg, clip):
+    def _result(self, dcg: FloatArray, clip: bool) -> Result:
         from ._kernels.aspects import NO_PROFILE, NO_TRUTH, OK
 
         counted = self.status == OK
@@ -279,9 +294,13 @@ class AlphaBetaNDCG:
                       report=report)
 
 
-def ab_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.01, beta=0.5, profile=None,
-            user_aspects=None, exclude=None, r_max=None, clip=False, users=None,
-            n_threads=None):
+def ab_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix, *,
+            k: int | Iterable[int] | None = None, alpha: float = 0.01, beta: float = 0.5,
+            profile: SparseMatrix | ArrayLike | None = None,
+            user_aspects: SparseMatrix | ArrayLike | None = None,
+            exclude: SparseMatrix | None = None, r_max: float | None = None,
+            clip: bool = False, users: ArrayLike | None = None,
+            n_threads: int | None = None) -> Result:
     """αβ-nDCG@k of ranked lists: accuracy, diversity and novelty in one number (Parapar &
     Radlinski 2021; the formula is in the README).
 
@@ -300,7 +319,9 @@ def ab_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.01, beta=0.5, profile=
     return scorer.score(topk, clip=clip, n_threads=n_threads)
 
 
-def alpha_ndcg(truth, topk, item_aspects, *, k=None, alpha=0.5, users=None, n_threads=None):
+def alpha_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix, *,
+               k: int | Iterable[int] | None = None, alpha: float = 0.5,
+               users: ArrayLike | None = None, n_threads: int | None = None) -> Result:
     """Classic α-nDCG@k (Clarke et al. 2008), as TREC's ndeval computes it.
 
     The user's relevant items (truth > 0) are the documents and their aspects the

@@ -8,10 +8,17 @@ per-user values for some rows; `sums` and `means` aggregate them as each metric'
 registry entry says; `result` is the one place a ranking `Result` is built.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 
 from ._kernels import codes
 from .aspects import alpha_ndcg_values, check_aspects, intent_values, ndeval_scale
@@ -20,7 +27,7 @@ from .beyond import BeyondPlan, check_side_inputs
 from .calibration import CalibrationPlan
 from .debiased import DebiasedPlan
 from .discounts import discounts
-from .grammar import check_convention, curve_requests, parse_all
+from .grammar import Request, check_convention, curve_requests, parse_all
 from .means import counts_judged, mean_of, sum_parts
 from .result import Result
 from .threads import n_ranges
@@ -33,17 +40,19 @@ _RANK_BYTES = 16
 # order, so that evaluating spans of whole blocks without keeping per-user values
 # (evaluate(per_user=False)) gives the same means to the bit. Fewer rows are one part.
 SUM_ROWS = 1 << 16
+_K = TypeVar("_K")
 
 
 class Block:
     """Per-user outputs of some top-K rows: one row of `values` per per-user metric,
     n_relevant, counted, and the item exposure of catalogue metrics (or None)."""
 
-    def __init__(self, values, n_relevant, counted, shown):
+    def __init__(self, values: FloatArray, n_relevant: IntArray, counted: BoolArray,
+                 shown: IntArray | None) -> None:
         self.values, self.n_relevant, self.counted, self.shown = \
             values, n_relevant, counted, shown
 
-    def fill(self, lo, part):
+    def fill(self, lo: int, part: Block) -> None:
         """Copy a Block of rows lo.. into this one and add its exposure."""
         hi = lo + part.n_relevant.shape[0]
         self.values[:, lo:hi] = part.values
@@ -52,14 +61,16 @@ class Block:
         self.shown = added_exposure(self.shown, part.shown)
 
 
-def added_exposure(total, part):
+def added_exposure(total: IntArray | None, part: IntArray | None) -> IntArray | None:
     """Item exposure (catalogue metrics; None without them) added up over blocks."""
     if part is None:
         return total
     return part if total is None else total + part
 
 
-def parse_requests(metrics, k, convention="recsys", dialect=None, curves=None):
+def parse_requests(metrics: str | Iterable[str], k: int, convention: str = "recsys",
+                   dialect: str | None = None,
+                   curves: str | Iterable[str] | bool | None = None) -> tuple[Request, ...]:
     """The Requests of metric labels for lists of length k (and of the curves asked for:
     name@1..name@k), one counting rule for all."""
     check_convention(convention)
@@ -76,7 +87,8 @@ def parse_requests(metrics, k, convention="recsys", dialect=None, curves=None):
     return requests
 
 
-def check_requests(metrics, convention, dialect=None, external=(), **side):
+def check_requests(metrics: str | Iterable[str], convention: str, dialect: str | None = None,
+                   external: Collection[str] = (), **side: Any) -> tuple[Request, ...]:
     """Check metric names and the side inputs they need before any list is seen (for
     lists of any length): what Plan would refuse later, refused now."""
     requests = parse_requests(metrics, LARGEST_INT, convention, dialect)
@@ -89,9 +101,13 @@ class Plan:
     """Metric labels parsed for lists of length k: the passes that compute them and how
     their per-user values become means."""
 
-    def __init__(self, metrics, k, convention, n_items, *, dialect=None, train=None,
-                 item_aspects=None, item_vectors=None, baseline=None, baseline_later=False,
-                 external=None, curves=None, propensity=None):
+    def __init__(self, metrics: str | Iterable[str], k: int, convention: str, n_items: int, *,
+                 dialect: str | None = None, train: SparseMatrix | None = None,
+                 item_aspects: SparseMatrix | None = None,
+                 item_vectors: ArrayLike | None = None, baseline: Any = None,
+                 baseline_later: bool = False, external: Mapping[str, str] | None = None,
+                 curves: str | Iterable[str] | bool | None = None,
+                 propensity: ArrayLike | None = None) -> None:
         requests = parse_requests(metrics, k, convention, dialect, curves)
         self.requests = {r.label: r for r in requests}
         self.k = k
@@ -129,7 +145,7 @@ class Plan:
         self.debiased = (DebiasedPlan(debiased, n_items, train=train, propensity=propensity)
                          if debiased else None)
         # engines with a plan of their own: run(data, topk, rows, counted, threads)
-        self.side = [plan for plan in (
+        self.side: list[AUCPlan | CalibrationPlan] = [plan for plan in (
             AUCPlan([r for r in own if r.metric.engine == "auc"], n_items),
             CalibrationPlan([r for r in own if r.metric.engine == "calibration"],
                             n_items, train=train, item_aspects=item_aspects)
@@ -149,7 +165,7 @@ class Plan:
         self.per_user = per_user + self.external
         self.catalogue = [label for label in self.labels if label not in self.per_user]
 
-    def empty(self, n_rows):
+    def empty(self, n_rows: int) -> Block:
         """An unfilled Block for n_rows rows (its memory checked first)."""
         check_memory(n_rows * (8 * len(self.per_user) + 9),
                      f"the per-user values of {len(self.per_user)} metrics for {n_rows:,} "
@@ -158,7 +174,9 @@ class Plan:
         return Block(np.empty((len(self.per_user), n_rows)), np.empty(n_rows, np.int64),
                      np.empty(n_rows, np.bool_), None)
 
-    def run(self, data, topk, rows, threads, baseline=None, into=None, at=0, external=None):
+    def run(self, data: Truth, topk: AnyArray, rows: IntArray, threads: int,
+            baseline: Any = None, into: Block | None = None, at: int = 0,
+            external: Mapping[str, FloatArray] | None = None) -> Block:
         """The Block of checked top-K rows; written into columns at.. of the Block `into`
         (its exposure added) when given, with no intermediate copy of the ranking values.
         `external` gives the values of the caller's labels for these rows."""
@@ -214,13 +232,14 @@ class Plan:
             block.values[row:row + values.shape[0]] = values
             row += values.shape[0]
         for label in self.external:
-            block.values[row] = external[label]
+            block.values[row] = external[label]  # type: ignore[index]  # given with labels
             row += 1
         if into is not None:
             into.shown = added_exposure(into.shown, block.shown)
         return block
 
-    def sums(self, block, totals=None):
+    def sums(self, block: Block, totals: Mapping[str, tuple[float, float]] | None = None
+             ) -> dict[str, tuple[float, float]]:
         """{label: (numerator, denominator)} of every per-user mean over a Block: parts
         over the counted rows that add up across blocks (means.sum_parts), taken over
         blocks of SUM_ROWS rows and added in order (to `totals`, when given)."""
@@ -239,7 +258,8 @@ class Plan:
                 out[label] = (out[label][0] + num, out[label][1] + den)
         return out
 
-    def means(self, sums, shown):
+    def means(self, sums: Mapping[str, tuple[float, float]],
+              shown: IntArray | None) -> dict[str, float]:
         """{label: mean} from accumulated `sums` and catalogue exposure."""
         means = {label: mean_of(num, den, self.requests[label].aggregate)
                  for label, (num, den) in sums.items()}
@@ -247,7 +267,8 @@ class Plan:
             means.update(self.beyond.catalogue_means(shown))
         return means
 
-    def result(self, block, rows, means=None):
+    def result(self, block: Block, rows: IntArray,
+               means: Mapping[str, float] | None = None) -> Result:
         """The Result of a Block (means from it unless given): the one place a ranking
         Result is built."""
         if means is None:
@@ -256,13 +277,15 @@ class Plan:
         return self._result([values.get(label) for label in self.labels], means, users=rows,
                             counted=block.counted, n_relevant=block.n_relevant)
 
-    def means_result(self, sums, shown, n_rows, n_counted):
+    def means_result(self, sums: Mapping[str, tuple[float, float]], shown: IntArray | None,
+                     n_rows: int, n_counted: int) -> Result:
         """The means-only Result of accumulated `sums` (and exposure) over n_rows rows, of
         which n_counted count: no per-user values."""
         return self._result(None, self.means(sums, shown), users=None, counted=None,
                             n_relevant=None, n_rows=n_rows, n_counted=n_counted)
 
-    def _result(self, per_user, means, **rows):
+    def _result(self, per_user: Sequence[FloatArray | None] | None,
+                means: Mapping[str, float], **rows: Any) -> Result:
         aggregates = {label: r.aggregate for label, r in self.requests.items()}
         return Result(self.labels, per_user, means, convention=self.convention,
                       catalogue=self.catalogue,
@@ -278,7 +301,7 @@ _COMPUTED_BY = {"factors": ("fr.evaluate_factors (or fr.evaluate_model)", "it ne
                             "list with the truth")}
 
 
-def refuse_caller_computed(requests):
+def refuse_caller_computed(requests: Iterable[Request]) -> None:
     """A metric that a function of its own computes, asked of a top-K evaluation."""
     for r in requests:
         if r.metric.engine in _COMPUTED_BY:
@@ -287,7 +310,7 @@ def refuse_caller_computed(requests):
                              f"{where.split(' ')[0]}(...) for it")
 
 
-def common_convention(requests):
+def common_convention(requests: Iterable[Request]) -> str | None:
     """The one convention of all requests, or "mixed" (None without requests)."""
     found = {r.convention for r in requests}
     if not found:
@@ -298,7 +321,12 @@ def common_convention(requests):
 class _Pass:
     """The requests of one kernel pass and the kernel's slot table for them."""
 
-    def __init__(self, rel, requests):
+    # set on the passes of the intent-aware metrics (_intent_passes)
+    alpha: float
+    max_grade: float
+    trec: bool
+
+    def __init__(self, rel: Any, requests: Iterable[Request]) -> None:
         self.rel, self.requests = rel, list(requests)
         cutoffs = sorted({r.k for r in self.requests}) or [1]
         self.cutoffs = np.array(cutoffs, dtype=np.int64)
@@ -311,7 +339,7 @@ class _Pass:
         self.needs = walk_needs(self.slot_code)
 
 
-def walk_needs(slot_code):
+def walk_needs(slot_code: IntArray) -> dict[str, bool]:
     """What the ranking kernel's walk keeps for these slot codes: a graded ideal, that
     ideal uncut, exponential gains, the hits' positions and values (codes with a
     parameter: ERR, nERR, RBP). Flags, not work the kernel would compile to find out."""
@@ -323,18 +351,20 @@ def walk_needs(slot_code):
             "need_acc": any(code >= codes.ERR for code in found)}
 
 
-def _group(requests, key):
+def _group(requests: Iterable[Request],
+           key: Callable[[Request], _K]) -> dict[_K, list[Request]]:
     """{key: the requests with that key}, in the order the keys first appear."""
-    groups = {}
+    groups: dict[_K, list[Request]] = {}
     for r in requests:
         groups.setdefault(key(r), []).append(r)
     return groups
 
 
-def _ranking_passes(requests):
+def _ranking_passes(requests: Iterable[Request]) -> list[_Pass]:
     """One pass per view of the truth: the truth as given (value > 0 is relevant) first,
     then one per relevance threshold, then every stored entry relevant (judged)."""
-    groups = _group(requests, lambda r: STORED if r.metric.truth_view == "stored" else r.rel)
+    groups: dict[Any, list[Request]] = _group(
+        requests, lambda r: STORED if r.metric.truth_view == "stored" else r.rel)
     order = sorted(groups, key=lambda rel: (0, 0) if rel is None else (2, 0) if rel is STORED
                    else (1, rel))
     return [_Pass(rel, groups[rel]) for rel in order]
@@ -344,7 +374,7 @@ def _ranking_passes(requests):
 STORED = "stored"
 
 
-def _at_least(data, rel):
+def _at_least(data: Truth, rel: Any) -> Truth:
     """The truth with entries below `rel` stored as 0 (judged, not relevant); with
     rel=STORED, every stored entry as 1."""
     if rel is None:
@@ -357,7 +387,8 @@ def _at_least(data, rel):
                  n_items=data.n_items)
 
 
-def rank_into(data, topk, rows, ranking, judged, threads, out, n_relevant, counted):
+def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judged: bool,
+              threads: int, out: FloatArray, n_relevant: IntArray, counted: BoolArray) -> None:
     """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
     from ._kernels.ranking import rank_metrics  # numba loads on first use, not at import
 
@@ -376,7 +407,8 @@ def rank_into(data, topk, rows, ranking, judged, threads, out, n_relevant, count
                      ideal_bin=np.cumsum(disc), **ranking.needs)
 
 
-def trec_into(data, topk, rows, trec, threads, out, counted):
+def trec_into(data: Truth, topk: AnyArray, rows: IntArray, trec: _Pass,
+              threads: int, out: FloatArray, counted: BoolArray) -> None:
     """trec_eval's measures (bpref, iprec, infap, ...) of checked inputs, NaN where not
     counted.
 
@@ -408,8 +440,10 @@ def trec_into(data, topk, rows, trec, threads, out, counted):
     out[...] = values_out
 
 
-def trec_values(indptr, indices, values, lists, level, columns, threads, max_row_nnz,
-                n_docs, judged_only=False, num_docs=2 ** 63 - 1, max_level=0):
+def trec_values(indptr: IntArray, indices: AnyArray, values: FloatArray, lists: AnyArray,
+                level: float, columns: Sequence[AnyArray], threads: int, max_row_nnz: int,
+                n_docs: int, judged_only: bool = False, num_docs: int = 2 ** 63 - 1,
+                max_level: float = 0) -> FloatArray:
     """trec_eval's kernel over checked CSR arrays and lists (ids below n_docs): the
     (slots, queries) values of the slot arrays `columns` (code, cut, point, lo, hi, extra
     levels, extra values); judged_only, num_docs and max_level as the kernel reads them."""
@@ -427,7 +461,8 @@ def trec_values(indptr, indices, values, lists, level, columns, threads, max_row
     return out
 
 
-def aspect_into(data, topk, rows, group, aspects, threads, out, counted):
+def aspect_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspects: Any,
+                threads: int, out: FloatArray, counted: BoolArray) -> None:
     """α-nDCG (one α) at the group's cutoffs: NaN where not counted, 0 for a counted user
     without a relevant item (the trec convention counts judged users)."""
     cutoffs = group.cutoffs
@@ -446,11 +481,11 @@ def aspect_into(data, topk, rows, group, aspects, threads, out, counted):
 INTENT_FIELDS = {"p_ia": 0, "map_ia": 1, "alpha_dcg": 2, "err_ia": 3, "nerr_ia": 4}
 
 
-def _intent_passes(requests):
+def _intent_passes(requests: Iterable[Request]) -> list[_Pass]:
     """The kernel passes of the intent-aware requests: one per relevance threshold and
     convention, and more where several α (alpha_dcg) or max_grade (err_ia, nerr_ia) are
     asked for; each pass carries (rel, α, max_grade, trec)."""
-    passes = []
+    passes: list[_Pass] = []
     for (rel, trec), group in _group(requests, lambda r: (r.rel, r.convention == "trec")
                                      ).items():
         for r in group:
@@ -477,7 +512,8 @@ def _intent_passes(requests):
     return passes
 
 
-def intent_into(data, topk, rows, group, aspects, threads, out, counted):
+def intent_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspects: Any,
+                threads: int, out: FloatArray, counted: BoolArray) -> None:
     """The intent-aware metrics of one pass: NaN where not counted, 0 for a counted user
     without an intent (no relevant item, or relevant items without aspects)."""
     view = _at_least(data, group.rel)
@@ -506,7 +542,7 @@ def intent_into(data, topk, rows, group, aspects, threads, out, counted):
         out[s] = np.where(counted, row, np.nan)
 
 
-def _trec_lists(topk, n_items):
+def _trec_lists(topk: AnyArray, n_items: int) -> IntArray:
     """Lists for trec_eval's kernel: a -1 or a repeated id before a list's last real id
     becomes n_items (a retrieved document that is in no qrels); trailing padding stays."""
     lists = np.array(topk, dtype=np.int64)
@@ -532,7 +568,7 @@ def _trec_lists(topk, n_items):
     return np.ascontiguousarray(lists)
 
 
-def _rows_of(data, rows):
+def _rows_of(data: Truth, rows: IntArray) -> tuple[IntArray, AnyArray, FloatArray]:
     """The CSR arrays of truth rows `rows` in that order (the truth itself when rows is
     every row in order)."""
     if rows.shape[0] == data.n_users and (rows == np.arange(data.n_users)).all():

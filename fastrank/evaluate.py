@@ -1,18 +1,33 @@
 """`fastrank.evaluate`: the facade. Check the inputs once, plan the passes (`engine`), run
 them, return a `Result`."""
 
-import numpy as np
+from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._types import SparseMatrix
 from .engine import SUM_ROWS, Plan, added_exposure
 from .grammar import metric_labels
 from .progress import progress_bar
 from .threads import numba_threads
 from .validation import check_bool, check_int, check_topk, check_truth, check_users
 
+if TYPE_CHECKING:
+    from .result import Result
 
-def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=None, k=None,
-             n_threads=None, train=None, item_aspects=None, item_vectors=None, baseline=None,
-             show_progress=False, curves=None, propensity=None, per_user=True):
+
+def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | Iterable[str], *,
+             convention: str = "recsys", dialect: str | None = None,
+             users: ArrayLike | None = None, k: int | None = None,
+             n_threads: int | None = None, train: SparseMatrix | None = None,
+             item_aspects: SparseMatrix | None = None, item_vectors: ArrayLike | None = None,
+             baseline: str | ArrayLike | None = None, show_progress: bool = False,
+             curves: str | Iterable[str] | bool | None = None,
+             propensity: ArrayLike | None = None, per_user: bool = True) -> Result:
     """Evaluate ranked lists against graded truth; every metric at every cutoff in one pass.
 
     Parameters
@@ -87,8 +102,9 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
                 baseline=baseline, curves=curves, propensity=propensity)
     with numba_threads(n_threads) as threads:
         if per_user and not show_progress:
-            block = plan.run(data, topk, rows, threads)
-            return plan.result(block, rows)
+            # rows is None only for means only (per_user=False)
+            block = plan.run(data, topk, rows, threads)  # type: ignore[arg-type]
+            return plan.result(block, rows)  # type: ignore[arg-type]
         if per_user:
             out = plan.empty(n_rows)
             span = max(1024, _SPAN_IDS // topk.shape[1])
@@ -109,7 +125,7 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
                     n_counted += int(np.count_nonzero(part.counted))
                 bar.update(hi - lo)
     if per_user:
-        return plan.result(out, rows)
+        return plan.result(out, rows)  # type: ignore[arg-type]  # as above
     if sums is None:  # no rows
         sums = plan.sums(plan.empty(0))
     return plan.means_result(sums, shown, n_rows, n_counted)
@@ -119,7 +135,7 @@ def evaluate(truth, topk, metrics, *, convention="recsys", dialect=None, users=N
 _SPAN_IDS = 1 << 20
 _MEANS_SPAN_IDS = 1 << 22
 
-def _rows_of(baseline, lo, hi):
+def _rows_of(baseline: Any, lo: int, hi: int) -> Any:
     """The rows lo:hi of a per-row baseline array; None or a shared baseline as is."""
     if baseline is None or isinstance(baseline, str):
         return None

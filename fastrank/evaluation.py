@@ -3,28 +3,37 @@
 `fastrank.Result` (in `result.py`) adds the statistics and plots on top; the statistics
 and plots modules take any Evaluation, so they sit below Result in the import graph."""
 
-from collections.abc import Mapping
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._types import BoolArray, DataFrame, FloatArray, IntArray
+
+if TYPE_CHECKING:
+    from .grammar import Request
 
 
 class UnknownMetric(KeyError, ValueError):
     """A metric name that a Result does not hold. A KeyError, as the Mapping protocol
     (`result["x"]`) wants, and a ValueError, as a bad argument of a method is."""
 
-    def __str__(self):
+    def __str__(self) -> str:
         # KeyError's str() quotes its argument; the message reads better plain.
         return str(self.args[0]) if self.args else ""
 
 
-def _frozen(arr):
+def _frozen(arr: ArrayLike | None) -> NDArray[Any]:
     """A read-only view of arr (the caller's array keeps its own flags)."""
-    arr = np.asarray(arr).view()
-    arr.flags.writeable = False
-    return arr
+    view: NDArray[Any] = np.asarray(arr).view()
+    view.flags.writeable = False
+    return view
 
 
-class Evaluation(Mapping):
+class Evaluation(Mapping[str, float]):
     """Means and per-user values of one evaluation.
 
     `result["ndcg@10"]` is the mean over the counted users, `result.per_user("ndcg@10")`
@@ -69,21 +78,27 @@ class Evaluation(Mapping):
     (`per_user()`, `to_frame`, intervals, segments, curves) says so.
     """
 
-    def __init__(self, metrics, per_user, means, *, convention, users, counted, n_relevant,
-                 report=None, catalogue=(), pooled=None, k=None, aggregates=None,
-                 requests=None, n_rows=None, n_counted=None):
+    def __init__(self, metrics: Iterable[str], per_user: Iterable[ArrayLike | None] | None,
+                 means: Mapping[str, float], *, convention: str, users: ArrayLike | None,
+                 counted: ArrayLike | None, n_relevant: ArrayLike | None,
+                 report: Mapping[str, Any] | None = None, catalogue: Iterable[str] = (),
+                 pooled: Mapping[str, Any] | None = None, k: int | None = None,
+                 aggregates: Mapping[str, str] | None = None,
+                 requests: Mapping[str, Request] | None = None, n_rows: int | None = None,
+                 n_counted: int | None = None) -> None:
         self._metrics = tuple(metrics)
         self.catalogue = tuple(catalogue)
-        self._per_user = None if per_user is None else {
+        self._per_user: dict[str, FloatArray] | None = None if per_user is None else {
             name: _frozen(values) for name, values in zip(self._metrics, per_user)
             if name not in self.catalogue}
         self._means = {name: float(means[name]) for name in self._metrics}
         self.convention = convention
-        self.users = None if users is None else _frozen(users)
-        self.counted = None if counted is None else _frozen(counted)
-        self.n_relevant = None if n_relevant is None else _frozen(n_relevant)
+        self.users: IntArray | None = None if users is None else _frozen(users)
+        self.counted: BoolArray | None = None if counted is None else _frozen(counted)
+        self.n_relevant: IntArray | None = None if n_relevant is None else _frozen(n_relevant)
         # the counts of a means-only result (per_user=False), which keeps no rows
-        self.n_rows = int(n_rows) if users is None else self.users.shape[0]
+        self.n_rows = (int(n_rows) if users is None  # type: ignore[arg-type]
+                       else self.users.shape[0])  # type: ignore[union-attr]
         self._n_counted = n_counted
         self.report = dict(report or {})
         self.pooled = dict(pooled or {})
@@ -95,21 +110,21 @@ class Evaluation(Mapping):
         self.requests = dict(requests or {})
 
     @property
-    def metrics(self):
+    def metrics(self) -> tuple[str, ...]:
         return self._metrics
 
     @property
-    def n_users(self):
+    def n_users(self) -> int:
         if self.counted is None:
-            return int(self._n_counted)
+            return int(self._n_counted)  # type: ignore[arg-type]  # given without rows
         return int(np.count_nonzero(self.counted))
 
     @property
-    def has_per_user(self):
+    def has_per_user(self) -> bool:
         """False for a means-only result (`fr.evaluate(..., per_user=False)`)."""
         return self._per_user is not None
 
-    def require_per_user(self, what):
+    def require_per_user(self, what: str) -> None:
         """Refuse `what` (a name of what was asked) on a means-only result."""
         if self._per_user is None:
             raise ValueError(
@@ -117,7 +132,7 @@ class Evaluation(Mapping):
                 f"(evaluated with per_user=False); evaluate again with per_user=True (the "
                 f"default) to keep them")
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> float:
         try:
             return self._means[name]
         except KeyError:
@@ -125,22 +140,22 @@ class Evaluation(Mapping):
         except TypeError:  # unhashable: a list or an array
             raise TypeError(self._not_a_name(name, "the key")) from None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._metrics)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._metrics)
 
-    def _unknown(self, name):
+    def _unknown(self, name: object) -> str:
         return (f"{name!r} is not in this result; it holds {', '.join(self._metrics)}: "
                 f"pass one of these, or evaluate again with {name!r} among the metrics")
 
-    def _not_a_name(self, name, argument):
+    def _not_a_name(self, name: object, argument: str) -> str:
         example = self._metrics[0] if self._metrics else "ndcg@10"
         return (f"{argument} must be a metric name (a string) such as {example!r}; got "
                 f"{name!r} of type {type(name).__name__}")
 
-    def _check_metric(self, name, argument="metric"):
+    def _check_metric(self, name: object, argument: str = "metric") -> str:
         """name if this result holds it: a TypeError for a non-string, UnknownMetric (a
         KeyError and a ValueError) for a name it does not hold."""
         if not isinstance(name, str):
@@ -149,7 +164,7 @@ class Evaluation(Mapping):
             raise UnknownMetric(self._unknown(name))
         return name
 
-    def per_user(self, name):
+    def per_user(self, name: str) -> FloatArray:
         """Per-user values of one metric: float64, one per top-K row, NaN where not counted."""
         self._check_metric(name, "name")
         self.require_per_user(f"per_user({name!r})")
@@ -157,16 +172,16 @@ class Evaluation(Mapping):
             raise ValueError(
                 f"{name!r} describes the catalogue, not a user: it has one value, "
                 f"result[{name!r}], and no per-user values")
-        return self._per_user[name]
+        return self._per_user[name]  # type: ignore[index]  # per-user: required above
 
-    def canonical(self, name):
+    def canonical(self, name: str) -> str:
         """fastrank's own label of what `name` (a label as asked) computed, e.g.
         "ndcg@10" for ir-measures' "nDCG@10"."""
         self._check_metric(name, "name")
         request = self.requests.get(name)
         return request.canonical if request is not None else name
 
-    def describe(self, name=None):
+    def describe(self, name: str | None = None) -> str:
         """One line per metric (or for `name`): the label as asked, the canonical metric,
         the convention and the formula computed."""
         names = self._metrics if name is None else [self._check_metric(name, "name")]
@@ -174,11 +189,11 @@ class Evaluation(Mapping):
                  for n in names]
         return "\n".join(lines)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, float]:
         """{metric: mean} as a plain dict."""
         return dict(self._means)
 
-    def to_frame(self):
+    def to_frame(self) -> DataFrame:
         """Per-user values as a pandas DataFrame indexed by truth row (needs pandas);
         catalogue-level metrics have no column."""
         try:
@@ -186,12 +201,13 @@ class Evaluation(Mapping):
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("Result.to_frame() needs pandas: pip install pandas") from None
         self.require_per_user("to_frame()")
-        frame = pd.DataFrame({name: self._per_user[name] for name in self._metrics
+        frame = pd.DataFrame({name: self._per_user[name]  # type: ignore[index]  # as above
+                              for name in self._metrics
                               if name not in self.catalogue},
                              index=pd.Index(self.users, name="user"))
         return frame
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         width = max(len(name) for name in self._metrics)
         lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of "
                  f"{self.n_rows} users counted)"]

@@ -7,10 +7,16 @@ of one span of users at a time to the ranking kernel, so memory holds the per-us
 results plus one span of ids, never a users x items score matrix.
 """
 
+from __future__ import annotations
+
 import dataclasses
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 from ._blas import single_threaded_blas
 from .engine import parse_requests
 from .means import counted_rows
@@ -19,6 +25,11 @@ from .streaming import Evaluator
 from .threads import numba_threads
 from .validation import (LARGEST_INT, _n_chunks, _scan, check_int, check_memory, check_pattern,
                          check_truth, rows_or_all)
+
+if TYPE_CHECKING:
+    from .grammar import Request
+    from .result import Result
+    from .validation import Truth
 
 # Users per BLAS call and bytes of one score tile: the tile (block x items) stays in a
 # core's L2 cache while the selection reads it. Measured on the 2-core EPYC with 32
@@ -29,7 +40,8 @@ _TILE_BYTES = 1 << 20
 _SPAN_IDS = 1 << 18
 
 
-def check_factors(user_factors, item_factors):
+def check_factors(user_factors: ArrayLike,
+                  item_factors: ArrayLike) -> tuple[NDArray[Any], NDArray[Any]]:
     """Both factor matrices as C-contiguous float32 or float64 arrays of one dtype (such
     arrays, memory-mapped ones too, are used in place: checked by a parallel scan)."""
     user_factors, user_norm = _as_matrix(user_factors, "user_factors")
@@ -44,7 +56,7 @@ def check_factors(user_factors, item_factors):
             np.ascontiguousarray(item_factors, dtype=dtype))
 
 
-def _no_overflow(bound, dtype):
+def _no_overflow(bound: float, dtype: np.dtype[Any]) -> None:
     """Refuse factors whose dot products could overflow the score dtype (inf and NaN
     scores would rank and count silently): |u·v| <= |u||v| <= `bound`, the product of
     the largest norms."""
@@ -57,10 +69,9 @@ def _no_overflow(bound, dtype):
             + (", or pass float64 factors" if dtype != np.float64 else ""))
 
 
-def _as_matrix(factors, name):
+def _as_matrix(factors: Any, name: str) -> tuple[NDArray[Any], float]:
     """(factors as a C-contiguous float32/float64 matrix, the largest norm of its rows)."""
     from ._kernels.checks import largest_square_norm
-
     if hasattr(factors, "to_numpy") and not isinstance(factors, np.ndarray):
         factors = factors.to_numpy()  # implicit.gpu.Matrix
     factors = np.asarray(factors)
@@ -84,11 +95,11 @@ def _as_matrix(factors, name):
     return factors, float(np.sqrt(norms.max()))
 
 
-def _empty_pattern(n_users):
+def _empty_pattern(n_users: int) -> tuple[IntArray, NDArray[np.int32]]:
     return np.zeros(n_users + 1, np.int64), np.zeros(0, np.int32)
 
 
-def _pattern(exclude, shape):
+def _pattern(exclude: SparseMatrix | None, shape: tuple[int, int]) -> tuple[IntArray, AnyArray]:
     if exclude is None:
         return _empty_pattern(shape[0])
     return check_pattern(exclude, "exclude", shape)
@@ -97,7 +108,11 @@ def _pattern(exclude, shape):
 class _Scorer:
     """Checked factors and exclusions, ready to rank any subset of users."""
 
-    def __init__(self, user_factors, item_factors, exclude, desc_ties=False):
+    n_users: int
+    n_items: int
+
+    def __init__(self, user_factors: ArrayLike, item_factors: ArrayLike,
+                 exclude: SparseMatrix | None, desc_ties: bool = False) -> None:
         self.user_factors, self.item_factors = check_factors(user_factors, item_factors)
         self.n_users, self.n_items = self.user_factors.shape[0], self.item_factors.shape[0]
         self.ex_indptr, self.ex_indices = _pattern(exclude, (self.n_users, self.n_items))
@@ -106,11 +121,12 @@ class _Scorer:
         self.tile = max(_TILE_BYTES // (_BLOCK * itemsize), 64)
         self.id_dtype = np.int32 if self.n_items < 2**31 else np.int64
 
-    def width(self, k):
+    def width(self, k: int) -> int:
         """How many positions of a top-k list can hold an item: min(k, n_items)."""
         return max(min(k, self.n_items), 1)
 
-    def rank(self, rows, k, threads, truth=None):
+    def rank(self, rows: IntArray, k: int, threads: int, truth: Truth | None = None
+             ) -> tuple[AnyArray, AnyArray, FloatArray, IntArray]:
         """(ids, scores, auc, negatives) of users `rows`: their top min(k, n_items) (later
         positions could only be padding); auc is full-ranking when truth is given, with
         each user's number of negatives (non-excluded non-relevant items)."""
@@ -124,6 +140,7 @@ class _Scorer:
         negatives = np.empty(auc.shape[0], dtype=np.int64)
         if n == 0:
             return ids, scores, auc, negatives
+        t_indices: AnyArray
         if truth is None:
             t_indptr, t_indices = _empty_pattern(self.n_users)
             t_data = np.zeros(0, np.float64)
@@ -144,15 +161,16 @@ class _Scorer:
 _TIES = ("low", "implicit")
 
 
-def _check_ties(ties):
+def _check_ties(ties: str) -> bool:
     if ties not in _TIES:
         raise ValueError(f"ties must be 'low' (lower item id first) or 'implicit' (implicit's "
                          f"order: higher id first); got {ties!r}")
     return ties == "implicit"
 
 
-def topk(user_factors, item_factors, k, *, exclude=None, users=None, ties="low",
-         n_threads=None):
+def topk(user_factors: ArrayLike, item_factors: ArrayLike, k: int, *,
+         exclude: SparseMatrix | None = None, users: ArrayLike | None = None, ties: str = "low",
+         n_threads: int | None = None) -> tuple[AnyArray, AnyArray]:
     """The k best items of each user by factor dot product, as implicit's `recommend` gives.
 
     Parameters
@@ -195,7 +213,8 @@ def topk(user_factors, item_factors, k, *, exclude=None, users=None, ties="low",
     return ids, scores
 
 
-def parse_factor_metrics(metrics, convention, dialect=None):
+def parse_factor_metrics(metrics: str | Iterable[str], convention: str,
+                         dialect: str | None = None) -> FactorSpecs:
     """(Requests, labels of the full-ranking auc) for evaluate_factors: every metric needs
     a cutoff (lists are ranked down to the largest one), except `auc`, which without one
     is the exact AUC over the whole catalogue."""
@@ -224,13 +243,18 @@ def parse_factor_metrics(metrics, convention, dialect=None):
     return requests, full
 
 
+# (the requests, the labels of the full-ranking auc and gauc): parse_factor_metrics
+FactorSpecs = tuple[tuple["Request", ...], list[str]]
+
 _FULL_AUC = ("the exact full-ranking AUC of the user's relevant items against every "
              "non-excluded non-relevant item, ties ½")
 
 
-def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None, users=None,
-                     convention="recsys", dialect=None, ties="low", n_threads=None,
-                     show_progress=False):
+def evaluate_factors(user_factors: ArrayLike, item_factors: ArrayLike, test: SparseMatrix,
+                     metrics: str | Iterable[str], *, exclude: SparseMatrix | None = None,
+                     users: ArrayLike | None = None, convention: str = "recsys",
+                     dialect: str | None = None, ties: str = "low",
+                     n_threads: int | None = None, show_progress: bool = False) -> Result:
     """Score, rank and evaluate in one fused pass: factors -> top-K -> metrics, per user block.
 
     Equal to `fr.evaluate(test, fr.topk(user_factors, item_factors, K, exclude=exclude)[0],
@@ -282,8 +306,9 @@ def evaluate_factors(user_factors, item_factors, test, metrics, *, exclude=None,
                                dialect)
 
 
-def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progress,
-                    dialect=None):
+def evaluate_scorer(scorer: _Scorer, data: Truth, specs: FactorSpecs, rows: IntArray | None,
+                    convention: str, threads: int, show_progress: bool,
+                    dialect: str | None = None) -> Result:
     """Rank users `rows` (None: every truth row in order) with the scorer, span by span,
     and evaluate them against data through an Evaluator: the ranked metrics by the
     engine, the full-ranking auc from the scorer (given to the Evaluator as the values of
@@ -314,7 +339,7 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
                                                     truth=data if want_auc else None)
             lists = np.full((hi - lo, width), -1, dtype=scorer.id_dtype)
             lists[scored] = ids
-            external = None
+            external: dict[str, FloatArray] | None = None
             if want_auc:
                 auc = np.where(counted, 0.0, np.nan)
                 m = n_relevant[scored]
@@ -329,8 +354,9 @@ def evaluate_scorer(scorer, data, specs, rows, convention, threads, show_progres
     return evaluator.result()
 
 
-def positive_counts(data, rows):
+def positive_counts(data: Truth, rows: IntArray) -> IntArray:
     """m of each truth row in rows: its number of stored values > 0."""
     from ._kernels.factors import positive_counts as count
 
-    return count(data.indptr, data.data, rows, np.empty(rows.shape[0], dtype=np.int64))
+    return count(data.indptr, data.data, rows,  # type: ignore[no-any-return]  # the kernel's
+                 np.empty(rows.shape[0], dtype=np.int64))

@@ -11,18 +11,22 @@ CLI, curves and plots) parses here, so the errors are the same everywhere: each 
 label and the nearest valid names.
 """
 
+from __future__ import annotations
+
 import difflib
 import math
 import re
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Any
 
 import numpy as np
 
 from . import dialects
 from ._kernels import codes
-from .registry import CONVENTIONS, METRICS
+from .registry import CONVENTIONS, METRICS, Metric, Param
 from .validation import LARGEST_INT
 
 # name, optional (params), optional @cutoff
@@ -50,20 +54,20 @@ class Request:
     formula is computed and `dialect` where the name came from."""
 
     label: str
-    metric: object
+    metric: Metric
     k: int
     bare: bool
-    params: tuple
+    params: tuple[tuple[str, Any], ...]
     convention: str
     dialect: str
     computed: str = ""   # what is computed, where it is not the registry's formula
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.metric.name
 
     @property
-    def canonical(self):
+    def canonical(self) -> str:
         """fastrank's own label for what is computed: "precision(rel=2)@5"."""
         text = self.metric.name
         if self.params:
@@ -73,23 +77,23 @@ class Request:
         return text
 
     @cached_property
-    def code(self):
+    def code(self) -> int | None:
         """The kernel code of the ranking and beyond engines (None for the others)."""
         return self.metric.code(self.convention, not self.bare)
 
     @cached_property
-    def rel(self):
+    def rel(self) -> Any:
         """The relevance threshold: None (a value above 0 is relevant) or a number."""
         return dict(self.params).get("rel")
 
     @cached_property
-    def aggregate(self):
+    def aggregate(self) -> str:
         if self.metric.aggregate == "mean" and self.code is not None and \
                 self.metric.engine == "ranking" and _is_pooled(self.code):
             return "pooled"
         return self.metric.aggregate
 
-    def describe(self):
+    def describe(self) -> str:
         return (f"{self.label!r}: {self.canonical} under the {self.convention} convention "
                 f"({self.computed or self.metric.describe(self.convention)})")
 
@@ -98,15 +102,15 @@ class _Elsewhere(ValueError):
     """A registered metric that a function of its own computes (fr.ab_ndcg, fr.rmse)."""
 
 
-def _is_pooled(code):
+def _is_pooled(code: int) -> bool:
     return code == codes.PRECISION_CAPPED
 
 
-def _show(value):
+def _show(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def check_convention(convention):
+def check_convention(convention: object) -> str:
     if not isinstance(convention, str) or convention not in CONVENTIONS:
         raise ValueError(
             f"convention must be one of {', '.join(repr(c) for c in CONVENTIONS)}; "
@@ -114,7 +118,7 @@ def check_convention(convention):
     return convention
 
 
-def metric_labels(metrics):
+def metric_labels(metrics: str | Iterable[str]) -> list[str]:
     """A metric string or a sequence of them, as a non-empty list of strings."""
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -134,7 +138,7 @@ def metric_labels(metrics):
     return labels
 
 
-def split_labels(text):
+def split_labels(text: str) -> list[str]:
     """Labels from a comma-separated text ("ndcg@10,P(rel=2)@5"): commas inside
     parentheses belong to a label's parameters, and trec_eval's "P.5,10" is P.5 and P.10."""
     out, depth, start = [], 0, 0
@@ -147,7 +151,7 @@ def split_labels(text):
             out.append(text[start:i])
             start = i + 1
     out.append(text[start:])
-    labels = []
+    labels: list[str] = []
     for label in (piece.strip() for piece in out):
         previous = _TREC_LIST.match(labels[-1]) if labels else None
         if previous and re.fullmatch(r"[0-9.]+", label):  # trec_eval's P.5,10
@@ -157,7 +161,8 @@ def split_labels(text):
     return labels
 
 
-def parse(label, k_max=LARGEST_INT, convention="recsys", dialect=None):
+def parse(label: str, k_max: int = LARGEST_INT, convention: str = "recsys",
+          dialect: str | None = None) -> Request:
     """The Request of one label for lists of length k_max (LARGEST_INT: any length)."""
     if not isinstance(label, str):
         raise TypeError(f"metrics must be strings such as 'ndcg@10'; got {label!r} of type "
@@ -169,7 +174,7 @@ def parse(label, k_max=LARGEST_INT, convention="recsys", dialect=None):
 
 
 @lru_cache(maxsize=4096)
-def _parse(label, k_max, convention, dialect):
+def _parse(label: str, k_max: int, convention: str, dialect: str | None) -> Request:
     """parse, remembered: a Request is immutable, and training loops ask for the same
     labels at every evaluation."""
     dialect = dialects.check_dialect(dialect)
@@ -201,28 +206,29 @@ def _parse(label, k_max, convention, dialect):
     return _request(label, *_foreign(label, text, dialect), k_max, dialect)
 
 
-def parse_all(metrics, k_max=LARGEST_INT, convention="recsys", dialect=None):
+def parse_all(metrics: str | Iterable[str], k_max: int = LARGEST_INT,
+              convention: str = "recsys", dialect: str | None = None) -> tuple[Request, ...]:
     """The Requests of a metric string or a list of them; a repeated label is kept once."""
     labels = metric_labels(metrics)
-    requests = {}
+    requests: dict[str, Request] = {}
     for label in labels:
         if label not in requests:
             requests[label] = parse(label, k_max, convention, dialect)
     return tuple(requests.values())
 
 
-def _is_dialect(head):
+def _is_dialect(head: str) -> bool:
     key = head.strip().lower().replace(" ", "_")
     return key in dialects.DIALECTS or key in dialects._ALIASES
 
 
 # -- fastrank's own names ----------------------------------------------------------------
 
-def _own_params_only(text):
+def _own_params_only(text: str) -> bool:
     """Is `text` a fastrank metric name written with parameters that are all its own?"""
     match = _LABEL.match(text)
     metric = METRICS.get(match["name"].lower()) if match else None
-    if metric is None or match["params"] is None:
+    if metric is None or match is None or match["params"] is None:
         return False
     try:
         keys = _raw_params(text, match["params"])
@@ -231,7 +237,8 @@ def _own_params_only(text):
     return bool(keys) and all(metric.param(key) is not None for key in keys)
 
 
-def _own(label, text, convention):
+def _own(label: str, text: str,
+         convention: str) -> tuple[Metric, dict[str, Any], str | None, str] | None:
     """(metric, params, cutoff text or None, convention) if `text` is a fastrank label."""
     match = _LABEL.match(text)
     if match is None:
@@ -249,7 +256,8 @@ def _own(label, text, convention):
 CALLER_COMPUTED = ("factors", "overlap")
 
 
-def _finish(label, metric, params, cut, convention, k_max, dialect):
+def _finish(label: str, metric: Metric, params: dict[str, Any], cut: str | None,
+            convention: str, k_max: int, dialect: str) -> Request:
     if metric.entry != "fr.evaluate" and metric.engine not in CALLER_COMPUTED:
         raise _Elsewhere(
             f"metrics: {label!r} is computed by {metric.entry}, which takes what it needs "
@@ -261,7 +269,7 @@ def _finish(label, metric, params, cut, convention, k_max, dialect):
             f"metrics: {metric.name!r} has no cutoff of its own ({metric.formula}); write "
             f"{metric.name!r} without @k")
     bare = cut is None
-    k = k_max if bare else parse_cutoff(label, metric.name, cut, k_max)
+    k = k_max if cut is None else parse_cutoff(label, metric.name, cut, k_max)
     for param in metric.params:
         if param.default is None and param.name != "rel" and \
                 param.name not in dict(params):
@@ -278,11 +286,11 @@ def _finish(label, metric, params, cut, convention, k_max, dialect):
     return request
 
 
-def _params(label, metric, text):
+def _params(label: str, metric: Metric, text: str | None) -> dict[str, Any]:
     """{name: value} of a '(key=value, ...)' text, each checked against the registry."""
     if text is None:
         return {}
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in _raw_params(label, text).items():
         param = metric.param(key)
         if param is None:
@@ -293,7 +301,7 @@ def _params(label, metric, text):
     return out
 
 
-def _value(label, param, text):
+def _value(label: str, param: Param, text: str) -> str | float:
     text = text.strip().strip("'\"")
     if param.kind is str:
         if text.lower() not in param.examples:
@@ -315,7 +323,7 @@ def _value(label, param, text):
     return value
 
 
-def parse_cutoff(label, name, k_text, k_max):
+def parse_cutoff(label: str, name: str, k_text: str, k_max: int) -> int:
     """The cutoff written after '@' in label: an integer in [1, k_max], k_max being the
     list length K (topk's columns, or the k= given), or 2**62 where any length goes."""
     k_text = k_text.strip()
@@ -338,18 +346,21 @@ def parse_cutoff(label, name, k_text, k_max):
 
 # -- other tools' names ------------------------------------------------------------------
 
-def _foreign(label, text, dialect):
+def _foreign(label: str, text: str, dialect: str
+             ) -> tuple[str, dialects.Meaning | dialects.Refusal, dict[str, str], str | None]:
     """(name as the tool writes it, Meaning, {param: value} as written, cutoff text) of a
     label in a foreign dialect."""
     if dialect == "trec_eval":
         match = _TREC.match(text)
         if match is not None:
             meaning = dialects.lookup(dialect, match["name"])
-            return match["name"], meaning, _raw_params(label, match["params"]), match["cut"]
+            # every name _TREC reads is in trec_eval's table: the meaning is never None
+            return (match["name"], meaning,  # type: ignore[return-value]
+                    _raw_params(label, match["params"]), match["cut"])
     if dialect == "ranx":
         match = _RANX_DOT.match(text)
         meaning = dialects.lookup(dialect, match["name"]) if match else None
-        if meaning is not None:
+        if match is not None and meaning is not None:
             return match["name"], meaning, {}, match["cut"]
         level = _RANX_LEVEL.match(text)
         if level is not None:
@@ -365,16 +376,16 @@ def _foreign(label, text, dialect):
         return text.strip(), meaning, {}, None  # a name no label pattern reads: 11pt_avg
     match = _LABEL.match(text)
     meaning = dialects.lookup(dialect, match["name"]) if match else None
-    if meaning is None:
+    if meaning is None or match is None:
         raise ValueError(
             f"metrics: {label!r} is not a metric name of {dialect}; "
             f"{_nearest(match['name'] if match else text, dialect)}")
     return match["name"], meaning, _raw_params(label, match["params"]), match["cut"]
 
 
-def _raw_params(label, text):
+def _raw_params(label: str, text: str | None) -> dict[str, str]:
     """{key: value text} of a '(key=value, ...)' text, checked for its form only."""
-    out = {}
+    out: dict[str, str] = {}
     for part in filter(str.strip, (text or "").split(",")):
         match = _PARAM.match(part)
         if match is None:
@@ -384,20 +395,21 @@ def _raw_params(label, text):
     return out
 
 
-def _request(label, written, meaning, raw, cut, k_max, dialect):
+def _request(label: str, written: str, meaning: dialects.Meaning | dialects.Refusal,
+             raw: dict[str, str], cut: str | None, k_max: int, dialect: str) -> Request:
     if isinstance(meaning, dialects.Refusal):
         raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {meaning.reason}")
     name, raw = dialects.translate(label, dialect, written, meaning, raw)
     metric = METRICS[name]
     if cut is None and dialect == "ir_measures" and name != meaning.metric:
         raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {dialects._EXP_UNCUT}")
-    params = dict(meaning.params)
+    params: dict[str, Any] = dict(meaning.params)
     convention = meaning.convention
     for key, value in raw.items():
         if metric.param(key) is None:
             raise ValueError(f"metrics: {label!r}: {key}= is not a parameter fastrank "
                              f"reproduces for {dialect}'s name (it computes {metric.name})")
-        params[key] = _value(label, metric.param(key), value)
+        params[key] = _value(label, metric.param(key), value)  # type: ignore[arg-type]
     if cut is None and meaning.bare_refusal:
         raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {meaning.bare_refusal}")
     if meaning.cutoff == "none" and cut is not None:
@@ -413,7 +425,8 @@ def _request(label, written, meaning, raw, cut, k_max, dialect):
                 dialect, f"{written}@0.3")
             raise ValueError(f"metrics: {label!r} needs its {meaning.cutoff} after the name, "
                              f"as in {example!r}")
-        params[meaning.cutoff] = _value(label, metric.param(meaning.cutoff), cut)
+        params[meaning.cutoff] = _value(label, metric.param(meaning.cutoff),  # type: ignore[arg-type]
+                                        cut)
         cut = None
     return _finish(label, metric, params, cut, convention, k_max, dialect)
 
@@ -423,10 +436,10 @@ class AmbiguousName(UserWarning):
     different number."""
 
 
-def _warn_if_foreign(label, text, request):
+def _warn_if_foreign(label: str, text: str, request: Request) -> None:
     """Warn (once per label) when a name not written as fastrank writes it is, in some
     tool, a different metric or convention: 'MAP@10' is ir-measures' AP over m."""
-    name = _LABEL.match(text)["name"]
+    name = _LABEL.match(text)["name"]  # type: ignore[index]  # text parsed as a label
     if name == request.metric.name:
         return
     same = (request.name, request.convention)
@@ -449,10 +462,11 @@ def _warn_if_foreign(label, text, request):
             f"{label.strip()}') for a tool's number", AmbiguousName, stacklevel=4)
 
 
-def _anywhere(label, text, k_max):
+def _anywhere(label: str, text: str, k_max: int) -> Request:
     """A label fastrank does not know: its meaning in the one foreign dialect that has it
     (or several that agree), else an error with the nearest names."""
-    found = {}
+    found: dict[str, tuple[str, dialects.Meaning | dialects.Refusal, dict[str, str],
+                           str | None]] = {}
     for dialect in dialects.TABLES:
         try:
             found[dialect] = _foreign(label, text, dialect)
@@ -462,7 +476,7 @@ def _anywhere(label, text, k_max):
         match = _LABEL.match(text)
         raise ValueError(f"metrics: unknown metric {label!r}; "
                          f"{_nearest(match['name'] if match else text, None)}")
-    meanings = {}
+    meanings: dict[str, Request | ValueError] = {}
     for dialect, parts in found.items():
         try:
             request = _request(label, *parts, k_max, dialect)
@@ -474,7 +488,7 @@ def _anywhere(label, text, k_max):
     if requests and len({(r.canonical, r.convention) for r in requests}) == 1:
         return requests[0]
     if not requests:
-        raise next(iter(meanings.values()))
+        raise next(iter(meanings.values()))  # type: ignore[misc]  # all ValueErrors
     which = "; ".join(f"{d}: {r.canonical} ({r.convention})" for d, r in meanings.items()
                       if isinstance(r, Request))
     raise ValueError(f"metrics: {label!r} means different things in different tools "
@@ -482,7 +496,7 @@ def _anywhere(label, text, k_max):
                      f"'{next(iter(meanings))}:{label.strip()}', or pass dialect=")
 
 
-def _nearest(name, dialect):
+def _nearest(name: str, dialect: str | None) -> str:
     """'did you mean ...' over the names of a dialect (None: fastrank's and every tool's)."""
     if dialect in (None, "fastrank"):
         pool = list(METRICS.names())
@@ -491,7 +505,7 @@ def _nearest(name, dialect):
     else:
         pool = list(dialects.foreign_names(dialect))
     pool = list(dict.fromkeys(pool))
-    spelled = {}
+    spelled: dict[str, str] = {}
     for p in pool:
         spelled.setdefault(p.lower(), p)
     close = difflib.get_close_matches(name, pool, n=4, cutoff=0.6)
@@ -508,13 +522,14 @@ def _nearest(name, dialect):
 
 # -- curves ----------------------------------------------------------------------------
 
-def _curved(metric):
+def _curved(metric: Metric) -> bool:
     """Does the metric have a curve over k: a per-user mean of the ranking kernel with a
     cutoff (not a sum or a geometric mean)?"""
     return metric.engine == "ranking" and metric.cutoff and metric.aggregate == "mean"
 
 
-def curve_requests(requests, curves, k_max, convention="recsys"):
+def curve_requests(requests: Sequence[Request], curves: str | Iterable[str] | bool | None,
+                   k_max: int, convention: str = "recsys") -> list[Request]:
     """The Requests of name@1..name@k_max for every name of `curves`: a fastrank name or
     a list of them (under the convention the requests share, else the call's), or True:
     every curved metric among the requests, each under its own convention. Labels that
@@ -525,6 +540,7 @@ def curve_requests(requests, curves, k_max, convention="recsys"):
         return []
     shared = {r.convention for r in requests}
     default = shared.pop() if len(shared) == 1 else convention
+    named: dict[str, str]
     if curves is True:
         named = {}
         for r in requests:
@@ -546,7 +562,7 @@ def curve_requests(requests, curves, k_max, convention="recsys"):
     return out
 
 
-def _curve_list(curves):
+def _curve_list(curves: Any) -> list[str]:
     try:
         names = list(curves)
     except TypeError:
@@ -559,7 +575,7 @@ def _curve_list(curves):
     return names
 
 
-def check_curve_name(name, argument):
+def check_curve_name(name: str, argument: str) -> Metric:
     """A metric name that has a curve over k: a registered per-user ranking mean with a
     cutoff."""
     metric = METRICS.get(name)

@@ -10,15 +10,25 @@
 `implicit` itself is only needed for the models; nothing here imports it at load time.
 """
 
+from __future__ import annotations
+
 import sys
 import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ._types import Model, SparseMatrix
 
 from .factors import parse_factor_metrics
 from .model import evaluate_model, mf_factors, train_rows
 from .validation import check_bool, check_int, check_number, check_pattern, check_truth
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 __all__ = ["ranking_metrics_at_k", "precision_at_k", "mean_average_precision_at_k", "ndcg_at_k",
            "AUC_at_k", "EvalCallback", "StopTraining"]
@@ -28,7 +38,7 @@ class NothingToEvaluate(ZeroDivisionError, ValueError):
     """No test entry at all: implicit divides by zero here; a ValueError too."""
 
 
-def _liked(test):
+def _liked(test: SparseMatrix) -> SparseMatrix:
     """implicit's relevance: every distinct stored test entry, whatever its value (checked
     and made canonical on a copy: the caller's matrix is never modified)."""
     if not sp.issparse(test):
@@ -38,17 +48,18 @@ def _liked(test):
     return sp.csr_matrix((np.ones(indices.shape[0]), indices, indptr), shape=test.shape)
 
 
-def _threads(num_threads):
+def _threads(num_threads: int | np.integer[Any]) -> int | None:
     import numba
 
     num_threads = check_int(num_threads, "num_threads", 0, " (0: all cores)")
     if num_threads == 0:
         return None
-    return min(int(num_threads), numba.config.NUMBA_NUM_THREADS)
+    return min(int(num_threads), numba.config.NUMBA_NUM_THREADS)  # type: ignore[no-any-return]
 
 
-def ranking_metrics_at_k(model, train_user_items, test_user_items, K=10, show_progress=True,
-                         num_threads=1):
+def ranking_metrics_at_k(model: Model, train_user_items: SparseMatrix,
+                         test_user_items: SparseMatrix, K: int = 10, show_progress: bool = True,
+                         num_threads: int = 1) -> dict[str, float]:
     """implicit.evaluation.ranking_metrics_at_k, computed by fastrank.
 
     Returns {"precision", "map", "ndcg", "auc"}: the same values as implicit 0.7 wherever
@@ -80,29 +91,32 @@ def ranking_metrics_at_k(model, train_user_items, test_user_items, K=10, show_pr
     return {name: res[label] for name, label in zip(("precision", "map", "ndcg", "auc"), labels)}
 
 
-def precision_at_k(model, train_user_items, test_user_items, K=10, show_progress=True,
-                   num_threads=1):
+def precision_at_k(model: Model, train_user_items: SparseMatrix,
+                   test_user_items: SparseMatrix, K: int = 10, show_progress: bool = True,
+                   num_threads: int = 1) -> float:
     """implicit's precision_at_k (pooled: hits / sum of min(K, m)), by fastrank."""
     return ranking_metrics_at_k(model, train_user_items, test_user_items, K, show_progress,
                                 num_threads)["precision"]
 
 
-def mean_average_precision_at_k(model, train_user_items, test_user_items, K=10,
-                                show_progress=True, num_threads=1):
+def mean_average_precision_at_k(model: Model, train_user_items: SparseMatrix,
+                                test_user_items: SparseMatrix, K: int = 10,
+                                show_progress: bool = True, num_threads: int = 1) -> float:
     """implicit's mean_average_precision_at_k, by fastrank."""
     return ranking_metrics_at_k(model, train_user_items, test_user_items, K, show_progress,
                                 num_threads)["map"]
 
 
-def ndcg_at_k(model, train_user_items, test_user_items, K=10, show_progress=True,
-              num_threads=1):
+def ndcg_at_k(model: Model, train_user_items: SparseMatrix, test_user_items: SparseMatrix,
+              K: int = 10, show_progress: bool = True, num_threads: int = 1) -> float:
     """implicit's ndcg_at_k (binary gains), by fastrank."""
     return ranking_metrics_at_k(model, train_user_items, test_user_items, K, show_progress,
                                 num_threads)["ndcg"]
 
 
-def AUC_at_k(model, train_user_items, test_user_items, K=10, show_progress=True,  # noqa: N802
-             num_threads=1):
+def AUC_at_k(model: Model, train_user_items: SparseMatrix,  # noqa: N802
+             test_user_items: SparseMatrix, K: int = 10, show_progress: bool = True,
+             num_threads: int = 1) -> float:
     """implicit's AUC_at_k (the top-K approximation), by fastrank."""
     return ranking_metrics_at_k(model, train_user_items, test_user_items, K, show_progress,
                                 num_threads)["auc"]
@@ -150,8 +164,11 @@ class EvalCallback:
     stopped_iteration : the iteration at which training was stopped, or None.
     """
 
-    def __init__(self, test, metrics, *, train=None, every=1, model=None, convention="recsys",
-                 monitor=None, patience=None, min_delta=0.0, restore_best=True, verbose=False):
+    def __init__(self, test: SparseMatrix, metrics: str | Iterable[str], *,
+                 train: SparseMatrix | None = None, every: int = 1, model: Model | None = None,
+                 convention: str = "recsys", monitor: str | None = None,
+                 patience: int | None = None, min_delta: float = 0.0,
+                 restore_best: bool = True, verbose: bool = False) -> None:
         specs, _ = parse_factor_metrics(metrics, convention)
         self.metrics = [s.label for s in specs]
         every = check_int(every, "every")
@@ -172,14 +189,14 @@ class EvalCallback:
         self.min_delta = check_number(min_delta, "min_delta")
         self.restore_best = check_bool(restore_best, "restore_best")
         self.verbose = check_bool(verbose, "verbose")
-        self.history = []
-        self.best_iteration = None
-        self.best_value = None
-        self.stopped_iteration = None
-        self._best_factors = None
+        self.history: list[dict[str, Any]] = []
+        self.best_iteration: int | None = None
+        self.best_value: float | None = None
+        self.stopped_iteration: int | None = None
+        self._best_factors: tuple[NDArray[Any], ...] | None = None
         self._wait = 0
 
-    def fit(self, model, user_items, **fit_kwargs):
+    def fit(self, model: Model, user_items: SparseMatrix, **fit_kwargs: Any) -> EvalCallback:
         """model.fit(user_items, callback=self), ending quietly when early stopping fires."""
         self.model = model
         try:
@@ -188,7 +205,7 @@ class EvalCallback:
             pass
         return self
 
-    def __call__(self, iteration, elapsed, loss=None):
+    def __call__(self, iteration: int, elapsed: float, loss: float | None = None) -> None:
         if (iteration + 1) % self.every:
             return
         model = self.model if self.model is not None else self._calling_model()
@@ -209,7 +226,8 @@ class EvalCallback:
             print(f"iteration {entry['iteration']}: {shown}", file=sys.stderr)
         self._early_stopping(model, entry, factors)
 
-    def _early_stopping(self, model, entry, factors):
+    def _early_stopping(self, model: Model, entry: dict[str, Any],
+                        factors: tuple[Any, ...]) -> None:
         value = entry[self.monitor]
         if self.best_value is None or value > self.best_value + self.min_delta:
             self.best_value, self.best_iteration = value, entry["iteration"]
@@ -226,9 +244,9 @@ class EvalCallback:
                 f"{self.monitor} has not improved for {self._wait} evaluations; best "
                 f"{self.best_value:.6f} at iteration {self.best_iteration}")
 
-    def _calling_model(self):
+    def _calling_model(self) -> Model:
         """The model whose fit() is calling us: implicit does not pass it to callbacks."""
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None:
             candidate = frame.f_locals.get("self")
             if candidate is not None and hasattr(candidate, "item_factors"):
@@ -237,13 +255,13 @@ class EvalCallback:
         raise TypeError("EvalCallback could not find the model being fitted; pass model=")
 
 
-def _host_copy(factors):
+def _host_copy(factors: Any) -> Any:
     if hasattr(factors, "to_numpy") and not isinstance(factors, np.ndarray):
         return factors.to_numpy()  # pragma: no cover - GPU models
     return np.array(factors, copy=True)
 
 
-def _restore(model, user_factors, item_factors):
+def _restore(model: Model, user_factors: NDArray[Any], item_factors: NDArray[Any]) -> None:
     """Put saved factors back, in place, and drop the model's caches derived from them."""
     for name, saved in (("user_factors", user_factors), ("item_factors", item_factors)):
         current = getattr(model, name)

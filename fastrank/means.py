@@ -17,20 +17,28 @@ A metric's mean is one of (the registry's `aggregate`):
   leaves the user out, e.g. RecTools' insufficient_handling="exclude").
 """
 
+from __future__ import annotations
+
 import math
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
+
+from ._types import BoolArray, FloatArray, IntArray
 
 # trec_eval's MIN_GEO_MEAN: values below it count as it in a geometric mean
 MIN_GEO_MEAN = 0.00001
 
 
-def counts_judged(convention):
+def counts_judged(convention: str) -> bool:
     """Does the convention count every judged user (trec) or every user with m >= 1?"""
     return convention == "trec"
 
 
-def counted_rows(indptr, rows, n_relevant, judged):
+def counted_rows(indptr: IntArray, rows: IntArray, n_relevant: IntArray,
+                 judged: bool) -> BoolArray:
     """Which of the truth rows `rows` count (m = n_relevant): every judged row when
     `judged` (counts_judged of the convention), else the rows with m >= 1."""
     if judged:
@@ -38,19 +46,21 @@ def counted_rows(indptr, rows, n_relevant, judged):
     return n_relevant > 0
 
 
-def pooled_parts(values, n_relevant, k):
+def pooled_parts(values: FloatArray, n_relevant: IntArray,
+                 k: int) -> tuple[FloatArray, NDArray[Any]]:
     """implicit's pooled precision per user: (hits, min(k, m)), from the per-user values
     hits / min(k, m); its mean is sum(hits) / sum(min(k, m))."""
     denom = np.minimum(n_relevant, k)
     return np.rint(values * denom), denom
 
 
-def counted_mean(values, counted):
+def counted_mean(values: FloatArray, counted: BoolArray) -> float:
     """Plain float64 mean of values over the counted rows; NaN when no row counts."""
     return float(values[counted].mean()) if counted.any() else float("nan")
 
 
-def sum_parts(values, aggregate, n_relevant=None, k=None):
+def sum_parts(values: FloatArray, aggregate: str, n_relevant: IntArray | None = None,
+              k: int | None = None) -> tuple[float, float]:
     """(numerator, denominator) of a mean over the counted rows' `values`, mergeable by
     adding parts: the mean is numerator / denominator, except "geometric", whose mean is
     exp(numerator / denominator), and "sum", whose denominator only says whether any
@@ -63,14 +73,14 @@ def sum_parts(values, aggregate, n_relevant=None, k=None):
         return float((values[finite] * weights).sum()), float(weights.sum())
     n = float(values.shape[0])
     if aggregate == "pooled":
-        hits, denom = pooled_parts(values, n_relevant, k)
+        hits, denom = pooled_parts(values, n_relevant, k)  # type: ignore[arg-type]  # given
         return float(hits.sum()), float(denom.sum())
     if aggregate == "geometric":
         return float(np.log(np.maximum(values, MIN_GEO_MEAN)).sum()), n
     return float(values.sum()), n
 
 
-def mean_of(num, den, aggregate):
+def mean_of(num: float, den: float, aggregate: str) -> float:
     """The reported mean of parts from `sum_parts` (NaN when no user counted)."""
     if not den:
         return float("nan")

@@ -11,9 +11,16 @@ Two paths, same lists:
 Users without a relevant test item are never asked for.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
+from ._types import AnyArray, IntArray, Model, SparseMatrix
 from .factors import (_check_ties, _Scorer, evaluate_scorer,
                       parse_factor_metrics, positive_counts)
 from .progress import progress_bar
@@ -22,8 +29,13 @@ from .streaming import Evaluator
 from .threads import numba_threads
 from .validation import _csr_parts, check_int, check_memory, check_pattern, check_truth
 
+if TYPE_CHECKING:
+    from .grammar import Request
+    from .result import Result
+    from .validation import Truth
 
-def mf_factors(model):
+
+def mf_factors(model: Model) -> tuple[Any, Any] | None:
     """(user_factors, item_factors) if model's recommend is implicit's plain MF top-N."""
     try:
         from implicit.cpu.matrix_factorization_base import MatrixFactorizationBase as CPU
@@ -41,8 +53,10 @@ def mf_factors(model):
     return None
 
 
-def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convention="recsys",
-                   dialect=None, ties="low", show_progress=True, n_threads=None):
+def evaluate_model(model: Model, test: SparseMatrix, metrics: str | Iterable[str], *,
+                   train: SparseMatrix | None = None, batch_size: int = 1000,
+                   convention: str = "recsys", dialect: str | None = None, ties: str = "low",
+                   show_progress: bool = True, n_threads: int | None = None) -> Result:
     """Evaluate a trained model on held-out interactions.
 
     Parameters
@@ -112,7 +126,8 @@ def evaluate_model(model, test, metrics, *, train=None, batch_size=1000, convent
                                    show_progress, dialect)
 
 
-def train_rows(train, n_users, n_items, name="train"):
+def train_rows(train: SparseMatrix, n_users: int, n_items: int,
+               name: str = "train") -> SparseMatrix:
     """The first n_users rows of a checked training matrix (implicit lets train have more
     rows than test), as a new CSR matrix: the caller's is never modified."""
     indptr, indices, values, (rows, cols), _ = _csr_parts(train, name, "interactions")
@@ -125,8 +140,9 @@ def train_rows(train, n_users, n_items, name="train"):
                          shape=(n_users, n_items))
 
 
-def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_progress,
-                        dialect=None):
+def _evaluate_recommend(model: Model, data: Truth, specs: tuple[Request, ...],
+                        train: SparseMatrix | None, batch_size: int, convention: str,
+                        show_progress: bool, dialect: str | None = None) -> Result:
     """Ask the model for batches of lists and evaluate them through an Evaluator, which
     runs on the thread count the caller set."""
     n_users, n_items = data.n_users, data.n_items
@@ -175,7 +191,8 @@ def _evaluate_recommend(model, data, specs, train, batch_size, convention, show_
     return evaluator.result()
 
 
-def _clean_lists(ids, batch, k, n_items, liked):
+def _clean_lists(ids: ArrayLike, batch: AnyArray, k: int, n_items: int,
+                 liked: SparseMatrix | None) -> IntArray:
     """A model's lists as (len(batch), min(k, their width)) int64 ids, every slot that is
     not a recommendation set to -1 where it stands (the items after it keep their ranks).
 
@@ -203,7 +220,7 @@ def _clean_lists(ids, batch, k, n_items, liked):
     return lists
 
 
-def _model_ids(ids, n_users):
+def _model_ids(ids: ArrayLike, n_users: int) -> AnyArray:
     """The ids `model.recommend` returned for n_users users, as a 2-D integer array."""
     try:
         ids = np.asarray(ids)

@@ -11,15 +11,21 @@ empty: NaN (no value, left out of the mean); one empty: 0. The kernel is
 `fastrank._kernels.overlap`.
 """
 
-import numpy as np
+from __future__ import annotations
 
+from collections.abc import Iterable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._types import AnyArray
 from .grammar import metric_labels, parse
 from .result import Result
 from .threads import n_ranges, numba_threads
 from .validation import _int_array, _index_array, check_scratch, memory_guard
 
 
-def _lists(topk, name):
+def _lists(topk: ArrayLike, name: str) -> AnyArray:
     topk = _int_array(topk, name, "item ids (rows x K)")
     if topk.ndim != 2 or topk.shape[1] < 1:
         raise ValueError(f"{name} must be 2-D with at least one column (one row of item ids "
@@ -31,7 +37,8 @@ def _lists(topk, name):
     return np.ascontiguousarray(_index_array(topk))
 
 
-def overlap(topk_a, topk_b, metrics=("jaccard", "rbo"), *, n_threads=None):
+def overlap(topk_a: ArrayLike, topk_b: ArrayLike, metrics: str | Iterable[str] = ("jaccard", "rbo"),
+            *, n_threads: int | None = None) -> Result:
     """Per-user agreement of two systems' lists (the same users, row by row).
 
     Parameters
@@ -84,7 +91,7 @@ def overlap(topk_a, topk_b, metrics=("jaccard", "rbo"), *, n_threads=None):
     counted = ((a >= 0).any(axis=1) | (b >= 0).any(axis=1)) if n_rows else \
         np.zeros(0, np.bool_)
     labels = [r.label for r in requests]
-    means = {}
+    means: dict[str, float] = {}
     for label, values in zip(labels, out):
         kept = values[counted & ~np.isnan(values)]
         means[label] = float(kept.mean()) if kept.size else float("nan")

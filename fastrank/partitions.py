@@ -10,10 +10,17 @@ is evaluated on its own, like any pair of in-memory tables:
 `PartitionedResult` is what both front ends return.
 """
 
-from collections.abc import Mapping
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from ._types import AnyArray, DataFrame
+
+from .grammar import Request
+from .result import Result
 from .engine import Block, Plan, common_convention, parse_requests
 from .grammar import metric_labels
 from .io.tables import from_tables
@@ -25,13 +32,14 @@ from .validation import LARGEST_INT
 PER_USER = ("n_relevant", "counted")
 
 
-class PartitionedResult(Mapping):
+class PartitionedResult(Mapping[str, float]):
     """Means of a partitioned evaluation (a read-only mapping metric -> mean) with counts,
     and the per-user values as a table of the cluster's kind (`per_user`: columns user,
     the metrics, n_relevant, counted; NaN where a user is not counted) when they were
     kept."""
 
-    def __init__(self, means, n_users, n_rows, convention, per_user):
+    def __init__(self, means: Mapping[str, float], n_users: float, n_rows: float,
+                 convention: str | None, per_user: DataFrame | None) -> None:
         self._means = dict(means)
         self.n_users = int(n_users)
         self.n_rows = int(n_rows)
@@ -39,29 +47,30 @@ class PartitionedResult(Mapping):
         self.per_user = per_user
 
     @property
-    def metrics(self):
+    def metrics(self) -> tuple[str, ...]:
         return tuple(self._means)
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> float:
         return self._means[name]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._means)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._means)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, float]:
         return dict(self._means)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of {self.n_rows} "
                  f"users counted)"]
         lines += [f"  {name}  {value:.6f}" for name, value in self._means.items()]
         return "\n".join(lines)
 
 
-def list_metrics(metrics, convention, dialect, where):
+def list_metrics(metrics: str | Iterable[str], convention: str, dialect: str | None,
+                 where: str) -> tuple[list[str], tuple[Request, ...]]:
     """(distinct labels of `metrics`, their Requests at any K): each a metric of the lists
     and the truth alone (engines ranking and trec), as the others need global item ids or
     side inputs."""
@@ -76,7 +85,7 @@ def list_metrics(metrics, convention, dialect, where):
     return labels, requests
 
 
-def check_columns(columns, name, needed):
+def check_columns(columns: Iterable[Any], name: str, needed: Iterable[Any]) -> None:
     """Every column `needed` is among a table's `columns`, else a ValueError naming it."""
     for column in needed:
         if column not in columns:
@@ -86,7 +95,7 @@ def check_columns(columns, name, needed):
                 f"rank=)")
 
 
-def order_column(columns, score, rank):
+def order_column(columns: Iterable[Any], score: Any, rank: Any) -> Any:
     """The recs column that orders the lists: `score` if there is one, else `rank`."""
     if score in columns:
         return score
@@ -96,8 +105,10 @@ def order_column(columns, score, rank):
                      f"is unknown; its columns are {list(columns)}")
 
 
-def evaluate_partition(truth, recs, *, labels, convention, dialect, k, n_items, names,
-                       n_threads):
+def evaluate_partition(truth: DataFrame | Mapping[Any, Any], recs: DataFrame | Mapping[Any, Any],
+                       *, labels: Sequence[str], convention: str, dialect: str | None,
+                       k: int | None, n_items: int | None, names: Mapping[str, Any],
+                       n_threads: int | None) -> tuple[AnyArray, Result]:
     """(users, Result) of one partition's tables: `from_tables` (item ids local to the
     partition, which is all the metrics need; `auc` gets the catalogue size `n_items`),
     then the kernel through an Evaluator."""
@@ -117,18 +128,19 @@ def evaluate_partition(truth, recs, *, labels, convention, dialect, k, n_items, 
     return data.users, res
 
 
-def per_user_columns(res, labels):
+def per_user_columns(res: Result, labels: Iterable[str]) -> dict[str, AnyArray | None]:
     """{column: array} of a partition's Result: the metrics, n_relevant, counted."""
     return {**{label: res.per_user(label) for label in labels},
             "n_relevant": res.n_relevant, "counted": res.counted}
 
 
-def sum_columns(labels):
+def sum_columns(labels: Iterable[str]) -> list[str]:
     return ["rows", "counted"] + [f"{label}:{part}" for label in labels
                                   for part in ("num", "den")]
 
 
-def partial_sums(values, labels, convention, dialect, k):
+def partial_sums(values: Mapping[str, Any], labels: Sequence[str], convention: str,
+                 dialect: str | None, k: int) -> dict[str, float]:
     """{column of `sum_columns`: float}: sums over the counted users of a partition's
     per-user values (a mapping of columns, as `per_user_columns` gives), as
     fastrank.evaluate takes its means (Plan.sums: implicit's pooled precision as hits and
@@ -146,7 +158,9 @@ def partial_sums(values, labels, convention, dialect, k):
     return {c: row[c] for c in sum_columns(labels)}
 
 
-def means_of_sums(totals, labels, k, convention, dialect):
+def means_of_sums(totals: Mapping[str, float], labels: Sequence[str], k: int,
+                  convention: str, dialect: str | None
+                  ) -> tuple[dict[str, float], str | None]:
     """({label: mean}, convention) of the partitions' summed rows (a mapping of
     `sum_columns`)."""
     specs = parse_requests(labels, k, convention, dialect)

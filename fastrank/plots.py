@@ -7,15 +7,24 @@
     fr.plot_compare({"als": a, "bpr": b}, ["ndcg"], path="compare.svg")
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ._types import FloatArray, IntArray, PlotPath
 
 from .evaluation import Evaluation
 from .grammar import check_curve_name
 from .stats import METHODS, _seed, check_resamples, metric_names, result_ci
 from .validation import check_choice, check_level, check_seed
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # The formats named in the docs first; whatever else matplotlib writes follows them.
 FORMATS = ("png", "svg", "pdf")
@@ -26,14 +35,14 @@ class Curve:
     """A metric at every cutoff 1..K: the means and (level given) interval bounds."""
 
     metric: str
-    k: np.ndarray
-    mean: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    level: float
+    k: IntArray
+    mean: FloatArray
+    low: FloatArray
+    high: FloatArray
+    level: float | None
 
 
-def curve_labels(result, metric):
+def curve_labels(result: Evaluation, metric: str) -> list[str]:
     """The labels metric@1..metric@K of the result, K the longest run from 1."""
     if not isinstance(metric, str):
         raise TypeError(f"metric must be a metric name (a string) such as 'ndcg'; got "
@@ -53,7 +62,9 @@ def curve_labels(result, metric):
     return labels
 
 
-def result_curve(result, metric, level=0.95, method="normal", n_resamples=1000, seed=None):
+def result_curve(result: Evaluation, metric: str, level: float | None = 0.95,
+                 method: str = "normal", n_resamples: int = 1000,
+                 seed: int | None = None) -> Curve:
 
     labels = curve_labels(result, metric)
     level = None if level is None else check_level(level)
@@ -71,7 +82,7 @@ def result_curve(result, metric, level=0.95, method="normal", n_resamples=1000, 
                  level)
 
 
-def _figure(panels, title):
+def _figure(panels: int, title: str | None) -> tuple[Figure, list[Any]]:
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -83,7 +94,7 @@ def _figure(panels, title):
     return fig, axes
 
 
-def _draw(ax, curve, label):
+def _draw(ax: Any, curve: Curve, label: str) -> None:
     line, = ax.plot(curve.k, curve.mean, marker="o" if curve.k.size <= 20 else None,
                     markersize=3, label=label)
     if curve.level is not None and np.isfinite(curve.low).any():
@@ -91,13 +102,13 @@ def _draw(ax, curve, label):
                         linewidth=0)
 
 
-def _finish(ax, ylabel):
+def _finish(ax: Any, ylabel: str) -> None:
     ax.set_xlabel("cutoff k")
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
 
 
-def band_title(level, method, n_resamples):
+def band_title(level: float | None, method: str, n_resamples: int) -> str | None:
     """The legend's title: what the bands are, with the interval method; None without."""
     if level is None:
         return None
@@ -106,7 +117,7 @@ def band_title(level, method, n_resamples):
     return f"bands: {level:.0%} intervals ({how})"
 
 
-def _title(title, results):
+def _title(title: str | None, results: Mapping[str, Evaluation]) -> str:
     """The figure's title: `title` as given ("" for none), or by default the systems and
     how many users each counts."""
     if title is not None:
@@ -119,11 +130,11 @@ def _title(title, results):
                        for name, res in results.items()) + f" ({_conventions(results)})"
 
 
-def _conventions(results):
+def _conventions(results: Mapping[str, Evaluation]) -> str:
     return "/".join(dict.fromkeys(res.convention for res in results.values()))
 
 
-def _formats():
+def _formats() -> tuple[str, ...] | None:
     """The file suffixes savefig writes: png, svg, pdf, then matplotlib's others."""
     try:
         from matplotlib.backend_bases import FigureCanvasBase
@@ -133,7 +144,7 @@ def _formats():
     return FORMATS + tuple(others)
 
 
-def check_path(path):
+def check_path(path: PlotPath) -> PlotPath:
     """Check before anything is drawn that `path` can be written: a file name (str or
     os.PathLike) whose suffix names a format matplotlib writes, in an existing writable
     folder, or a binary file object."""
@@ -160,7 +171,7 @@ def check_path(path):
     return path
 
 
-def _check_results(results):
+def _check_results(results: Mapping[str, Evaluation]) -> Mapping[str, Evaluation]:
     """results as a non-empty dict of fastrank Results."""
     if not isinstance(results, dict):
         raise TypeError(f"results must be a non-empty dict {{name: Result}}, e.g. "
@@ -175,14 +186,15 @@ def _check_results(results):
     return results
 
 
-def _save(fig, path):
+def _save(fig: Figure, path: PlotPath) -> Figure:
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
 
 
-def plot_result(result, metrics, path=None, level=0.95, title=None, method="normal",
-                n_resamples=1000, seed=None):
+def plot_result(result: Evaluation, metrics: str | Iterable[str], path: PlotPath = None,
+                level: float | None = 0.95, title: str | None = None, method: str = "normal",
+                n_resamples: int = 1000, seed: int | None = None) -> Figure:
     metrics = metric_names(metrics, example="ndcg")
     check_path(path)
     curves = [result_curve(result, m, level, method, n_resamples, seed) for m in metrics]
@@ -197,8 +209,10 @@ def plot_result(result, metrics, path=None, level=0.95, title=None, method="norm
     return _save(fig, path)
 
 
-def plot_compare(results, metrics, path=None, level=0.95, title=None, method="normal",
-                 n_resamples=1000, seed=None):
+def plot_compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str],
+                 path: PlotPath = None, level: float | None = 0.95, title: str | None = None,
+                 method: str = "normal", n_resamples: int = 1000,
+                 seed: int | None = None) -> Figure:
     """One panel per metric, one line per system (with its interval band) over k = 1..K,
     one legend for the figure, titled by default with the systems and their counted users
     ("" for no title); written to `path` (PNG, SVG or PDF by its suffix) if given. The

@@ -1,18 +1,23 @@
 """Progress bars (tqdm) for long evaluations and long commands; no-op objects when off."""
 
+from __future__ import annotations
+
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 
 class _Silent:
-    def update(self, n=1):
+    def update(self, n: float = 1) -> None:
         pass
 
-    def stage(self, name):
+    def stage(self, name: str) -> None:
         pass
 
 
 @contextmanager
-def progress_bar(total, enabled, unit="users", desc=None):
+def progress_bar(total: int, enabled: bool, unit: str = "users",
+                 desc: str | None = None) -> Iterator[Any]:
     """A tqdm bar over `total` units (rate shown as units/s) if enabled, else a no-op."""
     if not enabled:
         yield _Silent()
@@ -27,10 +32,10 @@ class _Stages:
     """`stage(name)` marks the start of the next step: the bar shows its name, how many
     steps are done and the time so far."""
 
-    def __init__(self, bar):
+    def __init__(self, bar: Any) -> None:
         self._bar, self._started = bar, False
 
-    def stage(self, name):
+    def stage(self, name: str) -> None:
         if self._started:
             self._bar.update(1)
         self._started = True
@@ -38,7 +43,7 @@ class _Stages:
 
 
 @contextmanager
-def stage_bar(total, enabled, desc):
+def stage_bar(total: int, enabled: bool, desc: str | None) -> Iterator[Any]:
     """A tqdm bar over the `total` named steps of a command (reading files, evaluating,
     writing), drawn on stderr and removed when done, if enabled; else a no-op."""
     if not enabled:

@@ -10,10 +10,16 @@ square root of the mean squared error over all ratings, as everyone reports it;
 none) and `result.report["user_mean"]` the mean of those per-user values.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 
 from .factors import check_factors
 from .means import counted_mean
@@ -28,19 +34,21 @@ CONVENTION = "ratings"
 class Rated:
     """The stored ratings grouped by user with columns ascending, and where each came from."""
 
-    indptr: np.ndarray   # int64, n_users + 1
-    indices: np.ndarray  # column of each rating
-    data: np.ndarray     # float64 rating
-    order: np.ndarray    # position in the caller's truth.data of each rating; None: identity
+    indptr: IntArray     # int64, n_users + 1
+    indices: AnyArray    # column of each rating
+    data: FloatArray     # float64 rating
+    order: IntArray | None  # position in the caller's truth.data of each rating; None: identity
     n_users: int
     n_items: int
 
     @property
-    def rows(self):
+    def rows(self) -> IntArray:
         return np.repeat(np.arange(self.n_users, dtype=np.int64), np.diff(self.indptr))
 
 
-def rmse(truth, predictions=None, *, user_factors=None, item_factors=None, n_threads=None):
+def rmse(truth: SparseMatrix, predictions: SparseMatrix | ArrayLike | None = None, *,
+         user_factors: ArrayLike | None = None, item_factors: ArrayLike | None = None,
+         n_threads: int | None = None) -> Result:
     """Root mean squared error of predictions at the stored entries of `truth`.
 
     Parameters
@@ -67,13 +75,16 @@ def rmse(truth, predictions=None, *, user_factors=None, item_factors=None, n_thr
     return _errors("rmse", truth, predictions, user_factors, item_factors, n_threads)
 
 
-def mae(truth, predictions=None, *, user_factors=None, item_factors=None, n_threads=None):
+def mae(truth: SparseMatrix, predictions: SparseMatrix | ArrayLike | None = None, *,
+        user_factors: ArrayLike | None = None, item_factors: ArrayLike | None = None,
+        n_threads: int | None = None) -> Result:
     """Mean absolute error of predictions at the stored entries of `truth`: the same inputs
     and Result as `rmse`, with "mae" pooled over all ratings and per user."""
     return _errors("mae", truth, predictions, user_factors, item_factors, n_threads)
 
 
-def _errors(name, truth, predictions, user_factors, item_factors, n_threads):
+def _errors(name: str, truth: SparseMatrix, predictions: Any, user_factors: Any,
+            item_factors: Any, n_threads: int | None) -> Result:
     from ._kernels.ratings import factor_errors, value_errors
 
     rated = rated_entries(truth)
@@ -119,7 +130,7 @@ def _errors(name, truth, predictions, user_factors, item_factors, n_threads):
                   pooled={name: ("entries", 2 if name == "rmse" else 1)})
 
 
-def rated_entries(matrix, name="truth"):
+def rated_entries(matrix: SparseMatrix, name: str = "truth") -> Rated:
     """The stored entries of a CSR, CSC or COO matrix as `Rated` (other sparse formats are
     converted first), values as float64 and not yet checked for NaN; a (user, item) stored
     twice and non-numeric (also boolean) values are errors."""
@@ -156,7 +167,7 @@ def rated_entries(matrix, name="truth"):
                  n_items)
 
 
-def predicted_values(predictions, rated, n_threads=None):
+def predicted_values(predictions: Any, rated: Rated, n_threads: int | None = None) -> FloatArray:
     """The prediction at each rating of `rated`, float64, in its order."""
     from ._kernels.ratings import pattern_values
 
@@ -203,20 +214,20 @@ def predicted_values(predictions, rated, n_threads=None):
     return _finite(out, "predictions", rated)
 
 
-def _out_of_range(squared, absolute, pooled):
+def _out_of_range(squared: FloatArray, absolute: FloatArray, pooled: Any) -> bool:
     """Did the plain sums overflow, or underflow (squares of tiny errors to 0)?"""
     return (not (np.isfinite(squared).all() and np.isfinite(absolute).all()
                  and np.isfinite(pooled) | np.isnan(pooled))
             or bool(((absolute > 0) & (squared < 2.0 ** -1000)).any()))
 
 
-def _factor_predictions(users, items, rated):
+def _factor_predictions(users: NDArray[Any], items: NDArray[Any], rated: Rated) -> FloatArray:
     """user_factors[u] . item_factors[i] at every rating, float64."""
-    return np.einsum("ij,ij->i", users[rated.rows].astype(np.float64),
+    return np.einsum("ij,ij->i", users[rated.rows].astype(np.float64),  # type: ignore[no-any-return]
                      items[rated.indices].astype(np.float64))
 
 
-def _scaled(name, errors, indptr):
+def _scaled(name: str, errors: FloatArray, indptr: IntArray) -> tuple[FloatArray, Any]:
     """(per-user values, pooled value) of rmse or mae from errors grouped by indptr, each
     user's errors divided by their largest |e| (and the pooled sum by the largest of
     those), so that no square overflows or underflows."""
@@ -246,7 +257,8 @@ def _scaled(name, errors, indptr):
     return per_user, (np.inf if np.isinf(top) else pooled)
 
 
-def _factors(user_factors, item_factors, rated):
+def _factors(user_factors: ArrayLike, item_factors: ArrayLike,
+             rated: Rated) -> tuple[NDArray[Any], NDArray[Any]]:
     users, items = check_factors(user_factors, item_factors)
     for name, factors, n, what in (("user_factors", users, rated.n_users, "rows (users)"),
                                    ("item_factors", items, rated.n_items, "columns (items)")):
@@ -257,7 +269,7 @@ def _factors(user_factors, item_factors, rated):
     return users, items
 
 
-def _finite(values, name, rated):
+def _finite(values: ArrayLike, name: str, rated: Rated) -> FloatArray:
     """values (one per rating of `rated`) as float64; NaN or infinity is an error naming the
     first (user, item)."""
     values = np.asarray(values, dtype=np.float64)
@@ -270,7 +282,7 @@ def _finite(values, name, rated):
     return values
 
 
-def _unique_pairs(rows, cols, name):
+def _unique_pairs(rows: AnyArray, cols: AnyArray, name: str) -> None:
     """rows and cols sorted together: a pair stored twice is an error."""
     same = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1]))
     if same.size:

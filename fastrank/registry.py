@@ -19,11 +19,18 @@ metric table and metric reference (docs/metrics.md) are generated from it.
 Adding a metric: see docs/contributing.md, "Adding a metric".
 """
 
-from collections.abc import Mapping
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any, TypeAlias
 
 from ._kernels import codes
+from ._types import DataFrame
+
+# a request's parameters: ((name, value), ...) or {name: value}
+Params: TypeAlias = "Iterable[tuple[str, Any]] | Mapping[str, Any]"
 
 CONVENTIONS = ("recsys", "trec", "implicit")
 FAMILIES = ("ranking", "counts", "trec", "beyond", "catalogue", "aspects", "ratings",
@@ -47,9 +54,9 @@ class Param:
     low: float
     high: float
     doc: str
-    examples: tuple = ()
+    examples: tuple[Any, ...] = ()
 
-    def describe(self):
+    def describe(self) -> str:
         if self.kind is str:
             return (f"{self.name} one of {', '.join(self.examples)}, default "
                     f"{self.default!r}: {self.doc}")
@@ -84,54 +91,57 @@ class Metric:
     family: str = "ranking"
     engine: str = "ranking"
     cutoff: bool = True          # takes @k; without it, @K (the list length)
-    params: tuple = ()
-    needs: tuple = ()            # side inputs, each "a" or "a|b" (one of them)
-    codes: Mapping = field(default_factory=dict)         # convention -> kernel code
-    conventions: Mapping = field(default_factory=dict)   # convention -> how it differs
+    params: tuple[Param, ...] = ()
+    needs: tuple[str, ...] = ()            # side inputs, each "a" or "a|b" (one of them)
+    codes: Mapping[str, int] = field(default_factory=dict)         # convention -> kernel code
+    conventions: Mapping[str, str] = field(default_factory=dict)   # convention -> how it differs
     aggregate: str = "mean"
     source: str = ""
     entry: str = "fr.evaluate"   # the function that computes it
-    uncut_code: Mapping = field(default_factory=dict)    # convention -> code without @k
+    uncut_code: Mapping[str, int] = field(default_factory=dict)    # convention -> code without @k
     kernel_param: str = ""       # the parameter the kernel reads per slot (slot_param)
     truth_view: str = ""         # "stored": every stored entry counts as relevant (judged)
-    oracle: tuple = ()           # what the tests compare it against: "tool: tests/file.py"
+    oracle: tuple[str, ...] = ()  # what the tests compare it against: "tool: tests/file.py"
 
     @property
-    def per_user(self):
+    def per_user(self) -> bool:
         """Does it have a value per user (catalogue metrics have one value)?"""
         return self.aggregate != "catalogue"
 
-    def kernel_value(self, params):
+    def kernel_value(self, params: Params) -> float:
         """The float the kernel reads for this metric (slot_param) from a request's
         {name: value} parameters: the kernel parameter's value or default, else 0."""
         if not self.kernel_param:
             return 0.0
         return float(self.value(params, self.kernel_param))
 
-    def value(self, params, name):
+    def value(self, params: Params, name: str) -> Any:
         """A parameter's value in a request's {name: value} parameters, or its default."""
-        return dict(params).get(name, self.param(name).default)
+        return dict(params).get(name, self.param(name).default)  # type: ignore[union-attr]
 
-    def param(self, name):
+    def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
 
-    def code(self, convention, has_cutoff=True):
+    def code(self, convention: str, has_cutoff: bool = True) -> int | None:
         """The kernel code under a convention (None: the engine needs none)."""
         if not has_cutoff and convention in self.uncut_code:
             return self.uncut_code[convention]
         return self.codes.get(convention)
 
-    def describe(self, convention):
+    def describe(self, convention: str) -> str:
         """The formula under a convention, one line."""
         return self.conventions.get(convention, self.formula)
 
 
-def _same(code):
+def _same(code: int) -> Mapping[str, int]:
     return MappingProxyType({c: code for c in CONVENTIONS})
 
 
-def _ranking(name, formula, code, *, implicit=None, trec=None, cutoff=True, params=(REL,),
-             conventions=None, aggregate="mean", family="ranking", source="", uncut=None):
+def _ranking(name: str, formula: str, code: int, *, implicit: int | None = None,
+             trec: int | None = None, cutoff: bool = True, params: tuple[Param, ...] = (REL,),
+             conventions: dict[str, str] | None = None, aggregate: str = "mean",
+             family: str = "ranking", source: str = "",
+             uncut: dict[str, int] | None = None) -> Metric:
     table = {c: code for c in CONVENTIONS}
     if implicit is not None:
         table["implicit"] = implicit
@@ -153,7 +163,7 @@ _DEBIASED_SOURCE = ("Yang et al. 2018 (RecSys), IPS and SNIPS; propensities p_i 
                     "n_i^((γ+1)/2)")
 
 
-def _debiased(name, formula, code):
+def _debiased(name: str, formula: str, code: int) -> Metric:
     """A debiased metric: the same formula under every convention (only the counted
     users differ: trec counts a judged user with m = 0, as 0)."""
     return Metric(name, formula, family="debiased", engine="debiased", params=(GAMMA,),
@@ -175,7 +185,8 @@ _MAX_GRADE = Param("max_grade", float, 0.0, 0.0, 1000.0,
 _NDEVAL = "TREC ndeval 4.5 (pyndeval)"
 
 
-def _intent_aware(name, formula, trec, source, params=(REL,), kernel_param=""):
+def _intent_aware(name: str, formula: str, trec: str, source: str,
+                  params: tuple[Param, ...] = (REL,), kernel_param: str = "") -> Metric:
     return Metric(name, formula, family="aspects", engine="aspects", needs=("item_aspects",),
                   params=params, kernel_param=kernel_param,
                   conventions=MappingProxyType({"trec": trec} if trec else {}), source=source)
@@ -257,8 +268,9 @@ _ISSUE_17_ITEM_4 = (
            source="Steck 2018 (RecSys), Calibrated recommendations, eq. 1–4"),
 )
 
-def _trec(name, formula, code, *, cutoff=False, params=(REL,), kernel_param="",
-          aggregate="mean", family="trec", source=""):
+def _trec(name: str, formula: str, code: int, *, cutoff: bool = False,
+          params: tuple[Param, ...] = (REL,), kernel_param: str = "", aggregate: str = "mean",
+          family: str = "trec", source: str = "") -> Metric:
     """A measure of trec_eval's kernel: its arithmetic, negative truth values pooled but
     unjudged, a document outside the truth row retrieved but not in the pool."""
     return Metric(name, formula, family=family, engine="trec", cutoff=cutoff, params=params,
@@ -478,7 +490,8 @@ _REF, _ORACLES_PY, _DIALECTS_PY = ("tests/test_reference.py", "tests/test_oracle
                                    "tests/test_dialects.py")
 
 
-def _oracles(reference, *tools, dialects_of=()):
+def _oracles(reference: str, *tools: str,
+             dialects_of: Iterable[str] = ()) -> tuple[str, ...]:
     """(reference test file, "tool: file" ...) plus "tool: tests/test_dialects.py" for each
     tool of dialects_of, whose names tests/test_dialects.py compares with the tool."""
     return (f"reference: {reference}", *tools, *(f"{t}: {_DIALECTS_PY}" for t in dialects_of))
@@ -562,28 +575,28 @@ _ORACLES = {
 }
 
 
-class Registry(Mapping):
+class Registry(Mapping[str, Metric]):
     """The read-only table of metrics: `METRICS[name]` is a `Metric`."""
 
-    def __init__(self, entries):
+    def __init__(self, entries: Iterable[Metric]) -> None:
         self._by_name = {m.name: m for m in entries}
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Metric:
         return self._by_name[name]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._by_name)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._by_name)
 
-    def names(self, *families, engine=None):
+    def names(self, *families: str, engine: str | None = None) -> tuple[str, ...]:
         """The names of the given families (all without), optionally of one engine."""
         return tuple(name for name, m in self._by_name.items()
                      if (not families or m.family in families)
                      and (engine is None or m.engine == engine))
 
-    def rows(self):
+    def rows(self) -> list[dict[str, Any]]:
         """One dict per metric: what `to_frame` shows."""
         return [{"name": m.name, "family": m.family, "cutoff": m.cutoff,
                  "params": ", ".join(p.name for p in m.params),
@@ -593,7 +606,7 @@ class Registry(Mapping):
                  "oracle": "; ".join(m.oracle)}
                 for m in self._by_name.values()]
 
-    def to_frame(self):
+    def to_frame(self) -> DataFrame:
         """The registry as a pandas DataFrame indexed by name (needs pandas)."""
         try:
             import pandas as pd
@@ -601,7 +614,7 @@ class Registry(Mapping):
             raise ImportError("METRICS.to_frame() needs pandas: pip install pandas") from None
         return pd.DataFrame(self.rows()).set_index("name")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<fastrank metrics: {', '.join(self._by_name)}>"
 
 
@@ -610,7 +623,7 @@ METRICS = Registry(replace(m, oracle=_ORACLES.get(m.name, ())) for m in _ENTRIES
 METRIC_NAMES = METRICS.names("ranking")
 
 
-def markdown():
+def markdown() -> str:
     """The docs' metric table (docs/metrics.md): one row per registered metric, the formula
     under each convention (`fastrank metrics --markdown` prints it; a test checks the page)."""
     lines = ["| name | family | recsys (default) | trec (= trec_eval) | implicit (= implicit "
@@ -628,6 +641,6 @@ def markdown():
     return "\n".join(lines)
 
 
-def _cell(text):
+def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 

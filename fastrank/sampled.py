@@ -47,9 +47,16 @@ the rows sqrt(w_R) P(r | R) (log space, lgamma tables) are folded into a QR fact
 [A | b], so memory is O(block x (m + 1)) whatever n.
 """
 
+from __future__ import annotations
+
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._types import AnyArray, BoolArray, FloatArray, IntArray
 
 from .result import Result
 from .threads import numba_threads
@@ -67,13 +74,18 @@ _BLOCK = 1 << 15  # full ranks R per block of the fit
 
 __all__ = ["evaluate_sampled", "evaluate_sampled_ranks", "correction_table"]
 
+# a checked label: (label, metric name, cutoff or None)
+_Request = tuple[str, str, "int | None"]
+
 
 # -- the public functions -----------------------------------------------------------------
 
 
-def evaluate_sampled(scores, n_items, metrics, *, positive=0, correction=CORRECTIONS,
-                     bv_lambda=0.01, ties="pessimistic", sampling="binomial", prior=None,
-                     n_threads=None):
+def evaluate_sampled(scores: ArrayLike, n_items: int, metrics: str | Iterable[str], *,
+                     positive: int | ArrayLike = 0,
+                     correction: str | Iterable[str] = CORRECTIONS, bv_lambda: float = 0.01,
+                     ties: str = "pessimistic", sampling: str = "binomial",
+                     prior: ArrayLike | None = None, n_threads: int | None = None) -> Result:
     """Metrics of held-out items ranked among sampled negatives, plain and corrected.
 
     Parameters
@@ -141,8 +153,11 @@ def evaluate_sampled(scores, n_items, metrics, *, positive=0, correction=CORRECT
                      ties_code, ties, lam, sampling, weights, n_threads)
 
 
-def evaluate_sampled_ranks(ranks, n_items, metrics, *, n_negatives, correction=CORRECTIONS,
-                           bv_lambda=0.01, sampling="binomial", prior=None, n_threads=None):
+def evaluate_sampled_ranks(ranks: ArrayLike, n_items: int, metrics: str | Iterable[str], *,
+                           n_negatives: int, correction: str | Iterable[str] = CORRECTIONS,
+                           bv_lambda: float = 0.01, sampling: str = "binomial",
+                           prior: ArrayLike | None = None,
+                           n_threads: int | None = None) -> Result:
     """As `evaluate_sampled`, from the sampled rank of each held-out item: `ranks` is a 1-D
     integer array, one rank in 1..n_negatives + 1 per user (1 = above every negative),
     however its ties were broken. `n_negatives` is m, the same for every user."""
@@ -162,8 +177,9 @@ def evaluate_sampled_ranks(ranks, n_items, metrics, *, n_negatives, correction=C
                      sampling, weights, n_threads)
 
 
-def correction_table(n_items, n_negatives, metric, correction="bv", *, bv_lambda=0.01,
-                     sampling="binomial", prior=None):
+def correction_table(n_items: int, n_negatives: int, metric: str, correction: str = "bv", *,
+                     bv_lambda: float = 0.01, sampling: str = "binomial",
+                     prior: ArrayLike | None = None) -> FloatArray:
     """The value an estimator gives to each sampled rank r = 1..m+1: a float64 array of
     m + 1 entries (entry r - 1 for rank r). `metric` is one label (`"ndcg@10"`),
     `correction` one of "none", "adjusted", "mes", "bv"."""
@@ -175,13 +191,13 @@ def correction_table(n_items, n_negatives, metric, correction="bv", *, bv_lambda
     correction = check_choice(correction, "correction", CORRECTIONS)
     tables = _tables(n_items, m, [request], [correction], _check_lambda(bv_lambda),
                      check_choice(sampling, "sampling", SAMPLING), _check_prior(prior, n_items))
-    return tables[0]
+    return tables[0]  # type: ignore[no-any-return]
 
 
 # -- the metric values --------------------------------------------------------------------
 
 
-def metric_values(name, k, x, length):
+def metric_values(name: str, k: int | None, x: ArrayLike, length: float) -> FloatArray:
     """The value of metric `name`@k (k None: no cutoff) of one relevant item at rank x
     (float array, >= 1) of a list of `length` items."""
     x = np.asarray(x, dtype=np.float64)
@@ -189,7 +205,7 @@ def metric_values(name, k, x, length):
     if name in ("recall", "hit_rate"):
         return inside.astype(np.float64)
     if name == "precision":
-        return inside / k
+        return inside / k  # type: ignore[operator]  # precision has a k
     if name == "ndcg":
         return np.where(inside, 1.0 / np.log2(x + 1.0), 0.0)
     if name in ("map", "ap", "mrr"):
@@ -199,10 +215,11 @@ def metric_values(name, k, x, length):
     raise AssertionError(name)  # pragma: no cover - names are checked before
 
 
-def _tables(n_items, m, requests, corrections, lam, sampling, weights):
+def _tables(n_items: int, m: int, requests: Sequence[_Request], corrections: Sequence[str],
+            lam: float, sampling: str, weights: FloatArray | None) -> FloatArray:
     """One row per (request, correction): the estimator's value at r = 1..m+1."""
     r = np.arange(1, m + 2, dtype=np.float64)
-    fitted = {}
+    fitted: dict[str, list[FloatArray]] = {}
     if "mes" in corrections or "bv" in corrections:
         fitted = _fit(n_items, m, requests, corrections, lam, sampling, weights)
     rows = []
@@ -217,7 +234,8 @@ def _tables(n_items, m, requests, corrections, lam, sampling, weights):
     return np.array(rows, dtype=np.float64).reshape(len(rows), m + 1)
 
 
-def _fit(n_items, m, requests, corrections, lam, sampling, weights):
+def _fit(n_items: int, m: int, requests: Sequence[_Request], corrections: Sequence[str],
+         lam: float, sampling: str, weights: FloatArray | None) -> dict[str, list[FloatArray]]:
     """{"mes": [M̃ per request], "bv": [...]}, fitted over R = 1..n_items in blocks: a QR
     factor of [sqrt(w) A | sqrt(w) B] (B: one column M_n(R) per request), c = AᵀW 1 and
     h = AᵀW B (summed directly: λ = 1 divides it by c, tiny entries included)."""
@@ -256,11 +274,11 @@ def _fit(n_items, m, requests, corrections, lam, sampling, weights):
             lo_b[j] = min(lo_b[j], values.min())
             hi_b[j] = max(hi_b[j], values.max())
         h += block[:, :m + 1].T @ block[:, m + 1:]
-        factor = np.linalg.qr(np.vstack([factor, block]), mode="r")
+        factor = np.linalg.qr(np.vstack([factor, block]), mode="r")  # type: ignore[assignment]
     if factor.shape[0] < width:  # fewer ranks than columns: pad the factor square
         factor = np.vstack([factor, np.zeros((width - factor.shape[0], width))])
     rf, z = factor[:m + 1, :m + 1], factor[:m + 1, m + 1:]
-    out = {}
+    out: dict[str, list[FloatArray]] = {}
     if "mes" in corrections:
         out["mes"] = [np.clip(lsq_linear(rf, z[:, j], bounds=(lo_b[j], hi_b[j]),
                                          method="bvls").x, lo_b[j], hi_b[j])
@@ -277,8 +295,10 @@ def _fit(n_items, m, requests, corrections, lam, sampling, weights):
     return out
 
 
-def _evaluate(above, equal, negatives, case_ptr, n_pos, n_items, requests, corrections,
-              ties_code, ties, lam, sampling, weights, n_threads):
+def _evaluate(above: IntArray, equal: IntArray, negatives: AnyArray, case_ptr: IntArray,
+              n_pos: IntArray, n_items: int, requests: Sequence[_Request],
+              corrections: Sequence[str], ties_code: int, ties: str, lam: float, sampling: str,
+              weights: FloatArray | None, n_threads: int | None) -> Result:
     """Tables for every distinct m, then each user's mean over its cases."""
     from ._kernels.sampled import user_values
 
@@ -304,7 +324,7 @@ def _evaluate(above, equal, negatives, case_ptr, n_pos, n_items, requests, corre
     means = {label: (float(values.mean()) if n_users else float("nan"))
              for label, values in zip(labels, per_user)}
     ms = distinct.tolist()
-    report = {"n_items": n_items, "n_negatives": ms[0] if len(ms) == 1 else ms,
+    report: dict[str, Any] = {"n_items": n_items, "n_negatives": ms[0] if len(ms) == 1 else ms,
               "sampling": sampling, "ties": ties}
     if "bv" in corrections:
         report["bv_lambda"] = lam
@@ -318,7 +338,7 @@ def _evaluate(above, equal, negatives, case_ptr, n_pos, n_items, requests, corre
 # -- checks -------------------------------------------------------------------------------
 
 
-def _check_scores(scores):
+def _check_scores(scores: ArrayLike) -> NDArray[Any]:
     if not isinstance(scores, np.ndarray):
         try:
             scores = np.asarray(scores)
@@ -353,7 +373,7 @@ def _check_scores(scores):
     return np.ascontiguousarray(scores)
 
 
-def _check_positive(positive, shape):
+def _check_positive(positive: int | ArrayLike, shape: tuple[int, ...]) -> BoolArray:
     """A C-contiguous bool mask of the positive cells (a new array: never the caller's)."""
     n_users, n_cols = shape
     if isinstance(positive, (bool, np.bool_)):
@@ -382,7 +402,7 @@ def _check_positive(positive, shape):
             row = int(np.argmax(counts))
             raise ValueError(f"positive marks every column of row {row} as held out; every "
                              f"row needs at least one negative (a False)")
-        return mask
+        return mask  # type: ignore[no-any-return]
     if arr.dtype.kind not in "iu":
         raise TypeError(f"positive must be a column index, a 1-D integer array of columns or "
                         f"a 2-D boolean mask; got dtype {arr.dtype}")
@@ -397,7 +417,7 @@ def _check_positive(positive, shape):
     return mask
 
 
-def _check_n_items(n_items, least, what):
+def _check_n_items(n_items: int, least: int, what: str) -> int:
     n_items = check_int(n_items, "n_items", 2, " (the catalogue size of the full ranking)")
     if n_items < least:
         raise ValueError(f"n_items is {n_items} but must be at least {least} ({what}): the "
@@ -406,7 +426,7 @@ def _check_n_items(n_items, least, what):
     return n_items
 
 
-def _check_ranks(ranks, m):
+def _check_ranks(ranks: ArrayLike, m: int) -> IntArray:
     if not isinstance(ranks, np.ndarray):
         ranks = np.asarray(ranks)
     if ranks.dtype == np.bool_ or ranks.dtype.kind not in "iu":
@@ -423,7 +443,7 @@ def _check_ranks(ranks, m):
     return ranks.astype(np.int64)
 
 
-def _check_metrics(metrics, n_items):
+def _check_metrics(metrics: str | Iterable[str], n_items: int) -> list[_Request]:
     """[(label, name, k)] with k None where the metric has no cutoff."""
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -434,7 +454,7 @@ def _check_metrics(metrics, n_items):
                         f"['recall@10', 'ndcg@10']; got {metrics!r}") from None
     if not metrics:
         raise ValueError("metrics is empty; name at least one, e.g. ['ndcg@10']")
-    out = []
+    out: list[_Request] = []
     for label in metrics:
         if not isinstance(label, str):
             raise TypeError(f"metrics must be strings such as 'ndcg@10'; got {label!r}")
@@ -457,7 +477,7 @@ def _check_metrics(metrics, n_items):
     return out
 
 
-def _check_corrections(correction):
+def _check_corrections(correction: str | Iterable[str]) -> list[str]:
     if isinstance(correction, str):
         correction = [correction]
     try:
@@ -467,7 +487,7 @@ def _check_corrections(correction):
                         f"list of them; got {correction!r}") from None
     if not correction:
         raise ValueError(f"correction is empty; pick from {', '.join(map(repr, CORRECTIONS))}")
-    out = []
+    out: list[str] = []
     for c in correction:
         c = check_choice(c, "correction", CORRECTIONS)
         if c not in out:
@@ -475,7 +495,7 @@ def _check_corrections(correction):
     return out
 
 
-def _check_lambda(value):
+def _check_lambda(value: float) -> float:
     value = check_number(value, "bv_lambda")
     if not 0.0 < value <= 1.0:
         raise ValueError(f"bv_lambda must lie in (0, 1] (0 is the unbounded minimal-bias fit: "
@@ -483,7 +503,7 @@ def _check_lambda(value):
     return value
 
 
-def _check_prior(prior, n_items):
+def _check_prior(prior: ArrayLike | None, n_items: int) -> FloatArray | None:
     if prior is None:
         return None
     arr = np.asarray(prior)
@@ -501,4 +521,4 @@ def _check_prior(prior, n_items):
     if not np.isfinite(total):  # finite weights whose sum overflows: scale them first
         arr = arr / arr.max()
         total = arr.sum()
-    return arr / total
+    return arr / total  # type: ignore[no-any-return]

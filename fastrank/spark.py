@@ -18,15 +18,24 @@ Equal to `fastrank.io.from_tables(truth, recs).evaluate(metrics)` on the same da
 identical per-user values, means to 1e-12 (only the order of the sums differs).
 """
 
+from __future__ import annotations
+
 import functools
 import math
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+from ._types import AnyArray, DataFrame
 
 from .engine import parse_requests
 from .partitions import (PartitionedResult, check_columns, evaluate_partition, list_metrics,
                          means_of_sums, order_column, partial_sums, per_user_columns,
                          sum_columns)
+from .result import Result
 from .validation import check_int
+
+_T = TypeVar("_T")
 
 # the shuffled table's two columns besides the user and the item (their own names)
 _VALUE, _LISTED = "__fastrank_value__", "__fastrank_listed__"
@@ -38,9 +47,12 @@ class SparkResult(PartitionedResult):
     metrics, n_relevant, counted; NaN where a user is not counted) when they were kept."""
 
 
-def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None, n_items=None,
-             user="user", item="item", relevance="relevance", score="score", rank="rank",
-             npartitions=None, per_user=True, n_threads=1):
+def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
+             convention: str = "recsys", dialect: str | None = None, k: int | None = None,
+             n_items: int | None = None, user: str = "user", item: str = "item",
+             relevance: str | None = "relevance", score: str = "score", rank: str = "rank",
+             npartitions: int | None = None, per_user: bool = True,
+             n_threads: int | None = 1) -> SparkResult:
     """Evaluate Spark DataFrames of judgments and recommendations.
 
     Parameters
@@ -110,9 +122,10 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
     if n_items is None and any(s.name == "auc" for s in specs):
         n_items = _run(lambda: both.select(item).distinct().count())
 
-    how = dict(labels=labels, convention=convention, dialect=dialect, k=k, n_items=n_items,
-               n_threads=n_threads, names=dict(user=user, item=item, relevance=relevance,
-                                               score=score, rank=rank, order=order))
+    how: dict[str, Any] = dict(
+        labels=labels, convention=convention, dialect=dialect, k=k, n_items=n_items,
+        n_threads=n_threads, names=dict(user=user, item=item, relevance=relevance,
+                                        score=score, rank=rank, order=order))
     # inside, columns are named by position: Spark resolves a label such as
     # "iprec(recall=0.3)" as a nested field
     sums_schema = _positional([DoubleType()] * len(sum_columns(labels)))
@@ -132,14 +145,14 @@ def evaluate(truth, recs, metrics, *, convention="recsys", dialect=None, k=None,
     return SparkResult(means, totals["counted"], totals["rows"], common, values)
 
 
-def _positional(types):
+def _positional(types: Iterable[Any]) -> Any:
     """A Spark schema of columns c0, c1, ... of these types."""
     from pyspark.sql.types import StructField, StructType
 
     return StructType([StructField(f"c{j}", t) for j, t in enumerate(types)])
 
 
-def _check_frame(frame, name, needed):
+def _check_frame(frame: Any, name: str, needed: Iterable[str]) -> None:
     if not (hasattr(frame, "mapInArrow") and hasattr(frame, "schema")):
         raise TypeError(f"{name} must be a Spark DataFrame (pyspark.sql.DataFrame); got "
                         f"{type(frame).__name__}. For in-memory tables use "
@@ -147,7 +160,7 @@ def _check_frame(frame, name, needed):
     check_columns(frame.columns, name, needed)
 
 
-def _kind(data_type):
+def _kind(data_type: Any) -> str:
     """The kind of id a Spark type holds: ids of two kinds are never equal."""
     from pyspark.sql import types as T
 
@@ -157,10 +170,10 @@ def _kind(data_type):
         return "float"
     if isinstance(data_type, (T.StringType, T.VarcharType, T.CharType)):
         return "text"
-    return data_type.simpleString()
+    return data_type.simpleString()  # type: ignore[no-any-return]  # pyspark: Any
 
 
-def _common_type(column, truth_type, recs_type):
+def _common_type(column: str, truth_type: Any, recs_type: Any) -> Any:
     """The one Spark type both tables' `column` is cast to, so that equal ids hash to the
     same partition (Spark hashes an int and a long of one value differently): long for
     integers, double for floats; ids of different kinds are refused."""
@@ -179,12 +192,13 @@ def _common_type(column, truth_type, recs_type):
             "text": T.StringType()}.get(kinds[0], truth_type)
 
 
-def _one_table(truth, recs, user, item, relevance, order, types):
+def _one_table(truth: DataFrame, recs: DataFrame, user: str, item: str, relevance: str | None,
+               order: str, types: Mapping[str, Any]) -> DataFrame:
     """(user, item, value, listed) rows of both tables: truth's with its relevance (1 when
     relevance=None) and listed false, the recs' with their score or rank."""
     from pyspark.sql import functions as F
 
-    def ids(frame):
+    def ids(frame: DataFrame) -> list[Any]:
         return [F.col(user).cast(types[user]).alias(user),
                 F.col(item).cast(types[item]).alias(item)]
 
@@ -194,7 +208,10 @@ def _one_table(truth, recs, user, item, relevance, order, types):
                                  F.lit(True).alias(_LISTED)))
 
 
-def _partition(batches, *, labels, convention, dialect, k, n_items, n_threads, names):
+def _partition(batches: Iterable[Any], *, labels: Sequence[str], convention: str,
+               dialect: str | None, k: int | None, n_items: int | None,
+               n_threads: int | None, names: Mapping[str, Any]
+               ) -> tuple[Any, AnyArray, Result] | None:
     """(user type, users, Result) of one partition's Arrow batches, or None if empty."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -222,7 +239,8 @@ def _partition(batches, *, labels, convention, dialect, k, n_items, n_threads, n
     return table.schema.field(user).type, users, res
 
 
-def _per_user_batches(batches, *, labels, names, **how):
+def _per_user_batches(batches: Iterable[Any], *, labels: Sequence[str],
+                      names: Mapping[str, Any], **how: Any) -> Iterator[Any]:
     """mapInArrow: a partition's users and their values, one record batch."""
     import pyarrow as pa
 
@@ -238,7 +256,8 @@ def _per_user_batches(batches, *, labels, names, **how):
     yield pa.RecordBatch.from_arrays(arrays, names=[f"c{j}" for j in range(len(arrays))])
 
 
-def _sums_batches(batches, *, labels, convention, dialect, k, **how):
+def _sums_batches(batches: Iterable[Any], *, labels: Sequence[str], convention: str,
+                  dialect: str | None, k: int, **how: Any) -> Iterator[Any]:
     """mapInArrow: a partition's row of partial sums, its per-user values left behind."""
     found = _partition(batches, labels=labels, convention=convention, dialect=dialect, k=k,
                        **how)
@@ -246,7 +265,8 @@ def _sums_batches(batches, *, labels, convention, dialect, k, **how):
         yield _sums_batch(per_user_columns(found[2], labels), labels, convention, dialect, k)
 
 
-def _sums_of_values(batches, *, labels, convention, dialect, k):
+def _sums_of_values(batches: Iterable[Any], *, labels: Sequence[str], convention: str,
+                    dialect: str | None, k: int) -> Iterator[Any]:
     """mapInArrow: the row of partial sums of a partition of kept per-user values."""
     import pyarrow as pa
 
@@ -258,7 +278,8 @@ def _sums_of_values(batches, *, labels, convention, dialect, k):
         yield _sums_batch(columns, labels, convention, dialect, k)
 
 
-def _sums_batch(columns, labels, convention, dialect, k):
+def _sums_batch(columns: Mapping[str, Any], labels: Sequence[str], convention: str,
+                dialect: str | None, k: int) -> Any:
     import pyarrow as pa
 
     row = partial_sums(columns, labels, convention, dialect, k)
@@ -270,7 +291,7 @@ def _sums_batch(columns, labels, convention, dialect, k):
 _WORKER_ERROR = re.compile(r"^(ValueError|TypeError): (.+)$", re.M)
 
 
-def _run(action):
+def _run(action: Callable[[], _T]) -> _T:
     """Run a Spark action; a ValueError or TypeError raised in a Python worker (a bad id,
     a missing value) is raised again here as itself, its message unchanged."""
     try:

@@ -6,10 +6,16 @@ means per user segment, all from a Result's per-user arrays (no second kernel pa
     res.by(activity_bucket).to_frame()                 # means per segment
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from ._types import DataFrame, FloatArray, IntArray
 from .evaluation import Evaluation, UnknownMetric
 from .means import pooled_parts
 from .threads import numba_threads
@@ -26,21 +32,21 @@ BYTES_PER_RESAMPLE = 16
 BYTES_PER_PERMUTATION = 17
 
 
-def _seed(seed):
+def _seed(seed: int | None) -> int:
     check_seed(seed)
     if seed is None:
         return int(np.random.default_rng().integers(0, 2**63 - 1))
     return int(seed) % 2**63
 
 
-def check_allocation(n, name, bytes_each, typical):
+def check_allocation(n: int, name: str, bytes_each: int, typical: int) -> int:
     """Refuse a count whose arrays (n * bytes_each bytes) exceed half the physical memory."""
     check_memory(n * bytes_each, f"{name}={n} ({bytes_each} bytes each)",
                  f"use a typical value such as {name}={typical}")
     return n
 
 
-def check_resamples(n_resamples, method="bootstrap"):
+def check_resamples(n_resamples: int, method: str | None = "bootstrap") -> int:
     """n_resamples as an int >= 2 whose bootstrap fits in memory (checked when used)."""
     n = check_count(n_resamples, "n_resamples", minimum=2, typical=DEFAULT_RESAMPLES)
     if method == "bootstrap":
@@ -48,7 +54,7 @@ def check_resamples(n_resamples, method="bootstrap"):
     return n
 
 
-def check_permutations(n_permutations, test="randomization"):
+def check_permutations(n_permutations: int, test: str = "randomization") -> int:
     """n_permutations as an int >= 1 whose test fits in memory (checked when used)."""
     n = check_count(n_permutations, "n_permutations", typical=DEFAULT_PERMUTATIONS)
     if test == "randomization":
@@ -56,7 +62,8 @@ def check_permutations(n_permutations, test="randomization"):
     return n
 
 
-def metric_names(metrics, argument="metrics", example="ndcg@10"):
+def metric_names(metrics: str | Iterable[str], argument: str = "metrics",
+                 example: str = "ndcg@10") -> list[str]:
     """A metric name or an iterable of them as a non-empty list without repeats."""
     if isinstance(metrics, str):
         return [metrics]
@@ -83,28 +90,29 @@ class Parts:
     hits / min(k, m); a pooled MAE is error sums / entries; a pooled RMSE the same of
     squared errors, with power 2."""
 
-    def __init__(self, num, den=None, power=1):
-        self.num = np.ascontiguousarray(num, dtype=np.float64)
-        self.den = None if den is None else np.ascontiguousarray(den, dtype=np.float64)
+    def __init__(self, num: ArrayLike, den: ArrayLike | None = None, power: float = 1) -> None:
+        self.num: FloatArray = np.ascontiguousarray(num, dtype=np.float64)
+        self.den: FloatArray | None = None if den is None else np.ascontiguousarray(
+            den, dtype=np.float64)
         self.power = power
 
     @property
-    def ratio(self):
+    def ratio(self) -> bool:
         return self.den is not None
 
-    def value(self, num=None, den=None):
+    def value(self, num: FloatArray | None = None, den: FloatArray | None = None) -> float:
         num = self.num if num is None else num
         if not self.ratio:
             return float(num.mean()) if num.size else math.nan
         den = self.den if den is None else den
-        total = den.sum()
+        total = den.sum()  # type: ignore[union-attr]  # a ratio has a den
         return (num.sum() / total) ** (1 / self.power) if total > 0 else math.nan
 
-    def take(self, pick):
+    def take(self, pick: NDArray[Any]) -> Parts:
         return Parts(self.num[pick], None if self.den is None else self.den[pick], self.power)
 
 
-def mean_parts(result, metric):
+def mean_parts(result: Evaluation, metric: str) -> Parts:
     """The Parts of `metric`'s mean in a Result."""
     values = result.per_user(metric)  # catalogue metrics and unknown names raise here
     counted = result.counted
@@ -120,19 +128,23 @@ def mean_parts(result, metric):
         finite = ~np.isnan(num)
         if aggregate == "available":
             return Parts(num[finite])
-        weights = result.n_relevant[counted][finite].astype(np.float64)
+        # per_user() above raised if the result kept no rows: n_relevant is an array
+        weights = result.n_relevant[counted][finite].astype(  # type: ignore[index]
+            np.float64)
         return Parts(num[finite] * weights, weights)
     pooled = result.pooled.get(metric)
     if pooled is None:
         return Parts(num)
     if isinstance(pooled, tuple):  # ("entries", power): rating errors over all entries
-        den = result.n_relevant[counted].astype(np.float64)
+        den = result.n_relevant[counted].astype(np.float64)  # type: ignore[index]
         return Parts(num ** pooled[1] * den, den, pooled[1])
-    hits, den = pooled_parts(num, result.n_relevant[counted], pooled)
+    hits, den = pooled_parts(num, result.n_relevant[counted],  # type: ignore[index]
+                             pooled)
     return Parts(hits, den)
 
 
-def interval(parts, *, level, method, n_resamples, seed, n_threads=None):
+def interval(parts: Parts, *, level: float, method: str, n_resamples: int, seed: int | None,
+             n_threads: int | None = None) -> tuple[float, float]:
     """(low, high) of the mean that `parts` make."""
     num, den = parts.num, parts.den
     n = num.shape[0]
@@ -145,9 +157,9 @@ def interval(parts, *, level, method, n_resamples, seed, n_threads=None):
 
         z = norm.ppf(1.0 - alpha / 2)
         if parts.ratio:
-            centre = num.sum() / den.sum()
+            centre = num.sum() / den.sum()  # type: ignore[union-attr]  # a ratio has a den
             resid = num - centre * den
-            se = math.sqrt(resid.var(ddof=1) / n) / den.mean() if n > 1 else math.nan
+            se = math.sqrt(resid.var(ddof=1) / n) / den.mean() if n > 1 else math.nan  # type: ignore[union-attr]
         else:
             centre = float(num.mean())
             se = float(num.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
@@ -167,8 +179,9 @@ def interval(parts, *, level, method, n_resamples, seed, n_threads=None):
     return (float(low), float(high))
 
 
-def result_ci(result, metric, level=0.95, method="bootstrap", n_resamples=DEFAULT_RESAMPLES,
-              seed=None, n_threads=None):
+def result_ci(result: Evaluation, metric: str, level: float = 0.95, method: str = "bootstrap",
+              n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None,
+              n_threads: int | None = None) -> tuple[float, float]:
     result._check_metric(metric, "metric")
     level = check_level(level)
     method = check_choice(method, "method", METHODS)
@@ -181,8 +194,10 @@ def result_ci(result, metric, level=0.95, method="bootstrap", n_resamples=DEFAUL
 # -- paired comparison of systems -----------------------------------------------------
 
 
-def compare(results, metrics=None, *, baseline=None, test="t", correction="holm", seed=None,
-            n_permutations=DEFAULT_PERMUTATIONS, level=0.95, n_threads=None):
+def compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str] | None = None, *,
+            baseline: str | None = None, test: str = "t", correction: str | None = "holm",
+            seed: int | None = None, n_permutations: int = DEFAULT_PERMUTATIONS,
+            level: float = 0.95, n_threads: int | None = None) -> Comparison:
     """Paired tests of every system against a baseline on the same users.
 
     Parameters
@@ -229,12 +244,12 @@ def compare(results, metrics=None, *, baseline=None, test="t", correction="holm"
     for name in systems:
         for metric in metrics:
             _check_compared(results[name], name, metric)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for metric in metrics:
         base_parts = mean_parts(reference, metric)
         for name in systems:
             res = results[name]
-            row = {"system": name, "metric": metric, "mean": res[metric],
+            row: dict[str, Any] = {"system": name, "metric": metric, "mean": res[metric],
                    "delta": res[metric] - reference[metric], "users": base_parts.num.size}
             if name == base:
                 row.update(ci_low=math.nan, ci_high=math.nan, effect=math.nan,
@@ -247,7 +262,7 @@ def compare(results, metrics=None, *, baseline=None, test="t", correction="holm"
     return Comparison(rows, base, test, correction, level)
 
 
-def _check_compared(res, name, metric):
+def _check_compared(res: Evaluation, name: str, metric: str) -> None:
     """metric is a per-user metric of system `name`'s Result."""
     if metric not in res.metrics:
         raise UnknownMetric(
@@ -258,7 +273,7 @@ def _check_compared(res, name, metric):
                          f"values to compare users on; drop it from metrics")
 
 
-def _check_systems(results, baseline):
+def _check_systems(results: Mapping[str, Evaluation], baseline: str | None) -> list[str]:
     if not isinstance(results, dict) or len(results) < 2:
         got = (f"a dict of {len(results)} system(s)" if isinstance(results, dict)
                else f"{type(results).__name__}")
@@ -303,7 +318,7 @@ def _check_systems(results, baseline):
     return systems
 
 
-def _derive(seed, metric, system):
+def _derive(seed: int, metric: str, system: str) -> int:
     """The randomization seed of one (metric, system) pair: from the names, so that adding
     a metric or reordering systems leaves the other pairs' p-values as they were."""
     import zlib
@@ -312,7 +327,8 @@ def _derive(seed, metric, system):
     return (seed + key * 0x9E3779B97F4A7C15) % 2**63
 
 
-def _paired(parts, base, test, level, n_permutations, seed, n_threads):
+def _paired(parts: Parts, base: Parts, test: str, level: float, n_permutations: int,
+            seed: int, n_threads: int | None) -> dict[str, float]:
     """Test a system's per-user values against the baseline's (paired): p-value, effect
     size d_z and the interval of the difference of the means. For a pooled mean (implicit's
     precision, rating errors) the per-user numerators are compared, whose denominators
@@ -325,7 +341,7 @@ def _paired(parts, base, test, level, n_permutations, seed, n_threads):
     out = {"ci_low": math.nan, "ci_high": math.nan, "effect": math.nan, "p_value": math.nan}
     if n < 2:
         return out
-    scale = n / base.den.sum() if parts.ratio else 1.0  # mean(d) -> difference of means
+    scale = n / base.den.sum() if parts.ratio else 1.0  # type: ignore[union-attr]  # mean(d) -> difference of means
     sd = float(d.std(ddof=1))
     mean = float(d.mean())
     linear = parts.power == 1
@@ -348,7 +364,8 @@ def _paired(parts, base, test, level, n_permutations, seed, n_threads):
     return out
 
 
-def randomization_p(diff, n_permutations, seed, n_threads=None):
+def randomization_p(diff: ArrayLike, n_permutations: int, seed: int,
+                    n_threads: int | None = None) -> float:
     """Two-sided sign-flip p-value of sum(diff): (1 + #|S_p| >= |S|) / (1 + P)."""
     from ._kernels.resample import signflip_sums
 
@@ -362,7 +379,7 @@ def randomization_p(diff, n_permutations, seed, n_threads=None):
     return (1 + extreme) / (1 + n_permutations)
 
 
-def _adjust(rows, correction, alpha):
+def _adjust(rows: list[dict[str, Any]], correction: str | None, alpha: float) -> None:
     """p_adjusted and significant over the rows with a p-value (Holm: step-down)."""
     tested = [r for r in rows if not math.isnan(r["p_value"])]
     m = len(tested)
@@ -387,18 +404,19 @@ class Comparison:
     COLUMNS = ("system", "metric", "mean", "delta", "ci_low", "ci_high", "effect", "p_value",
                "p_adjusted", "significant", "users")
 
-    def __init__(self, rows, baseline, test, correction, level):
+    def __init__(self, rows: Iterable[Mapping[str, Any]], baseline: str, test: str,
+                 correction: str | None, level: float) -> None:
         self.rows = [{c: row[c] for c in self.COLUMNS} for row in rows]
         self.baseline, self.test, self.correction, self.level = \
             baseline, test, correction, level
 
-    def to_frame(self):
+    def to_frame(self) -> DataFrame:
         """A pandas DataFrame with the columns of COLUMNS (needs pandas)."""
         import pandas as pd
 
         return pd.DataFrame(self.rows, columns=list(self.COLUMNS))
 
-    def _cells(self):
+    def _cells(self) -> tuple[list[str], list[list[str]]]:
         header = ["system", "metric", "mean", "delta", f"{self.level:.0%} CI of delta",
                   "effect", "p", "p adj." if self.correction else "", "sig."]
         body = []
@@ -415,7 +433,7 @@ class Comparison:
         keep = [i for i, h in enumerate(header) if h or any(row[i] for row in body)]
         return [header[i] for i in keep], [[row[i] for i in keep] for row in body]
 
-    def _caption(self):
+    def _caption(self) -> str:
         what = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
                 "randomization": "paired randomization test"}[self.test]
         corrected = f", {self.correction}-corrected" if self.correction else ""
@@ -426,7 +444,7 @@ class Comparison:
     # is a dependency (pandas' to_markdown needs tabulate, to_latex jinja2), and tabulate,
     # tried on the demo's 8-row table, took 4.6 ms against 0.3 ms here and re-read the
     # formatted cells as numbers (a delta of "+0.0000" came out as "0").
-    def to_text(self):
+    def to_text(self) -> str:
         header, body = self._cells()
         widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
         lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in
@@ -434,7 +452,7 @@ class Comparison:
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(lines + [self._caption()])
 
-    def to_markdown(self):
+    def to_markdown(self) -> str:
         header, body = self._cells()
         lines = ["| " + " | ".join(header) + " |",
                  "|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|"]
@@ -442,10 +460,10 @@ class Comparison:
                   for row in body]
         return "\n".join(lines + ["", self._caption()])
 
-    def to_latex(self):
+    def to_latex(self) -> str:
         header, body = self._cells()
 
-        def esc(text):
+        def esc(text: str) -> str:
             for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"),
                          ("&", r"\&"), ("#", r"\#"), ("$", r"\$"), ("<", r"$<$")):
                 text = text.replace(a, b)
@@ -457,13 +475,13 @@ class Comparison:
         lines += [r"\hline", r"\end{tabular}", "% " + self._caption()]
         return "\n".join(lines)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.to_text()
 
     __repr__ = __str__
 
 
-def _p(p):
+def _p(p: float) -> str:
     """A p-value for the tables: 4 decimals, or 2 digits below 1e-4; a p-value that
     underflowed to 0 (scipy's t-test of a large effect on many users) is below 1e-300."""
     if math.isnan(p):
@@ -479,17 +497,19 @@ def _p(p):
 class Segments:
     """Means, counted users and intervals of a Result's metrics per user segment."""
 
-    def __init__(self, labels, metrics, means, counts, low, high, level, method):
+    def __init__(self, labels: NDArray[Any], metrics: Iterable[str],
+                 means: dict[str, FloatArray], counts: IntArray, low: dict[str, FloatArray],
+                 high: dict[str, FloatArray], level: float, method: str) -> None:
         self.labels, self.metrics = labels, tuple(metrics)
         self.means, self.counts, self.low, self.high = means, counts, low, high
         self.level, self.method = level, method
 
-    def to_frame(self, counts=False, intervals=False):
+    def to_frame(self, counts: bool = False, intervals: bool = False) -> DataFrame:
         """One row per segment label (the index), one column per metric (the means);
         `counts=True` adds the counted users, `intervals=True` metric:low / metric:high."""
         import pandas as pd
 
-        columns = {}
+        columns: dict[str, NDArray[Any]] = {}
         for metric in self.metrics:
             columns[metric] = self.means[metric]
             if intervals:
@@ -499,7 +519,7 @@ class Segments:
             columns["users"] = self.counts
         return pd.DataFrame(columns, index=pd.Index(self.labels, name="segment"))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         width = max(len(str(label)) for label in self.labels) if len(self.labels) else 7
         lines = [f"Segments({len(self.labels)}; {self.method} {self.level:.0%} intervals)"]
         for s, label in enumerate(self.labels):
@@ -509,14 +529,15 @@ class Segments:
         return "\n".join(lines)
 
 
-def segments(result, labels, metrics=None, level=0.95, method="normal",
-             n_resamples=DEFAULT_RESAMPLES, seed=None, n_threads=None):
+def segments(result: Evaluation, labels: ArrayLike, metrics: str | Iterable[str] | None = None,
+             level: float = 0.95, method: str = "normal", n_resamples: int = DEFAULT_RESAMPLES,
+             seed: int | None = None, n_threads: int | None = None) -> Segments:
     level = check_level(level)
     method = check_choice(method, "method", METHODS)
     n_resamples = check_resamples(n_resamples, method)
     check_seed(seed)
     result.require_per_user("by()")
-    labels = _check_labels(labels, result.users.shape[0])
+    labels = _check_labels(labels, result.users.shape[0])  # type: ignore[union-attr]
     if metrics is None:
         metrics = [m for m in result.metrics if m not in result.catalogue]
         if not metrics:
@@ -535,7 +556,9 @@ def segments(result, labels, metrics=None, level=0.95, method="normal",
     seg = inverse.reshape(-1)[counted]
     n_seg = unique.shape[0]
     counts = np.bincount(seg, minlength=n_seg)
-    means, low, high = {}, {}, {}
+    means: dict[str, FloatArray] = {}
+    low: dict[str, FloatArray] = {}
+    high: dict[str, FloatArray] = {}
     for metric in metrics:
         parts = mean_parts(result, metric)
         weights = parts.den if parts.ratio else np.ones_like(parts.num)
@@ -546,7 +569,8 @@ def segments(result, labels, metrics=None, level=0.95, method="normal",
         root = 1 / parts.power
         means[metric] = ratio ** root
         if method == "normal":
-            lo, hi = _normal_by_segment(parts.num, weights, seg, n_seg, counts, ratio, level)
+            lo, hi = _normal_by_segment(parts.num, weights,  # type: ignore[arg-type]
+                                        seg, n_seg, counts, ratio, level)
             low[metric] = np.maximum(lo, 0.0) ** root if root != 1 else lo
             high[metric] = hi ** root
         else:
@@ -562,7 +586,7 @@ def segments(result, labels, metrics=None, level=0.95, method="normal",
     return Segments(unique, metrics, means, counts, low, high, level, method)
 
 
-def _check_labels(labels, n_rows):
+def _check_labels(labels: ArrayLike, n_rows: int) -> NDArray[Any]:
     """labels as a 1-D array of one label per row, none of them missing."""
     try:
         array = np.asarray(labels)
@@ -583,7 +607,7 @@ def _check_labels(labels, n_rows):
     return array
 
 
-def _missing_rows(labels):
+def _missing_rows(labels: NDArray[Any]) -> NDArray[np.intp]:
     """Rows whose label is NaN, NaT or None."""
     kind = labels.dtype.kind
     if kind in "fc":
@@ -596,7 +620,7 @@ def _missing_rows(labels):
     return np.empty(0, dtype=np.intp)
 
 
-def _is_missing(value):
+def _is_missing(value: object) -> bool:
     if value is None:
         return True
     try:
@@ -605,7 +629,9 @@ def _is_missing(value):
         return True  # pandas' NA has no truth value
 
 
-def _normal_by_segment(num, den, seg, n_seg, counts, means, level):
+def _normal_by_segment(num: FloatArray, den: FloatArray, seg: NDArray[np.intp], n_seg: int,
+                       counts: IntArray, means: FloatArray,
+                       level: float) -> tuple[FloatArray, FloatArray]:
     """Normal intervals of each segment's mean (a ratio's by the delta method)."""
     from scipy.stats import norm
 

@@ -10,8 +10,16 @@ system commits only as blocks are written: streaming all users of a memory-mappe
 array holds the per-user outputs and one block, never a second copy of either.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 
 from .engine import Block, Plan, check_requests
 from .means import counts_judged
@@ -21,6 +29,8 @@ from .threads import check_n_threads, numba_threads
 from .validation import (Truth, check_bool, check_int, check_topk,
                          check_truth, check_users)
 
+if TYPE_CHECKING:
+    from .result import Result
 
 class Evaluator:
     """A mergeable accumulator of per-user metric values over blocks of users.
@@ -58,14 +68,19 @@ class Evaluator:
     means. More blocks may follow a `result()`.
     """
 
-    def __init__(self, truth, metrics, *, convention="recsys", dialect=None, k=None,
-                 repeats=False, train=None, item_aspects=None, item_vectors=None,
-                 baseline=None, n_threads=None, show_progress=False, _external=None,
-                 propensity=None):
+    def __init__(self, truth: SparseMatrix | Truth, metrics: str | Iterable[str], *,
+                 convention: str = "recsys", dialect: str | None = None, k: int | None = None,
+                 repeats: bool = False, train: SparseMatrix | None = None,
+                 item_aspects: SparseMatrix | None = None,
+                 item_vectors: ArrayLike | None = None, baseline: str | ArrayLike | None = None,
+                 n_threads: int | None = None, show_progress: bool = False,
+                 _external: Mapping[str, str] | None = None,
+                 propensity: ArrayLike | None = None) -> None:
         self._data = truth if isinstance(truth, Truth) else check_truth(truth)
         self._metrics = list(metric_labels(metrics))
-        self._side = dict(train=train, item_aspects=item_aspects, item_vectors=item_vectors,
-                          baseline=baseline, propensity=propensity)
+        self._side: dict[str, Any] = dict(
+            train=train, item_aspects=item_aspects, item_vectors=item_vectors,
+            baseline=baseline, propensity=propensity)
         self._requests = check_requests(self._metrics, convention, dialect,
                                         external=tuple(_external or ()), **self._side)
         self.convention = convention
@@ -75,39 +90,45 @@ class Evaluator:
         self.repeats = check_bool(repeats, "repeats")
         self._n_threads = check_n_threads(n_threads)
         self._show_progress = show_progress
-        self._bar = None
-        self._plan = None if k is None else self._make_plan(check_int(k, "k"))
+        self._bar: Any = None
+        # the Plan, the rows and the store are set by k= or the first block (None before):
+        # Any rather than Optional, which would need a None check at every use
+        self._plan: Any = None if k is None else self._make_plan(check_int(k, "k"))
+        self._rows: Any
+        self._store: Any
         self._rows = self._store = None
         self._size = 0
         self._shown = None
-        self._seen = None
+        self._seen: BoolArray | None = None
 
     @property
-    def n_rows(self):
+    def n_rows(self) -> int:
         """How many top-K rows have been added."""
         return self._size
 
     @property
-    def metrics(self):
+    def metrics(self) -> tuple[str, ...]:
         return tuple(self._metrics)
 
     @property
-    def counts_judged(self):
+    def counts_judged(self) -> bool:
         """Do the labels count every judged user (the trec convention's rule) or only the
         users with a relevant item?"""
         return counts_judged(self._requests[0].convention)
 
     @property
-    def k(self):
+    def k(self) -> int | None:
         """The list length, once known (k= or the first block), else None."""
         return None if self._plan is None else self._plan.k
 
-    def _make_plan(self, k):
+    def _make_plan(self, k: int) -> Plan:
         return Plan(self._metrics, k, self.convention, self._data.n_items,
                     dialect=self.dialect, **self._side, baseline_later=True,
                     external=self._external)
 
-    def update(self, users, topk, *, baseline=None, _external=None):
+    def update(self, users: ArrayLike | None, topk: ArrayLike, *,
+               baseline: str | ArrayLike | None = None,
+               _external: Mapping[str, FloatArray] | None = None) -> Evaluator:
         """Evaluate one block: `topk` rows are the lists of truth rows `users` (None: every
         truth row, in order). Returns self."""
         data = self._data
@@ -128,7 +149,7 @@ class Evaluator:
             self._progress(rows.shape[0])
         return self
 
-    def merge(self, other):
+    def merge(self, other: Evaluator) -> Evaluator:
         """Add the blocks of another Evaluator of the same truth, metrics and convention
         (after this one's). Returns self."""
         if not isinstance(other, Evaluator):
@@ -161,7 +182,7 @@ class Evaluator:
         self._append(other._rows[:other._size], other._block())
         return self
 
-    def result(self):
+    def result(self) -> Result:
         """The Result of every block added so far (rows in the order they came)."""
         if self._plan is None:
             raise ValueError("result: no block has been added yet and k= was not given, so "
@@ -170,11 +191,12 @@ class Evaluator:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        return self._plan.result(self._block(), self._rows[:self._size])
+        return self._plan.result(  # type: ignore[no-any-return]  # _plan is a Plan here
+            self._block(), self._rows[:self._size])
 
     # -- internals --------------------------------------------------------------------
 
-    def _fit(self, topk):
+    def _fit(self, topk: AnyArray) -> AnyArray:
         """A block's lists, checked against K: narrower ones go to the kernels as they are
         (slots past their columns are empty), wider ones are an error."""
         k = self._plan.k
@@ -186,7 +208,7 @@ class Evaluator:
                 f"with k={width}")
         return topk
 
-    def _check_new(self, rows):
+    def _check_new(self, rows: IntArray) -> None:
         """No truth row twice: not in an earlier block, not twice in this one."""
         if self._seen is None:
             self._seen = np.zeros(self._data.n_users, np.bool_)
@@ -201,7 +223,7 @@ class Evaluator:
                 f"one block, or build the Evaluator with repeats=True if that is intended")
         self._seen[rows] = True
 
-    def _reserve(self, n):
+    def _reserve(self, n: int) -> None:
         """Room for n more rows in the store."""
         if self._store is None:
             capacity = max(self._data.n_users, n)
@@ -211,14 +233,14 @@ class Evaluator:
         elif self._size + n > self._rows.shape[0]:
             self._grow(self._size + n)
 
-    def _append(self, rows, block):
+    def _append(self, rows: IntArray, block: Block) -> None:
         self._reserve(rows.shape[0])
         lo, hi = self._size, self._size + rows.shape[0]
         self._rows[lo:hi] = rows
         self._store.fill(lo, block)
         self._size = hi
 
-    def _grow(self, needed):
+    def _grow(self, needed: int) -> None:
         capacity = max(needed, 2 * self._rows.shape[0])
         old, old_rows = self._store, self._rows
         self._store = self._plan.empty(capacity)
@@ -228,11 +250,11 @@ class Evaluator:
         self._store.fill(0, Block(old.values[:, :self._size], old.n_relevant[:self._size],
                                   old.counted[:self._size], None))
 
-    def _block(self):
+    def _block(self) -> Block:
         s, n = self._store, self._size
         return Block(s.values[:, :n], s.n_relevant[:n], s.counted[:n], s.shown)
 
-    def _progress(self, n):
+    def _progress(self, n: int) -> None:
         if self._bar is None:
             from tqdm.auto import tqdm
 
@@ -240,12 +262,12 @@ class Evaluator:
         self._bar.update(n)
 
 
-def _meanings(evaluator):
+def _meanings(evaluator: Evaluator) -> list[tuple[str, str, str]]:
     """What an Evaluator's labels compute: (label, canonical metric, convention) each."""
     return [(r.label, r.canonical, r.convention) for r in evaluator._requests]
 
 
-def _same_truth(mine, theirs):
+def _same_truth(mine: Truth, theirs: Truth) -> bool:
     """Do two checked truths hold the same matrix (the same object, or equal arrays)?"""
     if mine is theirs:
         return True
@@ -255,14 +277,14 @@ def _same_truth(mine, theirs):
                                                        (mine.data, theirs.data))))
 
 
-def _same_input(a, b):
+def _same_input(a: Any, b: Any) -> bool:
     """Are two side inputs (None, a string, an array or a sparse matrix) the same?"""
     if a is b:
         return True
     if a is None or b is None or isinstance(a, str) or isinstance(b, str):
         return isinstance(a, str) and isinstance(b, str) and a == b
     if sp.issparse(a) or sp.issparse(b):
-        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape
+        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape  # type: ignore[no-any-return]
                 and (sp.csr_array(a) != sp.csr_array(b)).nnz == 0)
     a, b = np.asarray(a), np.asarray(b)
     return a.shape == b.shape and np.array_equal(a, b)

@@ -6,12 +6,21 @@ sampling's binary search and the first distinct ids of each list) and determinis
 a seed (the kernels give numpy's results for any thread count).
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ._types import SparseMatrix
 
 
-def power_law(n_users=1_000_000, n_items=50_000, k=10, *, seed=0, item_exponent=0.9,
-              activity_shape=1.5, max_relevant=200, hit_rate=0.1):
+def power_law(n_users: int = 1_000_000, n_items: int = 50_000, k: int = 10, *,
+              seed: int | None = 0, item_exponent: float = 0.9, activity_shape: float = 1.5,
+              max_relevant: int = 200,
+              hit_rate: float = 0.1) -> tuple[SparseMatrix, NDArray[np.int32]]:
     """Build a graded truth matrix and a top-K array that a plausible model would produce.
 
     Item popularity follows a Zipf law (weight of the item of rank r ~ r^-item_exponent);
@@ -36,7 +45,7 @@ def power_law(n_users=1_000_000, n_items=50_000, k=10, *, seed=0, item_exponent=
 
     from ._kernels.synthetic import search_left  # numba loads on first use, not at import
 
-    def popular(size):
+    def popular(size: int | tuple[int, int]) -> NDArray[np.int32]:
         u = rng.random(size)
         ranks = np.empty(u.shape, np.int64)
         search_left(cdf, u.reshape(-1), ranks.reshape(-1))  # np.searchsorted, in parallel
@@ -63,7 +72,7 @@ def power_law(n_users=1_000_000, n_items=50_000, k=10, *, seed=0, item_exponent=
     return truth, _first_distinct(candidates, k)
 
 
-def _first_distinct(candidates, k):
+def _first_distinct(candidates: NDArray[Any], k: int) -> NDArray[np.int32]:
     """The first k distinct ids of each row, in order; -1 pads a row with fewer."""
     from ._kernels.synthetic import first_distinct  # numba loads on first use
 

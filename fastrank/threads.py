@@ -5,8 +5,12 @@ the bootstrap, the list grouping of the readers) runs its kernels inside
 `numba_threads(n_threads)` and splits its users with `n_ranges`.
 """
 
+from __future__ import annotations
+
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +19,7 @@ import numpy as np
 _CHUNKS_PER_THREAD = 4
 
 
-def n_ranges(n_rows, threads, work, n_items):
+def n_ranges(n_rows: int, threads: int, work: int, n_items: int) -> int:
     """How many user ranges to run: a few per thread, but never so many that clearing
     each range's n_items scratch costs more than the work itself (few users, huge
     catalogue), and at least one per thread while there are rows."""
@@ -23,7 +27,7 @@ def n_ranges(n_rows, threads, work, n_items):
     return min(n_rows, _CHUNKS_PER_THREAD * threads, by_work)
 
 
-def check_n_threads(n_threads, max_threads=None):
+def check_n_threads(n_threads: object, max_threads: int | None = None) -> int | None:
     if n_threads is None:
         return None
     if max_threads is None:
@@ -40,7 +44,7 @@ def check_n_threads(n_threads, max_threads=None):
 
 
 @contextmanager
-def numba_threads(n_threads):
+def numba_threads(n_threads: int | None) -> Iterator[int]:
     """Run the block with numba's thread count set to n_threads (None: leave it); the
     count is per Python thread. Where numba's threading layer is its own workqueue (no
     OpenMP or TBB on the machine), which aborts the process when two Python threads run
@@ -61,7 +65,7 @@ def numba_threads(n_threads):
 
 
 @contextmanager
-def parallel_turn():
+def parallel_turn() -> Iterator[None]:
     """Hold the turn (see numba_threads) for a parallel kernel run outside numba_threads,
     such as the input checks, at numba's current thread count."""
     import numba
@@ -74,7 +78,7 @@ _TURNS = threading.RLock()
 
 
 @contextmanager
-def _turns(numba):
+def _turns(numba: Any) -> Iterator[None]:
     """Hold the turn lock while the threading layer is the workqueue, or not yet chosen
     (the first parallel call chooses it)."""
     try:

@@ -12,11 +12,17 @@ trec_eval's own arithmetic (`fastrank._kernels.trec`), the `all` line summed que
 query in qid order and then divided, as trec_eval sums them.
 """
 
+from __future__ import annotations
+
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from ._types import AnyArray, FloatArray, IntArray, PathLike, SparseMatrix
 
 from . import dialects, io
 from ._kernels import codes
@@ -47,7 +53,7 @@ class _Measure:
 
     code: int = -1
     params: str = ""
-    default: tuple = None
+    default: tuple[Any, ...] | None = None
     shown: str = "value"
     total: str = "mean"
 
@@ -122,11 +128,15 @@ _NEEDS_OTHER_FILES = {
 class Chosen:
     """A measure's parameters as given (`text`, None for the default) and as read."""
 
-    values: tuple
+    values: Any  # a tuple, None for a measure without parameters (read only where it has)
     text: object = None
 
 
-def parse_measures(measures):
+# a printed value: (measure name, its cutoff or point, or None)
+Slot = tuple[str, Any]
+
+
+def parse_measures(measures: str | Iterable[str] | None) -> dict[str, Chosen]:
     """{name: Chosen} in trec_eval's order from `-m` arguments such as "P.5,10",
     "ndcg.1=3,2=9", "utility.1,-2,0,0", "official", "set" or "all_trec".
 
@@ -135,7 +145,8 @@ def parse_measures(measures):
     atof; cutoffs must be positive and distinct, real cutoffs distinct."""
     if isinstance(measures, str):
         measures = [measures]
-    chosen, given = {}, set()
+    chosen: dict[str, Chosen | None] = {}
+    given: set[str] = set()
     known = ", ".join(ORDER)
     for text in measures or ["official"]:
         if not isinstance(text, str):
@@ -179,7 +190,7 @@ _ATOF = re.compile(r"\s*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-
                    r"|inf(?:inity)?|nan))", re.IGNORECASE)
 
 
-def _atof(text):
+def _atof(text: str) -> float:
     """C's atof: the number at the start of the text (hex, inf and nan included), else 0."""
     match = _ATOF.match(text)
     if match is None:
@@ -191,13 +202,13 @@ def _atof(text):
     return float(number)
 
 
-def _parse_params(name, kind, params, text):
+def _parse_params(name: str, kind: str, params: str, text: str) -> tuple[Any, ...]:
     if not params:
         raise ValueError(f"measures: {text!r} has an empty parameter list; write "
                          f"{name}.5,10 or drop the dot")
     if kind == "pairs":
         return _parse_pairs(params, text)
-    values = []
+    values: list[float] = []
     for part in params.split(","):
         if kind in ("points", "values"):
             value = _atof(part)
@@ -234,7 +245,7 @@ def _parse_params(name, kind, params, text):
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 
 
-def _parse_pairs(params, text):
+def _parse_pairs(params: str, text: str) -> tuple[tuple[str, float], ...]:
     """`level=gain` (and rbp's `p=persistence`) pairs as trec_eval 10 reads them: each
     comma-separated part one name=value; a name that is not a whole number other than
     p is ignored."""
@@ -253,7 +264,7 @@ def _parse_pairs(params, text):
     return tuple(pairs)
 
 
-def _label(name, param):
+def _label(name: str, param: Any) -> str:
     """The name trec_eval prints for a measure and one of its cutoffs (or None)."""
     if param is None:
         return name
@@ -262,13 +273,13 @@ def _label(name, param):
     return f"{name}_{param}"
 
 
-def _slots(chosen):
+def _slots(chosen: Mapping[str, Chosen]) -> list[Slot]:
     """[(name, cutoff or None)] of the measures' printed values, in order."""
     return [(name, p) for name, c in chosen.items()
             for p in (c.values if MEASURES[name].params in ("cuts", "points") else (None,))]
 
 
-def _printed(name, chosen, param):
+def _printed(name: str, chosen: Mapping[str, Chosen], param: Any) -> str:
     c = chosen[name]
     if MEASURES[name].params in ("values", "pairs"):
         return name if c.text is None else f"{name}_{c.text}"
@@ -288,17 +299,17 @@ class TrecReport:
     `zscores` every value is a z-score and every name but runid is printed with a Z.
     """
 
-    queries: list
-    columns: list
-    values: np.ndarray
-    totals: list
+    queries: list[str]
+    columns: list[str]
+    values: FloatArray
+    totals: list[tuple[str, Any]]
     runid: str
-    texts: dict = field(default_factory=dict)
-    longs: frozenset = frozenset()  # names printed as whole numbers
+    texts: dict[int, list[str]] = field(default_factory=dict)
+    longs: frozenset[str] = frozenset()  # names printed as whole numbers
     zscores: bool = False
 
     @property
-    def per_query(self):
+    def per_query(self) -> dict[str, dict[str, Any]]:
         out = {}
         for row, (qid, values) in enumerate(zip(self.queries, self.values.tolist())):
             out[qid] = {name: (self.texts[c][row] if c in self.texts else value)
@@ -306,10 +317,10 @@ class TrecReport:
         return out
 
     @property
-    def summary(self):
+    def summary(self) -> dict[str, Any]:
         return dict(self.totals)
 
-    def lines(self, per_query=False):
+    def lines(self, per_query: bool = False) -> list[str]:
         """trec_eval's output: `measure<TAB>qid|all<TAB>value`, values to 4 decimals."""
         out = []
         if per_query:
@@ -322,7 +333,7 @@ class TrecReport:
         out += [self._line(name, "all", value) for name, value in self.totals]
         return out
 
-    def _line(self, name, qid, value):
+    def _line(self, name: str, qid: str, value: Any) -> str:
         if name == "runid":
             return f"{name:<22}\t{qid}\t{value}"
         if self.zscores:
@@ -332,16 +343,19 @@ class TrecReport:
         return f"{name:<22}\t{qid}\t{_fixed(value)}"
 
 
-def _fixed(value):
+def _fixed(value: float) -> str:
     """C's %6.4f, which prints a NaN with its sign ("-nan")."""
     if math.isnan(value):
         return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
     return f"{value:6.4f}"
 
 
-def evaluate_files(qrels_path, run_path, measures=None, *, relevance_level=1, depth=None,
-                   complete=False, judged_only=False, num_docs=None, zscores=None,
-                   n_threads=None, stage=None):
+def evaluate_files(qrels_path: PathLike, run_path: PathLike,
+                   measures: str | Iterable[str] | None = None, *, relevance_level: int = 1,
+                   depth: int | None = None, complete: bool = False, judged_only: bool = False,
+                   num_docs: int | None = None, zscores: PathLike | None = None,
+                   n_threads: int | None = None,
+                   stage: Callable[[str], None] | None = None) -> TrecReport:
     """trec_eval's measures of a run against qrels, from file paths (plain or gzip);
     zscores is the path of a `qid measure mean stddev` file (trec_eval's -Z); `stage`,
     if given, is called with the name of each of the three steps as it starts."""
@@ -357,10 +371,10 @@ def evaluate_files(qrels_path, run_path, measures=None, *, relevance_level=1, de
                          zscores=table, n_threads=n_threads)
 
 
-def read_zscores(path):
+def read_zscores(path: PathLike) -> dict[tuple[str, str], tuple[float, float]]:
     """{(qid, measure): (mean, stddev)} of a trec_eval -Z file: lines `qid measure mean
     stddev`, numbers read as C's atof; the first line of a pair given twice wins."""
-    table = {}
+    table: dict[tuple[str, str], tuple[float, float]] = {}
     with open(path, encoding="utf-8", errors="surrogateescape") as lines:
         for number, line in enumerate(lines, start=1):
             parts = line.split()
@@ -374,8 +388,11 @@ def read_zscores(path):
     return table
 
 
-def evaluate_trec(qrels, run, measures=None, *, relevance_level=1, depth=None, complete=False,
-                  judged_only=False, num_docs=None, zscores=None, n_threads=None):
+def evaluate_trec(qrels: io.Qrels, run: io.Run, measures: str | Iterable[str] | None = None, *,
+                  relevance_level: int = 1, depth: int | None = None, complete: bool = False,
+                  judged_only: bool = False, num_docs: int | None = None,
+                  zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
+                  n_threads: int | None = None) -> TrecReport:
     """The TrecReport of `io.Qrels` and `io.Run` (see evaluate_files): judged_only is
     trec_eval's -J (unjudged documents leave the ranking), num_docs its -N (the
     collection size, read by utility's fourth coefficient; default 0, as trec_eval's),
@@ -416,8 +433,8 @@ def evaluate_trec(qrels, run, measures=None, *, relevance_level=1, depth=None, c
     if zscores is not None:
         for (name, p), column in values.items():
             values[name, p] = _zscores(column, qids, _printed(name, chosen, p), zscores)
-    texts = {}
-    totals = []
+    texts: dict[int, list[str]] = {}
+    totals: list[tuple[str, Any]] = []
     for name, c in chosen.items():
         kind = MEASURES[name].total
         if name == "runid":
@@ -437,7 +454,8 @@ def evaluate_trec(qrels, run, measures=None, *, relevance_level=1, depth=None, c
                 elif kind == "geometric":
                     total = math.exp(total / n_q)
                 totals.append((_printed(name, chosen, p), total))
-    columns, table = [], []
+    columns: list[str] = []
+    table: list[FloatArray] = []
     for name, p in _slots(chosen):
         if MEASURES[name].shown in ("value", "long"):
             columns.append(_printed(name, chosen, p))
@@ -460,7 +478,7 @@ def evaluate_trec(qrels, run, measures=None, *, relevance_level=1, depth=None, c
 _BOGUS_DOCNO = "ceci_nest_pas_un_docno"
 
 
-def _bogus_rankings(topk, documents):
+def _bogus_rankings(topk: IntArray, documents: AnyArray) -> tuple[IntArray, Any]:
     """trec_eval -c scores a judged query without results as if it had retrieved one
     document, "ceci_nest_pas_un_docno" (not in the qrels unless judged there), then
     resets some of its values: (the lists with that ranking, which rows are such)."""
@@ -476,7 +494,8 @@ def _bogus_rankings(topk, documents):
     return lists, bogus
 
 
-def _zscores(column, qids, name, zscores):
+def _zscores(column: FloatArray, qids: Sequence[str], name: str,
+             zscores: Mapping[tuple[str, str], tuple[float, float]]) -> FloatArray:
     """trec_eval's -Z: (value − mean) / stddev of the query's line for the measure;
     0 where stddev is 0 and the value is the mean; -1000000 where there is no line or
     stddev is 0 and the value differs."""
@@ -492,7 +511,8 @@ def _zscores(column, qids, name, zscores):
     return out
 
 
-def _relstrings(truth, topk, width, judged_only):
+def _relstrings(truth: SparseMatrix, topk: IntArray, width: int,
+                judged_only: bool) -> list[str]:
     """relstring: the levels of each query's first `width` ranked documents, one
     character each (0-9, '>' above 9, '-' not in the qrels, '.' pooled unjudged)."""
     width = max(int(width) if abs(width) < 2 ** 62 else (2 ** 62 if width > 0 else 0), 0)
@@ -517,7 +537,7 @@ def _relstrings(truth, topk, width, judged_only):
 _REL_CHAR = {**{j: str(j) for j in range(10)}, -1: "-", -2: "."}
 
 
-def _check_levels(truth, queries, path):
+def _check_levels(truth: SparseMatrix, queries: AnyArray, path: str) -> None:
     """trec_eval 10 sizes a table by a query's largest level, and fails on a query whose
     every level is -2 or below, and on the first query it evaluates when that one has
     no level above -1: stop where it stops."""
@@ -532,14 +552,16 @@ def _check_levels(truth, queries, path):
                 f"or drop the query")
 
 
-def _sum_in_order(values):
+def _sum_in_order(values: FloatArray) -> float:
     """Σ values added left to right, as trec_eval accumulates its queries (numpy's sum
     adds pairwise, which can round the 4th decimal of the mean the other way)."""
     values = np.asarray(values, dtype=np.float64)
     return float(np.add.accumulate(values)[-1]) if values.size else 0.0
 
 
-def _per_query(slots, chosen, truth, topk, level, judged_only, num_docs, n_threads):
+def _per_query(slots: Sequence[Slot], chosen: Mapping[str, Chosen], truth: SparseMatrix,
+               topk: IntArray, level: int, judged_only: bool, num_docs: int,
+               n_threads: int | None) -> dict[Slot, FloatArray]:
     """{(measure, cutoff): float64 per query} for (measure, cutoff) slots (cutoff None
     for a measure of one value); gm_map is map's values, gm_bpref bpref's."""
     if not slots:  # runid, num_q and relstring only
@@ -551,13 +573,19 @@ def _per_query(slots, chosen, truth, topk, level, judged_only, num_docs, n_threa
     return {slot: out[s] for s, slot in enumerate(slots)}
 
 
-def kernel_slots(slots, chosen):
+def kernel_slots(slots: Sequence[Slot], chosen: Mapping[str, Chosen]) -> tuple[AnyArray, ...]:
     """The kernel's slot arrays (code, cut, point, lo, hi, extra levels, extra values) of
     (measure, cutoff) slots and the measures' parameters ({name: Chosen})."""
-    code, cut, point, lo, hi, extra_level, extra_value = [], [], [], [], [], [], []
+    code: list[int] = []
+    cut: list[int] = []
+    point: list[float] = []
+    lo: list[int] = []
+    hi: list[int] = []
+    extra_level: list[int] = []
+    extra_value: list[float] = []
     for name, p in slots:
         measure = MEASURES[name]
-        values = chosen[name].values if name in chosen else measure.default
+        values: Any = chosen[name].values if name in chosen else measure.default
         code.append(measure.code)
         cut.append(p if measure.params == "cuts" else 0)
         point.append(0.0)
@@ -583,8 +611,9 @@ def kernel_slots(slots, chosen):
             np.array(extra_level, np.int64), np.array(extra_value, np.float64))
 
 
-def run_kernel(indptr, indices, values, lists, level, columns, judged_only, num_docs,
-               max_row_nnz, n_threads):
+def run_kernel(indptr: IntArray, indices: AnyArray, values: FloatArray, lists: AnyArray,
+               level: float, columns: Sequence[AnyArray], judged_only: bool, num_docs: int,
+               max_row_nnz: int, n_threads: int | None) -> FloatArray:
     """trec_eval's kernel over checked CSR arrays and lists: (slots, queries) values."""
     n_docs = int(max(lists.max(initial=-1), indices.max(initial=-1))) + 1
     with numba_threads(n_threads) as threads:

@@ -5,13 +5,22 @@ to fix it. None of them modifies its input: where a fix is needed (non-canonical
 unusual dtypes) they work on a copy.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from ._types import AnyArray, IntArray, SparseMatrix
+
+_T = TypeVar("_T")
 
 from .threads import parallel_turn
 
@@ -21,14 +30,14 @@ class Truth:
     """A checked, canonical CSR truth matrix as plain arrays, in the caller's dtypes
     where the kernels take them (no copy of a large, possibly memory-mapped, input)."""
 
-    indptr: np.ndarray   # int32 or int64, length n_users + 1
-    indices: np.ndarray  # int32 or int64
-    data: np.ndarray     # float32 or float64
+    indptr: AnyArray     # int32 or int64, length n_users + 1
+    indices: AnyArray    # int32 or int64
+    data: AnyArray       # float32 or float64
     n_users: int
     n_items: int
 
     @cached_property
-    def max_row_nnz(self):
+    def max_row_nnz(self) -> int:
         """The longest row: numpy's differences of indptr in blocks of 2^20 rows (8 MiB
         at a time, no kernel to compile)."""
         longest = 0
@@ -42,7 +51,7 @@ class Truth:
 _ROW_BLOCK = 1 << 20
 
 
-def _all_finite(values):
+def _all_finite(values: AnyArray) -> bool:
     """No NaN or infinity in a 1-D float array: numpy in blocks of 2^22 values (a 4 MiB
     temporary; as fast as a parallel kernel here, and nothing to compile)."""
     for lo in range(0, values.shape[0], _VALUE_BLOCK):
@@ -54,20 +63,20 @@ def _all_finite(values):
 _VALUE_BLOCK = 1 << 22
 
 
-def _n_chunks(n):
+def _n_chunks(n: int) -> int:
     """Ranges of a parallel check over n entries: a few per thread, at least one."""
     import numba
 
-    return max(1, min(int(n), 4 * numba.get_num_threads()))
+    return max(1, min(int(n), 4 * int(numba.get_num_threads())))
 
 
-def _scan(kernel, *args):
+def _scan(kernel: Callable[..., object], *args: Any) -> None:
     """Run a parallel check of `_kernels.checks` (numba's workqueue layer takes turns)."""
     with parallel_turn():
         kernel(*args)
 
 
-def _index_array(arr):
+def _index_array(arr: AnyArray) -> AnyArray:
     """int32/int64 arrays pass unchanged; other integer types (and non-native byte order:
     both rare) are cast to int64, unsigned values past int64 clipped to its largest."""
     if arr.dtype in (np.int32, np.int64) and arr.dtype.isnative:
@@ -77,7 +86,7 @@ def _index_array(arr):
     return arr.astype(np.int64)
 
 
-def _value_array(data):
+def _value_array(data: ArrayLike) -> AnyArray:
     """float32/float64 relevance passes unchanged; other types (integers, bools, float16,
     non-native byte order: rare) are cast to float64."""
     data = np.asarray(data)
@@ -86,14 +95,14 @@ def _value_array(data):
     return data.astype(np.float64)
 
 
-def _int_range(values):
+def _int_range(values: AnyArray) -> tuple[int, int]:
     """(smallest, largest) of a non-empty int32/int64 array. numpy's reductions read the
     array in place without a temporary, and their SIMD loop on one thread measured 3x
     faster than a parallel Numba scan (0.05 s against 0.18 s for 10^8 int32 ids)."""
     return int(values.min()), int(values.max())
 
 
-def check_truth(truth, name="truth"):
+def check_truth(truth: SparseMatrix, name: str = "truth") -> Truth:
     """Convert a scipy.sparse truth matrix to a checked canonical CSR (copying only if needed:
     float32/float64 values and int32/int64 indices of a canonical CSR are used in place)."""
     indptr, indices, data, (n_users, n_items), canonical = _csr_parts(truth, name,
@@ -113,7 +122,8 @@ def check_truth(truth, name="truth"):
                  data=data, n_users=n_users, n_items=n_items)
 
 
-def check_pattern(matrix, name, shape):
+def check_pattern(matrix: SparseMatrix, name: str,
+                  shape: Sequence[int]) -> tuple[IntArray, AnyArray]:
     """The stored (user, item) pattern of a sparse matrix, values ignored: canonical CSR
     (indptr and sorted duplicate-free indices, int32 or int64 as given) of the given
     shape."""
@@ -131,7 +141,8 @@ def check_pattern(matrix, name, shape):
     return _index_array(indptr), _index_array(indices)
 
 
-def _csr_parts(matrix, name, values, axes=("user", "item")):
+def _csr_parts(matrix: SparseMatrix, name: str, values: str, axes: tuple[str, str] = (
+        "user", "item")) -> tuple[AnyArray, AnyArray, AnyArray, tuple[int, int], bool]:
     """Structure checks shared by truth and pattern inputs: (indptr, indices, data, shape,
     canonical), canonical meaning that every row's indices strictly increase.
 
@@ -169,7 +180,8 @@ def _csr_parts(matrix, name, values, axes=("user", "item")):
     return indptr, indices, data, (n_users, n_items), canonical
 
 
-def _compressed(matrix, name, n_outer, n_inner, kind):
+def _compressed(matrix: SparseMatrix, name: str, n_outer: int, n_inner: int,
+                kind: str) -> tuple[AnyArray, AnyArray, AnyArray, bool]:
     """Checked (indptr, indices, data, canonical) of a CSR (outer = rows) or CSC (outer =
     columns), scanned in place by parallel kernels; canonical: every outer slice's
     indices strictly increase."""
@@ -214,7 +226,7 @@ def _compressed(matrix, name, n_outer, n_inner, kind):
     return indptr, indices, data, not scan[:, 2].any()
 
 
-def _coordinates(matrix, name, n_users, n_items):
+def _coordinates(matrix: SparseMatrix, name: str, n_users: int, n_items: int) -> None:
     """Check a COO matrix's row and column arrays before scipy converts it."""
     data = np.asarray(matrix.data)
     coords = getattr(matrix, "coords", None) or (matrix.row, matrix.col)
@@ -235,7 +247,7 @@ def _coordinates(matrix, name, n_users, n_items):
                     f"found {lo if lo < 0 else hi}; rebuild it with scipy.sparse.coo_array")
 
 
-def _blocks(matrix, name):
+def _blocks(matrix: SparseMatrix, name: str) -> None:
     """Check a BSR matrix's structure (on a copy: scipy's check prunes in place)."""
     try:
         sp.bsr_array(matrix, copy=True).check_format(full_check=True)
@@ -244,7 +256,7 @@ def _blocks(matrix, name):
                          f"scipy.sparse.bsr_array") from None
 
 
-def check_topk(topk, n_items):
+def check_topk(topk: ArrayLike, n_items: int) -> AnyArray:
     """Check the (n_rows, K) id array: integer, 2-D, K >= 1, ids in [-1, n_items). A
     C-contiguous int32/int64 array (memory-mapped or read-only too) is used as it is."""
     topk = _int_array(topk, "topk", "item ids (n_users x K)")
@@ -267,7 +279,7 @@ def check_topk(topk, n_items):
     return topk
 
 
-def _int_array(values, name, what):
+def _int_array(values: ArrayLike, name: str, what: str) -> AnyArray:
     """values as a numpy integer array (not bool, not timedelta), or an error naming it."""
     if not isinstance(values, np.ndarray):
         try:
@@ -284,7 +296,7 @@ def _int_array(values, name, what):
     return values
 
 
-def check_users(users, n_rows, n_truth_rows):
+def check_users(users: ArrayLike | None, n_rows: int, n_truth_rows: int) -> AnyArray:
     """The truth row of each top-K row: int32/int64 as given, int64 0..n_rows-1 when None."""
     if users is None:
         if n_rows != n_truth_rows:
@@ -300,7 +312,7 @@ def check_users(users, n_rows, n_truth_rows):
     return users
 
 
-def check_rows(values, name, n, what):
+def check_rows(values: ArrayLike, name: str, n: int, what: str) -> AnyArray:
     """A 1-D integer array of row numbers in [0, n): int32/int64 as given (contiguous),
     other integer types as int64; errors name the argument and the first offending row."""
     values = _int_array(values, name, f"row numbers ({what})")
@@ -315,21 +327,21 @@ def check_rows(values, name, n, what):
     return values
 
 
-def rows_or_all(values, name, n, what):
+def rows_or_all(values: ArrayLike | None, name: str, n: int, what: str) -> IntArray:
     """check_rows, with None meaning every row 0..n-1 in order."""
     if values is None:
         return np.arange(n, dtype=np.int64)
     return check_rows(values, name, n, what)
 
 
-def check_bool(value, name):
+def check_bool(value: object, name: str) -> bool:
     """value as a bool; anything but True, False or a numpy bool is a TypeError."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False; got {value!r}")
     return bool(value)
 
 
-def check_number(value, name):
+def check_number(value: object, name: str) -> float:
     """value as a finite float; a bool, a non-number, NaN or inf is an error naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number; got {value!r}")
@@ -339,7 +351,7 @@ def check_number(value, name):
     return value
 
 
-def check_unit(value, name):
+def check_unit(value: object, name: str) -> float:
     """value as a float in [0, 1] (a weight or a probability such as alpha)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number in [0, 1]; got {type(value).__name__}")
@@ -349,7 +361,7 @@ def check_unit(value, name):
     return value
 
 
-def check_level(level):
+def check_level(level: object) -> float:
     """A confidence level strictly between 0 and 1, as a float."""
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
             or not 0.0 < float(level) < 1.0:
@@ -358,7 +370,7 @@ def check_level(level):
     return float(level)
 
 
-def check_choice(value, name, choices):
+def check_choice(value: _T, name: str, choices: Sequence[object]) -> _T:
     """value if it is one of `choices` (strings, and None where allowed)."""
     listing = ", ".join(map(repr, choices))
     if value is None and None in choices:
@@ -371,7 +383,7 @@ def check_choice(value, name, choices):
     return value
 
 
-def check_seed(seed):
+def check_seed(seed: _T) -> _T:
     """seed unchanged if it is None or an int (a numpy integer too); a TypeError else."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise TypeError(f"seed must be an int or None, such as 0 (or None for a fresh "
@@ -379,7 +391,7 @@ def check_seed(seed):
     return seed
 
 
-def check_count(n, name, minimum=1, typical=None):
+def check_count(n: object, name: str, minimum: int = 1, typical: object = None) -> int:
     """n as an int of at least `minimum` (a count of resamples, permutations, ...)."""
     typical = f", such as {typical}" if typical is not None else ""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
@@ -394,7 +406,7 @@ def check_count(n, name, minimum=1, typical=None):
 LARGEST_INT = 2 ** 62
 
 
-def check_int(value, name, minimum=1, hint=""):
+def check_int(value: object, name: str, minimum: int = 1, hint: str = "") -> int:
     """value as a Python int in [minimum, 2**62]; TypeError / ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int >= {minimum}{hint}; got {type(value).__name__}")
@@ -405,7 +417,7 @@ def check_int(value, name, minimum=1, hint=""):
     return int(value)
 
 
-def physical_memory():
+def physical_memory() -> int | None:
     """Bytes of memory of this machine, or None where the system does not say."""
     try:
         page, pages = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_PHYS_PAGES")
@@ -414,7 +426,7 @@ def physical_memory():
     return page * pages if page > 0 and pages > 0 else None  # -1: not known
 
 
-def address_space_limit():
+def address_space_limit() -> int | None:
     """The process's address-space limit in bytes (ulimit -v), or None when unlimited."""
     try:
         import resource
@@ -425,7 +437,7 @@ def address_space_limit():
     return None if soft == resource.RLIM_INFINITY or soft <= 0 else soft
 
 
-def check_memory(n_bytes, what, fix):
+def check_memory(n_bytes: int, what: str, fix: str) -> None:
     """Refuse an allocation of n_bytes that could not fit in half of this machine's memory
     (or of the process's address-space limit, if lower): a clear error instead of a
     MemoryError (or numba's SystemError) deep inside."""
@@ -445,14 +457,14 @@ def check_memory(n_bytes, what, fix):
 _OPTIONAL_SCRATCH = 1 << 28
 
 
-def optional_scratch(n_items, bytes_per_item, copies):
+def optional_scratch(n_items: int, bytes_per_item: int, copies: int) -> int:
     """n_items when per-item scratch for `copies` ranges fits in 256 MB, else 0 (the
     kernel then searches instead of marking)."""
     need = int(n_items) * bytes_per_item * max(int(copies), 1)
     return int(n_items) if need <= _OPTIONAL_SCRATCH else 0
 
 
-def check_scratch(n_items, bytes_per_item, copies, name="truth"):
+def check_scratch(n_items: int, bytes_per_item: int, copies: int, name: str = "truth") -> None:
     """The kernels keep a marker per item for each range of users they run: refuse a
     catalogue whose markers cannot fit (a declared shape far beyond the items used)."""
     check_memory(int(n_items) * bytes_per_item * max(int(copies), 1),
@@ -464,7 +476,7 @@ def check_scratch(n_items, bytes_per_item, copies, name="truth"):
 
 
 @contextmanager
-def memory_guard(what):
+def memory_guard(what: str) -> Iterator[None]:
     """Turn a kernel's failed allocation (numba raises SystemError, caused by MemoryError)
     into a ValueError saying what ran out: the checks above refuse what cannot fit, this
     catches what other processes left too little room for."""
@@ -478,7 +490,7 @@ def memory_guard(what):
                          f"0..n-1") from None
 
 
-def _size(n_bytes):
+def _size(n_bytes: float) -> str | None:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n_bytes < 1024 or unit == "PiB":
             return f"{n_bytes:.3g} {unit}" if unit != "bytes" else f"{n_bytes} bytes"

@@ -178,17 +178,26 @@ def imported(module, node, is_package):
     return [alias.name for alias in node.names if alias.name.startswith("fastrank")]
 
 
+def _is_type_checking(node):
+    """Is a top-level statement an `if TYPE_CHECKING:` block?"""
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) \
+        and node.test.id == "TYPE_CHECKING"
+
+
 def test_no_import_cycle_and_no_hidden_imports():
     """Top-level imports between package modules form a graph without a cycle, and no
-    function imports a package module, except kernels (numba loads them on first use)."""
+    function imports a package module, except kernels (numba loads them on first use).
+    Imports under `if TYPE_CHECKING:` never run: they are for type checkers only."""
     found = modules()
     graph = {name: set() for name in found}
     hidden = []
     for name, (path, tree) in found.items():
         is_package = path.name == "__init__.py"
         top = set(id(node) for node in tree.body)
+        typing_only = set(id(inner) for node in tree.body if _is_type_checking(node)
+                          for inner in ast.walk(node))
         for node in ast.walk(tree):
-            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)) or id(node) in typing_only:
                 continue
             targets = [t for t in imported(name, node, is_package) if t in found]
             if id(node) in top:

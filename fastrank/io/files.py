@@ -8,18 +8,23 @@ gzip-compressed). Ids in a table may be of any type; CSV ids are text, read as i
 when every id of that column in both files is a plain integer.
 """
 
+from __future__ import annotations
+
 import csv
 import gzip
 import json
 import re
 import zipfile
 import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._types import AnyArray, IntArray, PathLike, SparseMatrix
 from ..validation import check_truth
 from .tables import from_tables, lists, number_column, one_sided
 from .text import lines, parse_number, readable
@@ -36,14 +41,14 @@ _INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")  # what a row or column number may l
 class Inputs:
     """What `fastrank evaluate` evaluates: arrays, the id of each truth row, and counts."""
 
-    truth: object
-    topk: np.ndarray
-    user_ids: np.ndarray
+    truth: SparseMatrix
+    topk: IntArray
+    user_ids: AnyArray
     without_recommendations: int
     without_truth: int
 
 
-def _kind(path):
+def _kind(path: PathLike) -> str | None:
     """'npz', 'npy', 'parquet', 'csv' or None, from the file name (a trailing .gz is skipped)."""
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
@@ -51,7 +56,7 @@ def _kind(path):
     return _KINDS.get(suffixes[-1] if suffixes else "")
 
 
-def file_kind(path, role):
+def file_kind(path: PathLike, role: str) -> str:
     """The kind of an input file (see `_kind`), checked against its role and existence."""
     kind = _kind(path)
     allowed = {"truth": ("npz", "parquet", "csv"), "topk": ("npy", "parquet", "csv")}[role]
@@ -65,7 +70,8 @@ def file_kind(path, role):
     return kind
 
 
-def read_inputs(truth_path, topk_path, *, k=None, trec=False, stage=None):
+def read_inputs(truth_path: PathLike, topk_path: PathLike, *, k: int | None = None,
+                trec: bool = False, stage: Callable[[str], None] | None = None) -> Inputs:
     """Load `fastrank evaluate`'s two inputs as an `Inputs`: files named by their suffix,
     or with trec=True a TREC qrels and run file. `stage`, if given, is called with the
     name of each step (reading each file, matching ids) as it starts."""
@@ -104,7 +110,8 @@ def read_inputs(truth_path, topk_path, *, k=None, trec=False, stage=None):
     return Inputs(truth, topk, np.arange(n_users), **one_sided(_rows(truth, truth_path), topk))
 
 
-def _trec_inputs(qrels_path, run_path, k, stage):
+def _trec_inputs(qrels_path: PathLike, run_path: PathLike, k: int | None,
+                 stage: Callable[[str], None]) -> Inputs:
     """A TREC qrels and run file as `Inputs`: one row per judged query (every one: a judged
     query without results has an empty list, as with trec_eval's -c, and as a table of the
     same data gives), ordered and cut at k as trec_eval orders its runs; the run's queries
@@ -122,7 +129,7 @@ def _trec_inputs(qrels_path, run_path, k, stage):
                   without_truth=np.setdiff1d(retrieved, queries).size)
 
 
-def _rows(truth, path):
+def _rows(truth: SparseMatrix, path: PathLike) -> SparseMatrix:
     """truth with an indptr that one_sided may read: a CSR as loaded (scipy has checked
     its length), any other format checked before it is converted (scipy's converters
     trust their input)."""
@@ -131,7 +138,8 @@ def _rows(truth, path):
     return check_truth(truth, f"--truth {path}")
 
 
-def _table_topk(recs, path, n_users, n_items, k):
+def _table_topk(recs: Mapping[str, AnyArray], path: PathLike, n_users: int, n_items: int,
+                k: int | None) -> IntArray:
     """Top-K ids from a table of recommendations whose ids are the row and column numbers of
     a .npz truth. Only the items it names are looked at: no array has a slot per column."""
     rows = _positions(recs, "user", n_users, path, "rows of the --truth matrix")
@@ -153,7 +161,7 @@ def _table_topk(recs, path, n_users, n_items, k):
     return topk
 
 
-def read_table(path):
+def read_table(path: PathLike) -> dict[str, AnyArray]:
     """A parquet or CSV table as {column: numpy array}; CSV numbers (relevance, score,
     rank) are parsed, with errors naming the file, line and text; CSV ids stay text."""
     if _kind(path) != "parquet":
@@ -170,7 +178,7 @@ def read_table(path):
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as err:  # ArrowInvalid is a ValueError too
         raise ValueError(f"{path}: not a readable parquet file ({err})") from None
-    columns = {}
+    columns: dict[str, AnyArray] = {}
     for j, name in enumerate(table.column_names):
         if table.column(j).null_count:
             raise ValueError(f"{path}: column {name!r} has missing values; drop or fill "
@@ -183,7 +191,7 @@ def read_table(path):
     return columns
 
 
-def read_csv(path):
+def read_csv(path: PathLike) -> dict[str, AnyArray]:
     """{column: array} of a CSV (or, for .tsv, tab-separated) file with a header line:
     numbers (relevance, score, rank) as float64, every other column as text. pyarrow's
     multi-threaded reader reads a clean file where it is installed; the line reader below
@@ -195,14 +203,14 @@ def read_csv(path):
     return _read_csv_lines(path, delimiter) if columns is None else columns
 
 
-class CsvColumns(dict):
+class CsvColumns(dict[str, AnyArray]):
     """read_csv's columns; `from_text` names the id columns that were text of plain
     integers (each field as str(int) writes it) and are given as int64."""
 
-    from_text = frozenset()
+    from_text: frozenset[str] = frozenset()
 
 
-def _read_csv_arrow(path, delimiter):
+def _read_csv_arrow(path: PathLike, delimiter: str) -> CsvColumns | None:
     """read_csv's arrays by pyarrow.csv, or None if pyarrow is not installed or the file is
     anything but clean (a line of the wrong length, a null or non-finite number, an empty
     id, not UTF-8, ...), for the line reader to read or reject with the line's number.
@@ -235,7 +243,7 @@ def _read_csv_arrow(path, delimiter):
         return None
     if table.column_names != names:  # a byte-order mark, say: the line reader strips it
         return None
-    columns, from_text = CsvColumns(), set()
+    columns, from_text = CsvColumns(), set[str]()
     for name, column in zip(names, table.columns):
         if column.null_count:
             return None
@@ -254,7 +262,7 @@ def _read_csv_arrow(path, delimiter):
     return columns
 
 
-def _plain_integers(column, pa, pc):
+def _plain_integers(column: Any, pa: Any, pc: Any) -> AnyArray | None:
     """An Arrow text column as int64, if every field is an integer as str(int) writes it
     (what _integer_ids asks of text ids), else None."""
     if not len(column):
@@ -265,10 +273,10 @@ def _plain_integers(column, pa, pc):
         return None
     if not pc.all(pc.equal(pc.cast(ints, pa.string()), column)).as_py():
         return None
-    return ints.to_numpy()
+    return ints.to_numpy()  # type: ignore[no-any-return]  # pyarrow has no stubs
 
 
-def _read_csv_lines(path, delimiter):
+def _read_csv_lines(path: PathLike, delimiter: str) -> dict[str, AnyArray]:
     """read_csv line by line, with errors naming the file, line and text."""
     records = lines(path)
     try:
@@ -277,7 +285,7 @@ def _read_csv_lines(path, delimiter):
         raise ValueError(f"{path}: the file is empty; it needs a header line") from None
     names = _split(header, delimiter)
     _unique_names(names, path)
-    columns = [[] for _ in names]
+    columns: list[list[Any]] = [[] for _ in names]
     numbers = [name in _NUMBERS for name in names]
     ids = [name in _IDS for name in names]
     for number, line in records:
@@ -299,7 +307,7 @@ def _read_csv_lines(path, delimiter):
             for name, column, numeric in zip(names, columns, numbers)}
 
 
-def _unique_names(names, path):
+def _unique_names(names: list[str], path: PathLike) -> None:
     """A header must name each column once: a second copy would silently win."""
     seen = set()
     for name in names:
@@ -310,7 +318,7 @@ def _unique_names(names, path):
         seen.add(name)
 
 
-def _number(field, path, number, line, name):
+def _number(field: str, path: PathLike, number: int, line: str, name: str) -> float:
     """A CSV number: parse_number's float, but '1_0' (Python's digit grouping) is refused."""
     if "_" in field:
         raise ValueError(
@@ -319,7 +327,7 @@ def _number(field, path, number, line, name):
     return parse_number(field, path, number, line, name)
 
 
-def output_kind(path):
+def output_kind(path: PathLike) -> tuple[str, bool]:
     """(".parquet", ".csv" or ".tsv", gzipped) of a --per-user file name, or an error."""
     suffixes = [s.lower() for s in Path(path).suffixes]
     gzipped = bool(suffixes) and suffixes[-1] == ".gz"
@@ -336,7 +344,7 @@ def output_kind(path):
     return kind, gzipped
 
 
-def write_per_user(path, table):
+def write_per_user(path: PathLike, table: Mapping[str, AnyArray]) -> None:
     """Write {column: array} to `path`, by its name: parquet (.parquet, .pq), JSON lines
     (.jsonl: one object per user, null where a user is not counted) or CSV (.csv; .tsv
     tab-separated; an empty field where a user is not counted); the text formats may be
@@ -366,14 +374,14 @@ def write_per_user(path, table):
             writer.writerow(["" if isinstance(v, float) and v != v else v for v in row])
 
 
-def _split(line, delimiter):
+def _split(line: str, delimiter: str) -> list[str]:
     line = line.rstrip("\r\n")
     if '"' in line:
         return next(csv.reader([line], delimiter=delimiter))
     return line.split(delimiter)
 
 
-def _integer_ids(column, *tables):
+def _integer_ids(column: str, *tables: dict[str, AnyArray]) -> None:
     """Read a text id column as int64 in every table when all its ids are plain integers
     (as written by str(int)) and the other tables' ids are integers too. Where text ids
     stay text, a CSV column that the reader gave as int64 (`from_text`) is text again."""
@@ -401,7 +409,8 @@ def _integer_ids(column, *tables):
                 t[column] = t[column].astype(str)  # exact: each was str(int) of its value
 
 
-def _positions(recs, column, n, path, what):
+def _positions(recs: Mapping[str, AnyArray], column: str, n: int, path: PathLike,
+               what: str) -> IntArray:
     """A column of row or column numbers (ids of a .npz truth are positions)."""
     if column not in recs:
         raise ValueError(f"{path}: no column {column!r}; its columns are {list(recs)}")
@@ -419,7 +428,8 @@ def _positions(recs, column, n, path, what):
     return values.astype(np.int64)
 
 
-def _text_positions(text, column, n, path, what):
+def _text_positions(text: AnyArray, column: str, n: int, path: PathLike,
+                    what: str) -> IntArray:
     """CSV text as int64 row or column numbers: whole numbers only ('1_0' and non-ASCII
     digits are not), and none beyond int64 (beyond any matrix); errors quote the value."""
     try:
@@ -443,7 +453,7 @@ def _text_positions(text, column, n, path, what):
     return np.array([int(value) for value in text], np.int64)  # each one in [0, n)
 
 
-def _load_npz(path):
+def _load_npz(path: PathLike) -> SparseMatrix:
     """A scipy.sparse matrix saved with save_npz; any other file (empty, truncated, not a
     zip, a zip of other arrays) is a ValueError naming it."""
     _not_empty(path, "a scipy.sparse .npz matrix")
@@ -466,7 +476,7 @@ def _load_npz(path):
     return matrix
 
 
-def _load_npy(path):
+def _load_npy(path: PathLike) -> IntArray:
     """The top-K ids of a .npy: a 2-D integer array, one row per truth row."""
     _not_empty(path, "a .npy array of item ids")
     try:
@@ -491,6 +501,6 @@ def _load_npy(path):
     return topk
 
 
-def _not_empty(path, what):
+def _not_empty(path: PathLike, what: str) -> None:
     if Path(path).stat().st_size == 0:
         raise ValueError(f"{path}: the file is empty; it should hold {what}")

@@ -4,12 +4,18 @@ Shared by the TREC run reader and the data-frame reader: both hand over one reco
 retrieved item and get back a (n_rows, width) int64 array, best first, padded with -1.
 """
 
-import numpy as np
+from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._types import AnyArray, BoolArray, IntArray
 from ..threads import numba_threads
 
 
-def factorize(values):
+def factorize(values: ArrayLike) -> tuple[AnyArray, IntArray]:
     """(the sorted distinct values, each value's position among them): np.unique's
     (values, inverse), found by hashing (pandas' factorize where pandas is installed,
     else a dict), so only the distinct values are sorted; on millions of document names
@@ -20,7 +26,7 @@ def factorize(values):
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - depends on the environment
-        seen = {}
+        seen: dict[Any, int] = {}
         codes = np.fromiter((seen.setdefault(v, len(seen)) for v in values.tolist()),
                             np.int64, values.size)
         distinct = np.array(list(seen), dtype=values.dtype)
@@ -33,7 +39,7 @@ def factorize(values):
     return distinct[order], position[codes]
 
 
-def lookup(vocab, values):
+def lookup(vocab: AnyArray, values: AnyArray) -> tuple[IntArray, BoolArray]:
     """(position of each value in the sorted vocab, whether it is there)."""
     index = np.searchsorted(vocab, values)
     if not vocab.size:
@@ -41,7 +47,8 @@ def lookup(vocab, values):
     return index, vocab[np.minimum(index, vocab.size - 1)] == values
 
 
-def by_score(rows, items, scores, n_rows, ids):
+def by_score(rows: IntArray, items: IntArray, scores: AnyArray, n_rows: int,
+             ids: AnyArray) -> IntArray:
     """The order of the records that ranks each row by score descending, ties by item id
     descending as trec_eval breaks them: its qsort compares the document ids as strings
     (strcmp), the larger first, so "9" ranks above "10".
@@ -59,16 +66,16 @@ def by_score(rows, items, scores, n_rows, ids):
         order, starts = group_rows(rows, n_rows)
         with numba_threads(None):
             sort_rows(order, starts, scores, text_ranks(ids)[items])
-    return order
+    return order  # type: ignore[no-any-return]  # the kernel's int64 array
 
 
-def _tied(rows, scores, order):
+def _tied(rows: IntArray, scores: AnyArray, order: IntArray) -> bool:
     """Do two records of one row have the same score?"""
     rows_s, scores_s = rows[order], scores[order]
     return bool(((rows_s[1:] == rows_s[:-1]) & (scores_s[1:] == scores_s[:-1])).any())
 
 
-def text_ranks(ids):
+def text_ranks(ids: AnyArray) -> IntArray:
     """The rank of each id in the byte order of its text, as trec_eval orders document
     ids (UTF-8 text sorts as its code points do): int64, one per id."""
     if ids.dtype.kind in "iub":
@@ -82,7 +89,7 @@ def text_ranks(ids):
     return ranks
 
 
-def by_rank(rows, ranks, n_rows):
+def by_rank(rows: IntArray, ranks: IntArray, n_rows: int) -> tuple[IntArray, int]:
     """The order of the records that ranks each row by its rank column, ascending, and the
     position of the first record whose (row, rank) repeats an earlier one (-1 if none)."""
     from .._kernels.lists import group_rows, sort_rows
@@ -95,7 +102,8 @@ def by_rank(rows, ranks, n_rows):
     return order, (int(order[repeated[0] + 1]) if repeated.size else -1)
 
 
-def pack(rows, items, n_rows, depth=None):
+def pack(rows: IntArray, items: IntArray, n_rows: int,
+         depth: int | None = None) -> tuple[IntArray, BoolArray]:
     """(topk, kept): rows grouped in ascending order and items in rank order within each row,
     packed into a (n_rows, width) int64 array padded with -1, where width is the longest
     list cut at `depth`; `kept` marks the records that fit."""

@@ -11,13 +11,18 @@ Ids may be of any type that sorts (integers, strings, dates, ...), as long as a 
 the same kind of id in both tables. A dict of equal-length arrays is accepted as a table too.
 """
 
+from __future__ import annotations
+
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
+from .._types import AnyArray, DataFrame, FloatArray, IntArray, SparseMatrix
 from ..evaluate import evaluate
 from ..result import Result
 from ..validation import check_int
@@ -39,32 +44,34 @@ class Tables:
     judgments has an empty truth row (not counted by recsys or implicit, nor by trec).
     """
 
-    truth: sp.csr_array
-    topk: np.ndarray
-    users: np.ndarray
-    items: np.ndarray
+    truth: SparseMatrix  # a scipy.sparse csr_array
+    topk: IntArray
+    users: AnyArray
+    items: AnyArray
     library: str
     user_column: str
     without_recommendations: int
     without_truth: int
-    k: int = None  # the list length asked for (from_tables' k), if any
+    k: int | None = None  # the list length asked for (from_tables' k), if any
 
-    def evaluate(self, metrics, **options):
+    def evaluate(self, metrics: str | Iterable[str], **options: Any) -> Result:
         """`fr.evaluate(self.truth, self.topk, metrics, **options)`, with k= the k given
         to from_tables (lists shorter than it end early), unless options say otherwise."""
         if self.k is not None:
             options.setdefault("k", self.k)
         return evaluate(self.truth, self.topk, metrics, **options)
 
-    def per_user(self, result, *, library=None):
+    def per_user(self, result: Result, *, library: str | None = None) -> DataFrame:
         """Per-user values of `result` as a table keyed by the original user ids, in the
         library of the truth table unless `library` says otherwise."""
         return per_user_table(result, self.users, library=library or self.library,
                               user_column=self.user_column)
 
 
-def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="relevance",
-                score="score", rank="rank"):
+def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
+                recs: DataFrame | Mapping[Any, ArrayLike], *, k: int | None = None,
+                user: Any = "user", item: Any = "item", relevance: Any = "relevance",
+                score: Any = "score", rank: Any = "rank") -> Tables:
     """Judgments and recommendations from tables to `Tables` (CSR truth and top-K ids).
 
     Parameters
@@ -127,7 +134,7 @@ def from_tables(truth, recs, *, k=None, user="user", item="item", relevance="rel
                   user_column=user, k=k, **one_sided(matrix, topk))
 
 
-def one_sided(truth, topk):
+def one_sided(truth: SparseMatrix, topk: ArrayLike) -> dict[str, int]:
     """{without_recommendations, without_truth}: rows with stored truth entries and an
     empty list, and rows with a list and no stored truth entry (rows of both align)."""
     judged = np.diff(truth.indptr) > 0
@@ -136,8 +143,9 @@ def one_sided(truth, topk):
             "without_truth": int(np.count_nonzero(listed & ~judged))}
 
 
-def lists(rows, items, n_rows, k=None, *, item_ids, score=None, rank=None, row_ids=None,
-          column="rank"):
+def lists(rows: ArrayLike, items: ArrayLike, n_rows: int, k: int | None = None, *,
+          item_ids: AnyArray, score: AnyArray | None = None, rank: AnyArray | None = None,
+          row_ids: AnyArray | None = None, column: Any = "rank") -> IntArray:
     """Top-K ids (n_rows, width), padded with -1, from one record per recommended item
     (`items` are codes into the sorted `item_ids`): ordered by score descending (ties:
     item id descending as text, trec_eval's rule) or by rank ascending."""
@@ -146,11 +154,11 @@ def lists(rows, items, n_rows, k=None, *, item_ids, score=None, rank=None, row_i
     if score is not None:
         order = by_score(rows, items, order_key(score), n_rows, item_ids)
     else:
-        order, repeated = by_rank(rows, order_key(rank), n_rows)
+        order, repeated = by_rank(rows, order_key(rank), n_rows)  # type: ignore[arg-type]
         if repeated >= 0:
             who = rows[repeated] if row_ids is None else row_ids[rows[repeated]]
             who = who.item() if isinstance(who, np.generic) else who
-            value = rank[repeated]
+            value = rank[repeated]  # type: ignore[index]  # rank is given without score
             shown = f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
             raise ValueError(
                 f"recs gives {column} {shown} twice for user {who!r}, so that user's order "
@@ -159,7 +167,7 @@ def lists(rows, items, n_rows, k=None, *, item_ids, score=None, rank=None, row_i
     return topk
 
 
-def order_key(values):
+def order_key(values: ArrayLike) -> FloatArray:
     """float64 values that order as `values` do: integers beyond 2**53 (where float64
     would round distinct values into ties) become their dense ranks."""
     values = np.asarray(values)
@@ -169,7 +177,8 @@ def order_key(values):
     return values.astype(np.float64)
 
 
-def per_user_table(result, user_ids, *, library="pandas", user_column="user"):
+def per_user_table(result: Result, user_ids: ArrayLike, *, library: str = "pandas",
+                   user_column: Any = "user") -> DataFrame:
     """Per-user values of a Result as a table keyed by user id: `user_ids[r]` names truth row
     r. pandas: a DataFrame indexed by user; pyarrow and polars: the user column first;
     "dict": a dict of numpy arrays. Catalogue-level metrics (coverage, gini) have no column."""
@@ -204,7 +213,7 @@ def per_user_table(result, user_ids, *, library="pandas", user_column="user"):
     return columns
 
 
-def _user_ids(result, user_ids):
+def _user_ids(result: Result, user_ids: ArrayLike) -> AnyArray:
     """The id of each row of `result`: user_ids[r] names truth row r, so user_ids needs an
     id for every truth row the result has values for."""
     try:
@@ -214,7 +223,7 @@ def _user_ids(result, user_ids):
             from None
     if ids.ndim != 1:
         raise ValueError(f"user_ids must be 1-D, one id per truth row; got shape {ids.shape}")
-    rows = np.asarray(result.users)
+    rows: IntArray = np.asarray(result.users)
     if rows.size and int(rows.max()) >= ids.shape[0]:
         raise ValueError(
             f"user_ids has {ids.shape[0]} ids but the result has values for truth row "
@@ -223,7 +232,7 @@ def _user_ids(result, user_ids):
     return ids[rows]
 
 
-def _library(table, name):
+def _library(table: object, name: str) -> str:
     """The library of a table ('pandas', 'pyarrow', 'polars' or 'dict'), or a TypeError
     naming the argument: a Series, an Array or a lazy frame is not a table."""
     for library, kinds in _TABLE_TYPES.items():
@@ -237,7 +246,7 @@ def _library(table, name):
         f"{type(table).__name__}")
 
 
-def _labels(table):
+def _labels(table: Any) -> list[Any]:
     """The column labels of a table as its library holds them (not necessarily str)."""
     if isinstance(table, Mapping):
         return list(table.keys())
@@ -247,7 +256,7 @@ def _labels(table):
     return columns.tolist() if hasattr(columns, "tolist") else list(columns)
 
 
-def _matches(labels, column):
+def _matches(labels: Sequence[Any], column: Any) -> list[int]:
     """Positions of the labels equal to `column`, else of those whose text is its text
     (a frame with integer labels answers to 0 and to "0")."""
     same = [j for j, label in enumerate(labels) if _equal(label, column)]
@@ -256,18 +265,18 @@ def _matches(labels, column):
     return [j for j, label in enumerate(labels) if str(label) == str(column)]
 
 
-def _equal(label, column):
+def _equal(label: Any, column: Any) -> bool:
     try:
         return bool(label == column)
     except (TypeError, ValueError):  # labels that compare element-wise or not at all
         return False
 
 
-def _has(table, column):
+def _has(table: Any, column: Any) -> bool:
     return bool(_matches(_labels(table), column))
 
 
-def _position(table, column, name, role):
+def _position(table: Any, column: Any, name: str, role: str) -> int:
     """The position of `column` among the table's columns; an error names a missing,
     repeated or ambiguous column."""
     labels = _labels(table)
@@ -289,7 +298,7 @@ def _position(table, column, name, role):
         f"ambiguous; pass {role}= with the exact label")
 
 
-def _column(table, column, name, role):
+def _column(table: Any, column: Any, name: str, role: str) -> AnyArray:
     """One column as a numpy array; a missing column or a null names the column."""
     j = _position(table, column, name, role)
     label = _labels(table)[j]
@@ -318,7 +327,7 @@ def _column(table, column, name, role):
     return values
 
 
-def _library_column(table, library, j):
+def _library_column(table: Any, library: str, j: int) -> tuple[int, AnyArray]:
     """(number of nulls, numpy values) of column j of a pandas, pyarrow or polars table."""
     if library == "pandas":
         series = table.iloc[:, j]
@@ -330,12 +339,12 @@ def _library_column(table, library, j):
     return series.null_count(), series.to_numpy()
 
 
-def _missing(value):
+def _missing(value: object) -> bool:
     """None, pandas.NA or NaT in an object column (NaN is checked by the column's use)."""
     return value is None or type(value).__name__ in ("NAType", "NaTType")
 
 
-def _same_length(name, columns):
+def _same_length(name: str, columns: Sequence[tuple[Any, AnyArray]]) -> None:
     """Every (label, values) pair of a table's used columns has one length (a dict of
     columns can be ragged): an error names the columns and their lengths."""
     if len({values.shape[0] for _, values in columns}) > 1:
@@ -345,7 +354,7 @@ def _same_length(name, columns):
             f"value per row")
 
 
-def id_column(table, column, name, role):
+def id_column(table: Any, column: Any, name: str, role: str) -> AnyArray:
     values = _column(table, column, name, role)
     if values.dtype.kind == "f" and np.isnan(values).any():
         raise ValueError(f"{name} column {column!r} has NaN ids; drop those rows first")
@@ -354,7 +363,8 @@ def id_column(table, column, name, role):
     return values
 
 
-def number_column(table, column, name, role, *, keep_integers=False):
+def number_column(table: Any, column: Any, name: str, role: str, *,
+                  keep_integers: bool = False) -> AnyArray:
     """A numeric column as float64 (integers kept as they are with keep_integers: a score
     or rank beyond 2**53 would round into a false tie in float64)."""
     values = _column(table, column, name, role)
@@ -373,10 +383,10 @@ def number_column(table, column, name, role, *, keep_integers=False):
     return values
 
 
-def _vocabulary(column, *arrays):
+def _vocabulary(column: Any, *arrays: AnyArray) -> tuple[AnyArray, list[IntArray]]:
     """(sorted distinct ids of all arrays, the code of every id in each array). The arrays
     are the column in truth and in recs: ids of different types are never the same id."""
-    arrays = [_ids(a, column, role) for a, role in zip(arrays, _ROLES)]
+    arrays = [_ids(a, column, role) for a, role in zip(arrays, _ROLES)]  # type: ignore[assignment]
     kinds = [(role, _kind(a), a.dtype) for a, role in zip(arrays, _ROLES) if a.size]
     if len({kind for _, kind, _ in kinds}) > 1:
         described = " and ".join(f"{kind} in {role} ({dtype})" for role, kind, dtype in kinds)
@@ -385,7 +395,7 @@ def _vocabulary(column, *arrays):
             f"same {column}, so give the column one type in both tables, e.g. with "
             f"astype('int64') or astype(str)")
     if kinds and kinds[0][1] == "integer":
-        arrays = _same_integers(arrays)
+        arrays = _same_integers(arrays)  # type: ignore[assignment]
     joined = np.concatenate(arrays)
     bounds = np.cumsum([a.shape[0] for a in arrays])[:-1]
     if joined.dtype.kind in "iu" and joined.size:
@@ -413,19 +423,19 @@ _KINDS = {"i": "integer", "u": "integer", "f": "float", "b": "boolean", "U": "te
           "S": "bytes", "M": "datetime", "m": "timedelta"}
 
 
-def dtype_kind(dtype):
+def dtype_kind(dtype: np.dtype[Any]) -> str:
     """The kind of id a numpy dtype (not object) holds: ids of two kinds are never equal."""
     return _KINDS.get(dtype.kind, str(dtype))
 
 
-def _kind(ids):
+def _kind(ids: AnyArray) -> str:
     """The kind of id an array holds (after `_ids`)."""
     if ids.dtype == object:
         return _object_kind(type(ids[0])) if ids.size else "object"
     return dtype_kind(ids.dtype)
 
 
-def _object_kind(kind):
+def _object_kind(kind: type) -> str:
     if issubclass(kind, (bool, np.bool_)):
         return "boolean"
     if issubclass(kind, (int, np.integer)):
@@ -437,7 +447,7 @@ def _object_kind(kind):
     return kind.__name__
 
 
-def _ids(values, column, role):
+def _ids(values: AnyArray, column: Any, role: str) -> AnyArray:
     """An id column with one numpy type: object columns of strings, integers or floats
     become str, int64 (Python ints when beyond int64) or float64 arrays; a column that
     mixes kinds of id is an error, since the mix would merge or split ids silently."""
@@ -464,7 +474,7 @@ def _ids(values, column, role):
     return values
 
 
-def _same_integers(arrays):
+def _same_integers(arrays: Sequence[AnyArray]) -> Sequence[AnyArray]:
     """Integer id arrays in one dtype that holds every value exactly (numpy would take
     int64 with uint64 to float64, where ids above 2**53 merge)."""
     if len({a.dtype for a in arrays}) == 1:

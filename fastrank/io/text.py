@@ -1,11 +1,16 @@
 """Reading text files line by line: plain or gzip (by content, not name), UTF-8, with
 errors that name the file, the line number and the text."""
 
+from __future__ import annotations
+
 import gzip
 import io
 import math
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
+
+from .._types import PathLike
 
 
 class MissingFile(FileNotFoundError, ValueError):
@@ -17,7 +22,7 @@ class UnreadableFile(OSError, ValueError):
     """A path that is a directory or cannot be read (OSError and ValueError)."""
 
 
-def readable(path, role="path"):
+def readable(path: PathLike, role: str = "path") -> Path:
     """path as a Path to an existing file that is not a directory (a device or a pipe is
     fine), or an error naming it and the role it plays (qrels, run, --truth, ...)."""
     try:
@@ -38,7 +43,8 @@ def readable(path, role="path"):
     return path
 
 
-def lines(path, *, comments=False, bom="strip", newline=None, role="path"):
+def lines(path: PathLike, *, comments: bool = False, bom: str = "strip",
+          newline: str | None = None, role: str = "path") -> Iterator[tuple[int, str]]:
     """(line number, text) of a plain or gzip file; blank lines are skipped, and with
     `comments` so are lines whose first non-blank character is '#'. See `chunks`."""
     for start, chunk in chunks(path, bom=bom, newline=newline, role=role):
@@ -48,7 +54,8 @@ def lines(path, *, comments=False, bom="strip", newline=None, role="path"):
                 yield start + offset, line
 
 
-def chunks(path, *, bom="strip", newline=None, role="path", size=1 << 20):
+def chunks(path: PathLike, *, bom: str = "strip", newline: str | None = None,
+           role: str = "path", size: int = 1 << 20) -> Iterator[tuple[int, list[str]]]:
     """(number of the first line, list of lines) of a plain or gzip file (by content, not
     name), UTF-8, about `size` characters at a time. A byte-order mark at the start is
     dropped (bom="strip") or an error (bom="reject"). `newline` is open()'s: None ends
@@ -92,7 +99,7 @@ def chunks(path, *, bom="strip", newline=None, role="path", size=1 << 20):
             raise UnreadableFile(f"{path}: cannot be read ({err})") from None
 
 
-def parse_number(text, path, number, line, what):
+def parse_number(text: str, path: PathLike, number: int, line: str, what: str) -> float:
     try:
         value = float(text)
     except ValueError:

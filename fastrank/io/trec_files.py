@@ -14,11 +14,16 @@ so is a file that starts with a byte-order mark (trec_eval would read it as part
 first query id) and a file with no records.
 """
 
+from __future__ import annotations
+
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
+from .._types import AnyArray, FloatArray, IntArray, PathLike, SparseMatrix
 
 from .lists import by_score, factorize, lookup, pack
 from ..validation import check_int
@@ -29,9 +34,9 @@ from .text import chunks, parse_number
 class Qrels:
     """Judgments: parallel arrays, one entry per (query, document) line."""
 
-    queries: np.ndarray    # str, the qid of each line
-    documents: np.ndarray  # str
-    relevance: np.ndarray  # float64
+    queries: AnyArray      # str, the qid of each line
+    documents: AnyArray    # str
+    relevance: FloatArray  # float64
     path: str
 
 
@@ -39,14 +44,15 @@ class Qrels:
 class Run:
     """Retrieved documents: parallel arrays, one entry per line, in file order."""
 
-    queries: np.ndarray    # str
-    documents: np.ndarray  # str
-    scores: np.ndarray     # float64
+    queries: AnyArray      # str
+    documents: AnyArray    # str
+    scores: FloatArray     # float64
     runid: str
     path: str
 
 
-def _records(path, kind, layout, exact):
+def _records(path: PathLike, kind: str, layout: str,
+             exact: bool) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, line, fields) of every record line (comments and blank lines
     skipped), with the column count checked: exactly len(layout) columns, or at least
     that many when not exact."""
@@ -72,9 +78,11 @@ _QRELS = ("qrels", "qid iter docno rel", True)
 _RUN = ("run", "qid Q0 docno rank score runid", False)
 
 
-def read_qrels(path):
+def read_qrels(path: PathLike) -> Qrels:
     """Read a TREC qrels file: `qid iter docno rel` per line (blanks separate the fields)."""
-    queries, documents, relevance = [], [], []
+    queries: list[str] = []
+    documents: list[str] = []
+    relevance: list[str] = []
     for _, _, parts in _records(path, *_QRELS):
         queries.append(parts[0])
         documents.append(parts[2])
@@ -86,10 +94,12 @@ def read_qrels(path):
                  _levels(relevance, path), str(path))
 
 
-def read_run(path):
+def read_run(path: PathLike) -> Run:
     """Read a TREC run file: `qid Q0 docno rank sim runid` per line (blanks separate the
     fields; further columns are ignored, as trec_eval ignores them)."""
-    queries, documents, scores = [], [], []
+    queries: list[str] = []
+    documents: list[str] = []
+    scores: list[str] = []
     runid = ""
     for _, _, parts in _records(path, *_RUN):
         queries.append(parts[0])
@@ -108,7 +118,7 @@ _LEADING_INTEGER = re.compile(r"[+-]?[0-9]+")
 _LARGEST_LEVEL = 2 ** 31 - 1
 
 
-def _levels(texts, path):
+def _levels(texts: Sequence[str], path: PathLike) -> FloatArray:
     """Relevance levels as trec_eval reads them (atol: the leading integer), as float64;
     a field that does not start with an integer, or one beyond 2**31, is an error naming
     its line (trec_eval would silently read 0, or overflow)."""
@@ -141,7 +151,8 @@ _C_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)
                        r"|inf(?:inity)?|nan)", re.IGNORECASE)
 
 
-def _numbers(texts, path, layout, column, what):
+def _numbers(texts: Sequence[str], path: PathLike, layout: tuple[str, str, bool], column: int,
+             what: str) -> FloatArray:
     """The texts as finite float64 numbers written as C writes them; on failure the file
     is read again to find the first bad line, so that the error names its number and
     text."""
@@ -161,7 +172,8 @@ def _numbers(texts, path, layout, column, what):
     raise AssertionError("unreachable: the first pass found a bad number")  # pragma: no cover
 
 
-def trec_arrays(qrels, run, *, depth=None, complete=False):
+def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None,
+                complete: bool = False) -> tuple[SparseMatrix, IntArray, AnyArray, AnyArray]:
     """(truth, topk, queries, documents) for `fr.evaluate(..., convention="trec")`.
 
     Rows are the queries of the run that the qrels judge (with complete=True, as
@@ -211,7 +223,8 @@ def trec_arrays(qrels, run, *, depth=None, complete=False):
     return truth, topk, queries, documents
 
 
-def _repeated_pair(rows, docs, queries, documents):
+def _repeated_pair(rows: IntArray, docs: IntArray, queries: AnyArray,
+                   documents: AnyArray) -> tuple[str, str, int] | None:
     """(query, document, number of such pairs) of the first (row, doc) pair that occurs
     more than once, or None."""
     n_docs = max(documents.shape[0], 1)
