@@ -28,14 +28,7 @@ def power_law(n_users=1_000_000, n_items=50_000, k=10, *, seed=0, item_exponent=
         raise ValueError(
             f"power_law needs n_users, n_items and k of at least 1; got {n_users}, {n_items}, {k}")
     rng = np.random.default_rng(seed)
-    cdf = np.cumsum(1.0 / np.arange(1, n_items + 1) ** item_exponent)
-    cdf /= cdf[-1]
-    item_of_rank = rng.permutation(n_items).astype(np.int32)  # popularity unrelated to id
-
-    def popular(size):
-        ranks = np.minimum(np.searchsorted(cdf, rng.random(size)), n_items - 1)
-        return item_of_rank[ranks]
-
+    popular = _popularity(rng, n_items, item_exponent)
     n_relevant = np.minimum(1 + (rng.pareto(activity_shape, n_users) * 2).astype(np.int64),
                             min(max_relevant, n_items))
     rows = np.repeat(np.arange(n_users, dtype=np.int32), n_relevant)
@@ -57,8 +50,23 @@ def power_law(n_users=1_000_000, n_items=50_000, k=10, *, seed=0, item_exponent=
     return truth, _first_distinct(candidates, k)
 
 
-def _first_distinct(candidates, k):
-    """The first k distinct ids of each row, in order; -1 pads a row with fewer."""
+def _popularity(rng, n_items, item_exponent=0.9):
+    """A sampler of item ids, `popular(size)`, with Zipf popularity (the item of rank r
+    has weight r^-item_exponent) and ranks assigned to ids at random."""
+    cdf = np.cumsum(1.0 / np.arange(1, n_items + 1) ** item_exponent)
+    cdf /= cdf[-1]
+    item_of_rank = rng.permutation(n_items).astype(np.int32)  # popularity unrelated to id
+
+    def popular(size):
+        ranks = np.minimum(np.searchsorted(cdf, rng.random(size)), n_items - 1)
+        return item_of_rank[ranks]
+
+    return popular
+
+
+def _first_distinct(candidates, k, drop=None):
+    """The first k distinct ids of each row, in order, skipping the slots where `drop`
+    (a boolean array of the same shape) is set; -1 pads a row with fewer."""
     n_rows, width = candidates.shape
     order = np.argsort(candidates, axis=1, kind="stable")
     ranked = np.take_along_axis(candidates, order, axis=1)
@@ -66,6 +74,8 @@ def _first_distinct(candidates, k):
     repeat[:, 1:] = ranked[:, 1:] == ranked[:, :-1]  # later copies of an id (stable sort)
     is_repeat = np.empty_like(repeat)
     np.put_along_axis(is_repeat, order, repeat, axis=1)
+    if drop is not None:
+        is_repeat |= drop
     position = np.where(is_repeat, width, np.arange(width)[None, :])
     keep = np.sort(position, axis=1)[:, :k]
     padded = np.concatenate([candidates, np.full((n_rows, 1), -1, candidates.dtype)], axis=1)
