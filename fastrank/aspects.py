@@ -79,6 +79,9 @@ class Groups:
     aspect_ptr: np.ndarray  # int64, n_groups + 1: group g's aspects are
     aspects: np.ndarray     # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
     masks: np.ndarray       # int64 per group, as Aspects.masks
+    by_ptr: np.ndarray      # int64, n_aspects + 1: the groups that hold aspect φ are
+    by_group: np.ndarray    # by_group[by_ptr[φ]:by_ptr[φ + 1]], ascending
+    width: int              # the most aspects of a group (0 without groups)
 
 
 def aspect_groups(aspects):
@@ -118,9 +121,14 @@ def aspect_groups(aspects):
     aspect_ptr = np.zeros(n_groups + 1, np.int64)
     np.cumsum(sizes, out=aspect_ptr[1:])
     gather = np.repeat(aspects.indptr[first] - aspect_ptr[:-1], sizes) + np.arange(aspect_ptr[-1])
+    group_aspects = aspects.indices[gather]
+    owner = np.repeat(np.arange(n_groups, dtype=np.int64), sizes)
+    by_group = owner[np.argsort(group_aspects, kind="stable")]  # groups ascend per aspect
+    by_ptr = np.zeros(aspects.n_aspects + 1, np.int64)
+    np.cumsum(np.bincount(group_aspects, minlength=aspects.n_aspects), out=by_ptr[1:])
     return Groups(ptr=ptr, items=order.astype(np.int64), item_group=item_group,
-                  aspect_ptr=aspect_ptr, aspects=aspects.indices[gather],
-                  masks=aspects.masks[first])
+                  aspect_ptr=aspect_ptr, aspects=group_aspects, masks=aspects.masks[first],
+                  by_ptr=by_ptr, by_group=by_group, width=int(sizes.max()) if n_groups else 0)
 
 
 def _same_sets(aspects, items, leaders):
