@@ -122,10 +122,11 @@ def aspect_groups(aspects):
     np.cumsum(sizes, out=aspect_ptr[1:])
     gather = np.repeat(aspects.indptr[first] - aspect_ptr[:-1], sizes) + np.arange(aspect_ptr[-1])
     group_aspects = aspects.indices[gather]
-    owner = np.repeat(np.arange(n_groups, dtype=np.int64), sizes)
-    by_group = owner[np.argsort(group_aspects, kind="stable")]  # groups ascend per aspect
-    by_ptr = np.zeros(aspects.n_aspects + 1, np.int64)
-    np.cumsum(np.bincount(group_aspects, minlength=aspects.n_aspects), out=by_ptr[1:])
+    # the transpose (aspects x groups, groups ascending per aspect): scipy's O(nnz) pass
+    by_aspect = sp.csr_array((np.ones(group_aspects.shape[0], np.int8), group_aspects,
+                              aspect_ptr), shape=(n_groups, aspects.n_aspects)).tocsc()
+    by_ptr = by_aspect.indptr.astype(np.int64)
+    by_group = by_aspect.indices.astype(np.int64)
     return Groups(ptr=ptr, items=order.astype(np.int64), item_group=item_group,
                   aspect_ptr=aspect_ptr, aspects=group_aspects, masks=aspects.masks[first],
                   by_ptr=by_ptr, by_group=by_group, width=int(sizes.max()) if n_groups else 0)
