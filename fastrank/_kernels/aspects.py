@@ -24,9 +24,9 @@ Each step takes the candidate of largest gain; gains within rounding of the larg
 are ties (`_tie_floor`), and among them the lowest item id wins, so the ideal does not
 depend on the order in which equal numbers happened to be added or multiplied.
 
-Lazy greedy with a buffer: a full scan computes every candidate's gain, keeps those at
-or above the `_KEEP`-th largest (all ties included) and remembers the largest gain it
-left out (`bound`). Gains only fall as s falls (every factor 1 - p·s rises and IEEE
+Lazy greedy with a buffer: a scan computes the candidates' gains, keeps those at or
+above the `_KEEP`-th largest (all ties included) and remembers a bound above every gain
+it left out (`bound`). Gains only fall as s falls (every factor 1 - p·s rises and IEEE
 rounding is monotone), so candidates outside the buffer stay at or below `bound`. A
 step recomputes the buffered gains that share an aspect with the last pick and takes
 the lowest id among those that tie with the largest, unless `bound` reaches that tie;
@@ -35,23 +35,21 @@ gain is 0 every later gain is 0, and the walk stops. Aspect sets are also kept a
 64-bit masks (when there are at most 64 aspects; else all bits set): after a pick, only
 buffered candidates sharing an aspect with it are recomputed.
 
-Measured on the benchmark shape, two things decide the speed of the scan. The gain and
-decay loops are written out where they run, not called: a numba call that takes arrays
-pays reference counting on each array per call, which made a helper-based scan ten
-times slower. And the scan has no branch on a group's content: groups are ordered by
-aspect count (so the inner loop's trip count rarely changes) and every group's product
-is computed, which was three times faster than skipping groups by mask.
+A scan does not look at every group: it reaches groups through the user's aspects in
+buckets of falling interest and stops once the groups not reached cannot tie the best
+(see `_ideal_range`). Measured on the benchmark shapes, the gain and decay loops are
+written out where they run, not called: a numba call that takes arrays pays reference
+counting on each array per call.
 """
 
 import numpy as np
 from numba import njit, prange
 
-_KEEP = 32  # buffered candidates between full scans (at least; a whole bin is taken)
+_KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
 _KEEP_MIN = 8  # distinct gains above the bound of the groups not reached that end a scan
 _BOUND_SLACK = 2.0 ** -40  # see _unseen_bound
 _LAST = np.int64(2**62)  # the place of an aspect the scan has not reached
 _BINS = 64  # bins of the gain histogram that finds the buffer's cut
-_TINY = 1e-17  # below the smallest positive gain 1 - prod (2**-53)
 _MIX = np.int64(-7046029254386353131)  # 2**64 / golden ratio, as int64: a multiplicative hash
 _TIE_REL = 2.0 ** -40  # gains this close (relative) are ties: see _tie_floor
 _TIE_ABS = 2.0 ** -44
