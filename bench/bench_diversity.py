@@ -32,7 +32,7 @@ class ABNDCG:
         self.scorer.score(self.other)
 
     def time_ndcg_same_lists(self, users):
-        """The yardstick of the re-scoring target (≤ 3x this)."""
+        """The yardstick of the re-scoring target (≤ 2x this)."""
         fr.evaluate(self.test, self.other, ["ndcg@10"])
 
     def time_alpha_ndcg(self, users):

@@ -147,6 +147,53 @@ def aspect_workload(n_users, n_items=27_000, n_aspects=20, k=10, seed=0):
     return test, train, topk_a, topk_b, aspects
 
 
+@lru_cache(maxsize=2)
+def split_aspect_workload(n_users, n_items=27_000, n_aspects=20, n_train=20, n_test=5, k=10,
+                          hit_rate=0.1, seed=0):
+    """(test, train, topk_a, topk_b, item_aspects): the realistic αβ-nDCG shape. Each user
+    has n_train + n_test distinct power-law items (grades 1..5), the first n_train the
+    training profile and the rest the test set; the lists are a plausible model's that
+    skips the user's training items (as a recommender filters them): each of 4k slots
+    holds one of the user's test items with probability hit_rate (more often near the
+    top), else a popular item, and a list is the first k distinct ones not in training.
+    topk_b is a second model's (the first lists, rotated)."""
+    from fastrank.synthetic import _first_distinct, _popularity
+
+    stem = _cache_dir() / (f"split_aspects_{n_users}_{n_items}_{n_aspects}_{n_train}_"
+                           f"{n_test}_{k}_{seed}")
+    files = [stem.with_suffix(f".{part}") for part in
+             ("test.npz", "train.npz", "a.npy", "b.npy", "aspects.npz")]
+    if all(f.exists() for f in files):
+        return (sp.load_npz(files[0]).tocsr(), sp.load_npz(files[1]).tocsr(),
+                np.load(files[2]), np.load(files[3]), sp.load_npz(files[4]).tocsr())
+    rng = np.random.default_rng(seed)
+    popular = _popularity(rng, n_items)
+    n_own = n_train + n_test
+    own = _first_distinct(popular((n_users, 3 * n_own)), n_own)  # -1 pads: rarely needed
+    parts = []
+    for cols in (own[:, :n_train], own[:, n_train:]):
+        rows = np.repeat(np.arange(n_users), cols.shape[1]).reshape(cols.shape)
+        keep = cols >= 0
+        grades = rng.integers(1, 6, int(keep.sum())).astype(np.float64)
+        parts.append(sp.csr_array((grades, (rows[keep], cols[keep])), shape=(n_users, n_items)))
+    train, test = parts
+    width = 4 * k
+    candidates = popular((n_users, width))
+    hit = rng.random((n_users, width)) < hit_rate * np.linspace(1.5, 0.5, width)[None, :]
+    pick = n_train + rng.integers(0, n_test, (n_users, width))
+    candidates[hit] = np.take_along_axis(own, pick, axis=1)[hit]
+    in_train = (candidates[:, :, None] == own[:, None, :n_train]).any(axis=2)
+    topk_a = _first_distinct(candidates, k, drop=in_train | (candidates < 0))
+    topk_b = np.roll(topk_a, 3, axis=1)
+    aspects = random_aspects(n_items, n_aspects, seed=seed + 2)
+    for f, obj in zip(files, (test, train, topk_a, topk_b, aspects)):
+        if sp.issparse(obj):
+            sp.save_npz(f, obj, compressed=False)
+        else:
+            np.save(f, obj)
+    return test, train, topk_a, topk_b, aspects
+
+
 def dense_preferences(n_users, n_aspects, seed=0):
     """A dense users x aspects γ: every aspect has some weight for every user."""
     rng = np.random.default_rng(seed)

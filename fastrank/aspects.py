@@ -80,12 +80,15 @@ def check_aspects(item_aspects: SparseMatrix, n_items: int, name: str = "item_as
 class Groups:
     """Items with at least one aspect, grouped by equal aspect set."""
 
-    ptr: IntArray           # int64, n_groups + 1
-    items: IntArray         # int64, the items of group g at items[ptr[g]:ptr[g + 1]], ascending
-    item_group: IntArray    # int64 per item, its group (n_groups for items without aspects)
-    aspect_ptr: IntArray    # int64, n_groups + 1: group g's aspects are
-    aspects: AnyArray       # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
-    masks: IntArray         # int64 per group, as Aspects.masks
+    ptr: np.ndarray         # int64, n_groups + 1
+    items: np.ndarray       # int64, the items of group g at items[ptr[g]:ptr[g + 1]], ascending
+    item_group: np.ndarray  # int64 per item, its group (n_groups for items without aspects)
+    aspect_ptr: np.ndarray  # int64, n_groups + 1: group g's aspects are
+    aspects: np.ndarray     # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
+    masks: np.ndarray       # int64 per group, as Aspects.masks
+    by_ptr: np.ndarray      # int64, n_aspects + 1: the groups that hold aspect φ are
+    by_group: np.ndarray    # by_group[by_ptr[φ]:by_ptr[φ + 1]], ascending
+    width: int              # the most aspects of a group (0 without groups)
 
 
 def aspect_groups(aspects: Aspects) -> Groups:
@@ -125,9 +128,15 @@ def aspect_groups(aspects: Aspects) -> Groups:
     aspect_ptr = np.zeros(n_groups + 1, np.int64)
     np.cumsum(sizes, out=aspect_ptr[1:])
     gather = np.repeat(aspects.indptr[first] - aspect_ptr[:-1], sizes) + np.arange(aspect_ptr[-1])
+    group_aspects = aspects.indices[gather]
+    # the transpose (aspects x groups, groups ascending per aspect): scipy's O(nnz) pass
+    by_aspect = sp.csr_array((np.ones(group_aspects.shape[0], np.int8), group_aspects,
+                              aspect_ptr), shape=(n_groups, aspects.n_aspects)).tocsc()
+    by_ptr = by_aspect.indptr.astype(np.int64)
+    by_group = by_aspect.indices.astype(np.int64)
     return Groups(ptr=ptr, items=order.astype(np.int64), item_group=item_group,
-                  aspect_ptr=aspect_ptr, aspects=aspects.indices[gather],
-                  masks=aspects.masks[first])
+                  aspect_ptr=aspect_ptr, aspects=group_aspects, masks=aspects.masks[first],
+                  by_ptr=by_ptr, by_group=by_group, width=int(sizes.max()) if n_groups else 0)
 
 
 def _same_sets(aspects: Aspects, items: IntArray, leaders: IntArray) -> BoolArray:

@@ -10,7 +10,6 @@ cost of one walk of each list. `ab_ndcg(...)` is the one-call form.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -98,37 +97,106 @@ def _check_weights(data: FloatArray, name: str, what: str) -> None:
 
 def _check_scale(data: FloatArray, name: str, what: str) -> None:
     positive = data[data > 0]
-    if positive.size and (positive.min() < _SMALLEST or positive.max() > _LARGEST):
-        bad = positive.min() if positive.min() < _SMALLEST else positive.max()
+    if positive.size:
+        _scale_error(positive.min(), positive.max(), name, what)
+
+
+def _scale_error(low: float, high: float, name: str, what: str) -> None:
+    """Refuse positive values from `low` to `high` outside [2**-1000, 2**1000]."""
+    if low < _SMALLEST or high > _LARGEST:
+        bad = low if low < _SMALLEST else high
         raise ValueError(
             f"{name} holds {bad:g}, outside [2**-1000, 2**1000], where the ratios made of "
             f"its {what} lose their digits; scale it (only ratios matter here)")
 
 
-@dataclass(frozen=True)
-class _Preferences:
-    """γ's source as CSR arrays: the profile (users x items) or weights (users x aspects)."""
-
-    indptr: IntArray
-    indices: AnyArray
-    data: FloatArray
-    from_profile: bool
-
-
-def _preferences(profile: SparseMatrix | ArrayLike | None,
-                 user_aspects: SparseMatrix | ArrayLike | None, shape: tuple[int, int],
-                 n_aspects: int) -> _Preferences:
+def _weights(profile: SparseMatrix | ArrayLike | None,
+             user_aspects: SparseMatrix | ArrayLike | None, shape: Sequence[int],
+             n_aspects: int) -> tuple[Any, FloatArray | None]:
+    """γ's source, checked: (CSR arrays of the profile, users x items, or of sparse
+    user-aspect weights; None) or (None, a dense users x aspects float64 array, whose
+    values the dense kernels check)."""
     if (profile is None) == (user_aspects is None):
         raise TypeError(
             "pass exactly one of profile= (a users x items training matrix; γ is the share "
             "of the user's interactions on each aspect) and user_aspects= (users x aspects "
             "weights)")
     if profile is not None:
-        return _Preferences(*_nonnegative_rows(profile, "profile", shape,
-                                               "interaction weights"), True)
-    indptr, indices, data = _nonnegative_rows(user_aspects, "user_aspects",
-                                              (shape[0], n_aspects), "aspect weights")
-    return _Preferences(indptr, indices, data, False)
+        return _nonnegative_rows(profile, "profile", shape, "interaction weights"), None
+    if sp.issparse(user_aspects):
+        return _nonnegative_rows(user_aspects, "user_aspects", (shape[0], n_aspects),
+                                 "aspect weights"), None
+    dense = np.asarray(user_aspects)
+    if dense.ndim != 2 or dense.dtype.kind not in "biuf":  # real numbers only
+        raise TypeError(
+            f"user_aspects must be a 2-D numeric array or scipy.sparse matrix (aspect "
+            f"weights); got {type(user_aspects).__name__} of dtype {dense.dtype}")
+    if dense.shape != (shape[0], n_aspects):
+        raise ValueError(f"user_aspects has shape {dense.shape} but must have shape "
+                         f"{(shape[0], n_aspects)} (aspect weights)")
+    return None, np.ascontiguousarray(dense, dtype=np.float64)
+
+
+def _gamma(rows: Any, dense: FloatArray | None, from_profile: bool, aspects: Any,
+           users: IntArray, threads: int) -> tuple[IntArray, IntArray, FloatArray]:
+    """γ of each scored user (slot i: truth row users[i]) as CSR arrays (ptr, aspects,
+    shares) from `_weights`' output; an empty row is a γ that is all zero (only a
+    profile may give one: all-zero user-aspect rows are refused)."""
+    from ._kernels.aspects import gamma_rows, gamma_sizes
+
+    n = users.shape[0]
+    if dense is not None:
+        ptr, idx, values = _dense_gamma(dense, users, threads)
+    else:
+        chunks = max(n_ranges(n, threads, n * 64, aspects.n_aspects), 1)
+        args = rows + (from_profile, aspects.indptr, aspects.indices, aspects.n_aspects,
+                       chunks)
+        sizes = np.empty(n, np.int64)
+        gamma_sizes(users, *args, sizes)
+        ptr = _offsets(sizes)
+        idx = np.empty(ptr[-1], np.int64)
+        values = np.empty(ptr[-1], np.float64)
+        gamma_rows(users, *args, ptr, idx, values)
+    if not from_profile:
+        zero = users[ptr[1:] == ptr[:-1]]
+        if zero.size:
+            raise ValueError(
+                f"user_aspects row {int(zero[0])} is all zero ({zero.size} such rows among "
+                f"the users scored); γ must have a positive weight somewhere: give those "
+                f"users weights, or leave them out with users=")
+    return ptr, idx, values
+
+
+def _offsets(sizes: IntArray) -> IntArray:
+    ptr = np.zeros(sizes.shape[0] + 1, np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    return ptr
+
+
+def _dense_gamma(weights: FloatArray, users: IntArray,
+                 threads: int) -> tuple[IntArray, IntArray, FloatArray]:
+    """γ from a dense users x aspects weight array: checked and normalised by parallel
+    kernels, row by row, without a sparse copy."""
+    from ._kernels.aspects import dense_gamma_rows, dense_weight_rows
+
+    n_rows = weights.shape[0]
+    chunks = max(n_ranges(n_rows, threads, weights.size, 1), 1)
+    sizes = np.empty(n_rows, np.int64)
+    totals, low, high = (np.empty(n_rows, np.float64) for _ in range(3))
+    bad = np.empty(n_rows, np.bool_)
+    dense_weight_rows(weights, chunks, sizes, totals, low, high, bad)
+    if bad.any():
+        raise ValueError("user_aspects must hold finite, non-negative aspect weights; found a "
+                         "negative, NaN or infinite value")
+    _scale_error(low.min(initial=np.inf), high.max(initial=0.0), "user_aspects",
+                 "aspect weights")
+    ptr = _offsets(sizes[users])
+    idx = np.empty(ptr[-1], np.int64)
+    values = np.empty(ptr[-1], np.float64)
+    dense_gamma_rows(weights, users, totals, max(n_ranges(users.shape[0], threads,
+                                                          weights.size, 1), 1),
+                     ptr, idx, values)
+    return ptr, idx, values
 
 
 class AlphaBetaNDCG:
@@ -179,8 +247,8 @@ class AlphaBetaNDCG:
         self.alpha = check_unit(alpha, "alpha")
         self.beta = check_unit(beta, "beta")
         self.r_max = self._check_r_max(r_max)
-        self.prefs = _preferences(profile, user_aspects, (n_users, n_items),
-                                  self.aspects.n_aspects)
+        weight_rows, dense = _weights(profile, user_aspects, (n_users, n_items),
+                                      self.aspects.n_aspects)
         if exclude is None and profile is not None:
             # the profile's items; a dense profile's nonzero ones
             exclude = profile if sp.issparse(profile) else sp.csr_array(np.asarray(profile) != 0)
@@ -189,9 +257,10 @@ class AlphaBetaNDCG:
         else:
             self._ex = check_pattern(exclude, "exclude", (n_users, n_items))
         self.users = rows_or_all(users, "users", n_users, "the rows of truth")
-        if self.prefs.from_profile is False:
-            self._check_gamma_rows()
-        self.idcg, self.status = self._ideal(n_threads)
+        with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG ideal"):
+            self._gam = _gamma(weight_rows, dense, profile is not None, self.aspects,
+                               self.users, threads)
+            self.idcg, self.status = self._ideal(threads)
 
     def _check_r_max(self, r_max: object) -> float:
         top = float(self.truth.data.max()) if self.truth.data.size else 0.0
@@ -209,34 +278,22 @@ class AlphaBetaNDCG:
                 f"r_max must stay within [0, beta]: pass r_max >= {top} or leave it out")
         return r_max
 
-    def _check_gamma_rows(self) -> None:
-        """user_aspects rows are γ itself: an all-zero row cannot be normalised."""
-        running = np.concatenate([[0.0], np.cumsum(self.prefs.data)])
-        sums = running[self.prefs.indptr[1:]] - running[self.prefs.indptr[:-1]]
-        zero = self.users[sums[self.users] <= 0]
-        if zero.size:
-            raise ValueError(
-                f"user_aspects row {int(zero[0])} is all zero ({zero.size} such rows among the "
-                f"users scored); γ must have a positive weight somewhere: give those users "
-                f"weights, or leave them out with users=")
-
-    def _ideal(self, n_threads: int | None) -> tuple[FloatArray, Any]:
+    def _ideal(self, threads: int) -> tuple[FloatArray, Any]:
         from ._kernels.aspects import ab_ideal
 
         groups = self.aspects.groups
         n = self.users.shape[0]
         idcg = np.zeros((self.cutoffs.shape[0], n), np.float64)
         status = np.zeros(n, np.int8)
-        t, a, g = self.truth, self.aspects, self.prefs
-        with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG ideal"):
-            chunks = max(n_ranges(n, threads, n * int(groups.ptr.shape[0]), a.n_items), 1)
-            check_scratch(a.n_items, _IDEAL_BYTES, chunks)
-            ab_ideal(t.indptr, t.indices, t.data, self.users, g.indptr, g.indices, g.data,
-                     g.from_profile, self._ex[0], self._ex[1], a.indptr, a.indices, a.masks,
-                     a.n_aspects, groups.ptr, groups.items, groups.aspect_ptr, groups.aspects,
-                     groups.masks, groups.item_group, self.alpha, self.beta, self.r_max,
-                     self.cutoffs, discounts(min(int(self.cutoffs[-1]), a.n_items)),
-                     t.max_row_nnz, chunks, idcg, status)  # at most n_items picks
+        t, a = self.truth, self.aspects
+        chunks = max(n_ranges(n, threads, n * int(groups.ptr.shape[0]), a.n_items), 1)
+        check_scratch(a.n_items, _IDEAL_BYTES, chunks)
+        ab_ideal(t.indptr, t.indices, t.data, self.users, *self._gam, self._ex[0], self._ex[1],
+                 a.indptr, a.indices, a.masks, a.n_aspects, groups.ptr, groups.items,
+                 groups.aspect_ptr, groups.aspects, groups.masks, groups.item_group,
+                 groups.by_ptr, groups.by_group, groups.width, self.alpha, self.beta,
+                 self.r_max, self.cutoffs, discounts(min(int(self.cutoffs[-1]), a.n_items)),
+                 t.max_row_nnz, chunks, idcg, status)  # at most n_items picks
         for arr in (idcg, status):
             arr.flags.writeable = False
         return idcg, status
@@ -257,7 +314,7 @@ class AlphaBetaNDCG:
         from ._kernels.aspects import ab_dcg
 
         clip = check_bool(clip, "clip")
-        t, a, g = self.truth, self.aspects, self.prefs
+        t, a = self.truth, self.aspects
         topk = check_topk(topk, t.n_items)
         n = self.users.shape[0]
         if topk.shape[0] != n:
@@ -269,10 +326,9 @@ class AlphaBetaNDCG:
         with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG walk"):
             chunks = max(n_ranges(n, threads, n * int(self.cutoffs[-1]), t.n_items), 1)
             check_scratch(t.n_items, 16, chunks)
-            ab_dcg(t.indptr, t.indices, t.data, self.users, topk, g.indptr, g.indices, g.data,
-                   g.from_profile, a.indptr, a.indices, a.n_aspects, t.n_items, self.alpha,
-                   self.beta, self.r_max, self.cutoffs, discounts(int(self.cutoffs[-1])),
-                   chunks, dcg)
+            ab_dcg(t.indptr, t.indices, t.data, self.users, topk, *self._gam, a.indptr,
+                   a.indices, a.n_aspects, t.n_items, self.alpha, self.beta, self.r_max,
+                   self.cutoffs, discounts(int(self.cutoffs[-1])), chunks, dcg)
         return self._result(dcg, clip)
 
     def _result(self, dcg: FloatArray, clip: bool) -> Result:

@@ -8,6 +8,7 @@ a seed (the kernels give numpy's results for any thread count).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,18 +40,7 @@ def power_law(n_users: int = 1_000_000, n_items: int = 50_000, k: int = 10, *,
         raise ValueError(
             f"power_law needs n_users, n_items and k of at least 1; got {n_users}, {n_items}, {k}")
     rng = np.random.default_rng(seed)
-    cdf = np.cumsum(1.0 / np.arange(1, n_items + 1) ** item_exponent)
-    cdf /= cdf[-1]
-    item_of_rank = rng.permutation(n_items).astype(np.int32)  # popularity unrelated to id
-
-    from ._kernels.synthetic import search_left  # numba loads on first use, not at import
-
-    def popular(size: int | tuple[int, int]) -> NDArray[np.int32]:
-        u = rng.random(size)
-        ranks = np.empty(u.shape, np.int64)
-        search_left(cdf, u.reshape(-1), ranks.reshape(-1))  # np.searchsorted, in parallel
-        return item_of_rank[ranks]
-
+    popular = _popularity(rng, n_items, item_exponent)
     n_relevant = np.minimum(1 + (rng.pareto(activity_shape, n_users) * 2).astype(np.int64),
                             min(max_relevant, n_items))
     rows = np.repeat(np.arange(n_users, dtype=np.int32), n_relevant)
@@ -72,10 +62,34 @@ def power_law(n_users: int = 1_000_000, n_items: int = 50_000, k: int = 10, *,
     return truth, _first_distinct(candidates, k)
 
 
-def _first_distinct(candidates: NDArray[Any], k: int) -> NDArray[np.int32]:
-    """The first k distinct ids of each row, in order; -1 pads a row with fewer."""
+def _popularity(rng: np.random.Generator, n_items: int,
+                item_exponent: float = 0.9) -> Callable[[int | tuple[int, int]], NDArray[np.int32]]:
+    """A sampler of item ids, `popular(size)`, with Zipf popularity (the item of rank r
+    has weight r^-item_exponent) and ranks assigned to ids at random; np.searchsorted's
+    draws, by a parallel kernel."""
+    from ._kernels.synthetic import search_left  # numba loads on first use, not at import
+
+    cdf = np.cumsum(1.0 / np.arange(1, n_items + 1) ** item_exponent)
+    cdf /= cdf[-1]
+    item_of_rank = rng.permutation(n_items).astype(np.int32)  # popularity unrelated to id
+
+    def popular(size: int | tuple[int, int]) -> NDArray[np.int32]:
+        u = rng.random(size)
+        ranks = np.empty(u.shape, np.int64)
+        search_left(cdf, u.reshape(-1), ranks.reshape(-1))
+        return item_of_rank[ranks]
+
+    return popular
+
+
+def _first_distinct(candidates: NDArray[Any], k: int,
+                    drop: NDArray[np.bool_] | None = None) -> NDArray[np.int32]:
+    """The first k distinct ids of each row, in order, skipping the slots where `drop`
+    (a boolean array of the same shape) is set; a dropped slot's id still counts as seen.
+    -1 pads a row with fewer."""
     from ._kernels.synthetic import first_distinct  # numba loads on first use
 
     out = np.empty((candidates.shape[0], k), np.int32)
-    first_distinct(np.ascontiguousarray(candidates), k, out)
+    skip = np.zeros((0, 0), np.bool_) if drop is None else np.ascontiguousarray(drop)
+    first_distinct(np.ascontiguousarray(candidates), skip, k, out)
     return out

@@ -76,11 +76,28 @@ def test_demo_compare_prints_the_table_and_writes_the_plot(capsys, tmp_path):
     assert plot.stat().st_size > 10_000 and f"written to {plot}" in out
 
 
+def _numpy_first_distinct(candidates, k, drop=None):
+    """What power_law's kernel replaced: the first k distinct ids by a stable sort."""
+    n_rows, width = candidates.shape
+    order = np.argsort(candidates, axis=1, kind="stable")
+    ranked = np.take_along_axis(candidates, order, axis=1)
+    repeat = np.zeros((n_rows, width), dtype=bool)
+    repeat[:, 1:] = ranked[:, 1:] == ranked[:, :-1]
+    is_repeat = np.empty_like(repeat)
+    np.put_along_axis(is_repeat, order, repeat, axis=1)
+    if drop is not None:
+        is_repeat |= drop
+    position = np.where(is_repeat, width, np.arange(width)[None, :])
+    keep = np.sort(position, axis=1)[:, :k]
+    padded = np.concatenate([candidates, np.full((n_rows, 1), -1, candidates.dtype)], axis=1)
+    return np.take_along_axis(padded, keep, axis=1).astype(np.int32)
+
+
 @pytest.mark.parametrize("args", [(3000, 500, 10), (2000, 30, 25), (1, 1, 1), (400, 5, 10)])
 def test_power_law_kernels_give_numpys_results(args):
-    """The sampling's binary search and the first distinct ids, now parallel kernels, give
-    what np.searchsorted and a stable sort give (the lists as numpy builds them)."""
-    from fastrank._kernels.synthetic import first_distinct, search_left
+    """The sampling's binary search and the first distinct ids (with and without dropped
+    slots), now parallel kernels, give what np.searchsorted and a stable sort give."""
+    from fastrank._kernels.synthetic import search_left
 
     rng = np.random.default_rng(sum(args))
     cdf = np.cumsum(rng.random(args[1]))
@@ -90,9 +107,7 @@ def test_power_law_kernels_give_numpys_results(args):
     search_left(cdf, u, ranks)
     assert np.array_equal(ranks, np.minimum(np.searchsorted(cdf, u), args[1] - 1))
     candidates = rng.integers(0, max(args[1] // 10, 1), (args[0], 2 * args[2])).astype(np.int32)
-    out = np.empty((args[0], args[2]), np.int32)
-    first_distinct(candidates, args[2], out)
-    for row, got in zip(candidates, out):
-        _, first = np.unique(row, return_index=True)
-        want = row[np.sort(first)][:args[2]]
-        assert np.array_equal(got[:want.size], want) and (got[want.size:] == -1).all()
+    drop = rng.random(candidates.shape) < 0.3
+    for mask in (None, drop):
+        assert np.array_equal(_first_distinct(candidates, args[2], mask),
+                              _numpy_first_distinct(candidates, args[2], mask))

@@ -118,6 +118,37 @@ def test_thread_count_does_not_change_a_bit():
     np.testing.assert_array_equal(a1.per_user("alpha_ndcg@10"), a2.per_user("alpha_ndcg@10"))
 
 
+@pytest.mark.parametrize("n_aspects, width, binary, seed", [
+    (6, 3, True, 0), (12, 5, False, 1), (40, 2, True, 2), (70, 4, False, 3), (200, 3, True, 4)])
+def test_ideal_reaches_groups_through_their_aspects_like_the_plain_greedy(
+        n_aspects, width, binary, seed):
+    """The ideal finds unrated groups through the user's aspects by falling interest and
+    stops early: on catalogues with many groups (many per aspect, wide ones, ties from
+    0/1 profiles, more than 64 aspects) it equals the plain greedy over every item."""
+    rng = np.random.default_rng(seed)
+    n_users, n_items, k = 6, 80, 9
+    aspects = sp.csr_array((rng.random((n_items, n_aspects)) < width / n_aspects)
+                           .astype(np.int8))
+    truth = sp.random(n_users, n_items, density=0.06, random_state=seed, format="csr")
+    truth.data = np.ceil(truth.data * 5)
+    profile = sp.random(n_users, n_items, density=0.2, random_state=seed + 9, format="csr")
+    if binary:
+        profile.data[:] = 1.0
+    topk = rng.integers(-1, n_items, (n_users, k))
+    # zeros; no small-integer weights: with them, items of 7-9 aspects reach gains that
+    # differ by less than the 2**-40 tie tolerance without being equal (see _tie_floor)
+    dense = rng.random((n_users, n_aspects)) * (rng.random((n_users, n_aspects)) < 0.7)
+    dense[:, 0] += 1.0
+    for kw in ({"profile": profile}, {"profile": profile, "exclude": sp.csr_array(truth.shape)},
+               {"user_aspects": dense, "exclude": profile}, {"user_aspects": sp.csr_array(dense)}):
+        res = fr.ab_ndcg(truth, topk, aspects, k=[3, k], alpha=0.3, beta=0.5, **kw)
+        ref = ab_ndcg_reference(truth, topk, aspects, [3, k], 0.3, 0.5, **kw)
+        for c in (3, k):
+            expected = np.array([np.nan if v is None else v for v in ref[c]])
+            np.testing.assert_allclose(res.per_user(f"ab_ndcg@{c}"), expected, rtol=1e-12,
+                                       atol=1e-15)
+
+
 def test_greedy_ideal_can_be_beaten_and_the_report_says_so():
     aspects = sp.csr_array(np.array([[1, 1, 1, 1], [1, 0, 0, 1], [1, 0, 0, 1], [0, 1, 0, 0]]))
     truth = sp.csr_array(np.array([[2.0, 0.0, 2.0, 0.0]]))
@@ -167,6 +198,10 @@ def test_exclude_defaults_to_the_profile():
     ({"r_max": 2.0}, "r_max=2.0 is below the largest relevance"),
     ({"user_aspects": np.array([[1.0, -1.0], [1.0, 0.0]])}, "user_aspects must hold finite, non"),
     ({"user_aspects": np.array([[1.0, 1.0], [0.0, 0.0]])}, "user_aspects row 1 is all zero"),
+    ({"user_aspects": sp.csr_array(np.array([[1.0, 1.0], [0.0, 0.0]]))},
+     "user_aspects row 1 is all zero"),
+    ({"user_aspects": np.array([[1.0, np.nan], [1.0, 0.0]])}, "user_aspects must hold finite"),
+    ({"user_aspects": np.array([[1.0, 1.0], [np.inf, 0.0]])}, "user_aspects must hold finite"),
     ({"user_aspects": np.ones((2, 3))}, "user_aspects has shape"),
     ({"profile": sp.csr_array(np.array([[-1.0, 0, 0], [0, 0, 0]]))}, "profile must hold"),
 ])

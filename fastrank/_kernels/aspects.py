@@ -24,9 +24,9 @@ Each step takes the candidate of largest gain; gains within rounding of the larg
 are ties (`_tie_floor`), and among them the lowest item id wins, so the ideal does not
 depend on the order in which equal numbers happened to be added or multiplied.
 
-Lazy greedy with a buffer: a full scan computes every candidate's gain, keeps those at
-or above the `_KEEP`-th largest (all ties included) and remembers the largest gain it
-left out (`bound`). Gains only fall as s falls (every factor 1 - p·s rises and IEEE
+Lazy greedy with a buffer: a scan computes the candidates' gains, keeps those at or
+above the `_KEEP`-th largest (all ties included) and remembers a bound above every gain
+it left out (`bound`). Gains only fall as s falls (every factor 1 - p·s rises and IEEE
 rounding is monotone), so candidates outside the buffer stay at or below `bound`. A
 step recomputes the buffered gains that share an aspect with the last pick and takes
 the lowest id among those that tie with the largest, unless `bound` reaches that tie;
@@ -35,20 +35,21 @@ gain is 0 every later gain is 0, and the walk stops. Aspect sets are also kept a
 64-bit masks (when there are at most 64 aspects; else all bits set): after a pick, only
 buffered candidates sharing an aspect with it are recomputed.
 
-Measured on the benchmark shape, two things decide the speed of the scan. The gain and
-decay loops are written out where they run, not called: a numba call that takes arrays
-pays reference counting on each array per call, which made a helper-based scan ten
-times slower. And the scan has no branch on a group's content: groups are ordered by
-aspect count (so the inner loop's trip count rarely changes) and every group's product
-is computed, which was three times faster than skipping groups by mask.
+A scan does not look at every group: it reaches groups through the user's aspects in
+buckets of falling interest and stops once the groups not reached cannot tie the best
+(see `_ideal_range`). Measured on the benchmark shapes, the gain and decay loops are
+written out where they run, not called: a numba call that takes arrays pays reference
+counting on each array per call.
 """
 
 import numpy as np
 from numba import njit, prange
 
-_KEEP = 32  # buffered candidates between full scans (at least; a whole bin is taken)
+_KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
+_KEEP_MIN = 8  # distinct gains above the bound of the groups not reached that end a scan
+_BOUND_SLACK = 2.0 ** -40  # see _unseen_bound
+_LAST = np.int64(2**62)  # the place of an aspect the scan has not reached
 _BINS = 64  # bins of the gain histogram that finds the buffer's cut
-_TINY = 1e-17  # below the smallest positive gain 1 - prod (2**-53)
 _MIX = np.int64(-7046029254386353131)  # 2**64 / golden ratio, as int64: a multiplicative hash
 _TIE_REL = 2.0 ** -40  # gains this close (relative) are ties: see _tie_floor
 _TIE_ABS = 2.0 ** -44
@@ -111,114 +112,138 @@ def _load_gamma(r, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indice
     return n
 
 
-@njit(cache=True)
-def _fill(t_start, t_end, t_indices, t_data, tused, p_scale, a_indptr, a_indices, t_mask,
-          n_groups, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, base, gstamp, gpos,
-          s, q, actmask, gain_t, gain_g, hist, b_ref, b_gain, b_id, b_mask, b_head, gnext,
-          table, bound):
-    """Full scan from the current interest: buffer the best candidates (b_*), return how
-    many; bound[0] = the largest gain left out (-1: none).
-    b_ref is the truth position of a truth candidate, or -(g + 1) for group g.
+@njit(cache=True, parallel=True)
+def gamma_sizes(rows, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indices,
+                n_aspects, n_chunks, sizes):
+    """sizes[i]: how many aspects γ of row rows[i] touches (0 where γ is all zero)."""
+    n_rows = rows.shape[0]
+    for chunk in prange(n_chunks):
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        s = np.zeros(n_aspects, np.float64)
+        touched = np.empty(n_aspects, np.int64)
+        for i in range(lo, hi):
+            n = _load_gamma(rows[i], g_indptr, g_indices, g_data, from_profile, a_indptr,
+                            a_indices, s, touched)
+            sizes[i] = max(n, 0)
+            for t in range(n):
+                s[touched[t]] = 0.0
 
-    Groups whose aspect sets agree on the user's aspects (`actmask`) have equal gains
-    now and after every pick, so they share one buffer entry: its members are linked
-    from b_head through gnext, and its id is the lowest available among them. Found
-    through `table` (open addressing, [stamp, key, entry] per slot, stamp = this scan).
-    Without masks (more than 64 aspects) every group is its own entry.
 
-    Which candidates are "best" only decides how often the walk must scan again, not
-    the result, so the cut is found cheaply: gains go into _BINS equal bins of (0, max],
-    and the buffer takes the top bins until it holds at least _KEEP candidates.
-    """
-    top = 0.0  # the largest gain
-    for j in range(t_start, t_end):
-        gain = 0.0
-        if not tused[j - t_start]:
-            item = t_indices[j]
-            p = max(t_data[j], 0.0) * p_scale
-            prod = 1.0
-            for a in range(a_indptr[item], a_indptr[item + 1]):
-                prod *= 1.0 - p * s[a_indices[a]]
-            gain = 1.0 - prod
-        gain_t[j - t_start] = gain
-        top = max(top, gain)
-    # Every group, without a branch on its content: an exhausted group or one without
-    # any aspect the user cares about gets gain 0 (q is 1.0 off the user's aspects).
-    for g in range(n_groups):
-        prod = 1.0
-        for a in range(grp_aptr[g], grp_aptr[g + 1]):
-            prod *= q[grp_aidx[a]]
-        gain = 1.0 - prod
-        if gstamp[g] == base and gpos[g] >= grp_ptr[g + 1]:
-            gain = 0.0
-        gain_g[g] = gain
-        top = max(top, gain)
-    bound[0] = -1.0
-    if top <= 0.0:
-        return 0
-    # bins 1.._BINS split [0, top] in equal widths
-    scale = (_BINS - 0.5) / top
-    hist[:] = 0
-    for j in range(t_end - t_start):
-        hist[_bin(gain_t[j], scale)] += 1
-    for g in range(n_groups):
-        hist[_bin(gain_g[g], scale)] += 1
-    cut = _BINS
-    held = hist[_BINS]
-    while cut > 1 and held < _KEEP:
-        cut -= 1
-        held += hist[cut]
-    n_buf = 0
-    for j in range(t_start, t_end):
-        gain = gain_t[j - t_start]
-        if gain <= 0.0:
-            continue
-        item = t_indices[j]
-        if _bin(gain, scale) >= cut:
-            b_ref[n_buf] = j
-            b_gain[n_buf] = gain
-            b_id[n_buf] = item
-            b_mask[n_buf] = t_mask[j - t_start] & actmask
-            n_buf += 1
-        elif gain > bound[0]:
-            bound[0] = gain
-    table_mask = table.shape[0] - 1
-    stamp = table[0, 0] = table[0, 0] + 1  # row 0 holds the scan counter
-    for g in range(n_groups):
-        gain = gain_g[g]
-        if gain < max(bound[0], _TINY):  # zero, or cannot beat the bound: mostly true
-            continue
-        pos = grp_ptr[g]
-        if gstamp[g] == base:
-            pos = gpos[g]
-        item = grp_items[pos]
-        if _bin(gain, scale) >= cut:
-            key = grp_mask[g] & actmask
-            if actmask != -1:
-                h = ((key * _MIX) >> 21) & table_mask | 1  # slots 1.., never row 0
-                while table[h, 0] == stamp and table[h, 1] != key:
-                    h = (h + 1) & table_mask | 1
-                if table[h, 0] == stamp:  # joins an entry with the same gain forever
-                    e = table[h, 2]
-                    gnext[g] = b_head[e]
-                    b_head[e] = g
-                    if item < b_id[e]:
-                        b_id[e] = item
-                        b_ref[e] = -(g + 1)
-                    continue
-                table[h, 0] = stamp
-                table[h, 1] = key
-                table[h, 2] = n_buf
-            b_ref[n_buf] = -(g + 1)
-            b_gain[n_buf] = gain
-            b_id[n_buf] = item
-            b_mask[n_buf] = key
-            b_head[n_buf] = g
-            gnext[g] = -1
-            n_buf += 1
-        else:
-            bound[0] = gain  # above the bound (checked at the top of the loop)
-    return n_buf
+@njit(cache=True, parallel=True)
+def gamma_rows(rows, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indices,
+               n_aspects, n_chunks, ptr, out_aspects, out_gamma):
+    """γ of each row rows[i] as CSR (ptr from gamma_sizes): its aspects in the order
+    _load_gamma touches them, and their shares."""
+    n_rows = rows.shape[0]
+    for chunk in prange(n_chunks):
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        s = np.zeros(n_aspects, np.float64)
+        touched = np.empty(n_aspects, np.int64)
+        for i in range(lo, hi):
+            n = _load_gamma(rows[i], g_indptr, g_indices, g_data, from_profile, a_indptr,
+                            a_indices, s, touched)
+            for t in range(n):
+                phi = touched[t]
+                out_aspects[ptr[i] + t] = phi
+                out_gamma[ptr[i] + t] = s[phi]
+                s[phi] = 0.0
+
+
+@njit(cache=True, parallel=True)
+def dense_weight_rows(weights, n_chunks, sizes, totals, low, high, bad):
+    """Per row of a dense users x aspects weight matrix: its non-zero count, their sum
+    (in column order, as _load_gamma adds them), the smallest positive and the largest
+    weight, and whether a weight is negative, NaN or infinite."""
+    n_rows, n_cols = weights.shape
+    for chunk in prange(n_chunks):
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        for r in range(lo, hi):
+            n = 0
+            total = 0.0
+            small = np.inf
+            large = 0.0
+            wrong = False
+            for phi in range(n_cols):
+                v = weights[r, phi]
+                if not (v >= 0.0 and v < np.inf):
+                    wrong = True
+                elif v != 0.0:
+                    n += 1
+                    total += v
+                    small = min(small, v)
+                    large = max(large, v)
+            sizes[r] = n
+            totals[r] = total
+            low[r] = small
+            high[r] = large
+            bad[r] = wrong
+
+
+@njit(cache=True, parallel=True)
+def dense_gamma_rows(weights, rows, totals, n_chunks, ptr, out_aspects, out_gamma):
+    """γ of each row rows[i] of a dense weight matrix as CSR: the non-zero weights over
+    the row's total (totals from dense_weight_rows), in column order."""
+    n_rows = rows.shape[0]
+    n_cols = weights.shape[1]
+    for chunk in prange(n_chunks):
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        for i in range(lo, hi):
+            r = rows[i]
+            t = ptr[i]
+            for phi in range(n_cols):
+                v = weights[r, phi]
+                if v != 0.0:
+                    out_aspects[t] = phi
+                    out_gamma[t] = v / totals[r]
+                    t += 1
+
+
+@njit(cache=True, inline="always")
+def _unseen_bound(s_left, alpha, width):
+    """Above the gain of any group whose aspects the scan has not reached: at most
+    `width` aspects, each of interest at most s_left, so q at least 1 - alpha·s_left
+    (q's own rounding is monotone). The product is lowered by 2**-40 of itself: a group
+    multiplies its factors in another order, and products of the same factors differ
+    in their last bits. 0 when every such gain is 0 (products of ones are exact)."""
+    q_left = 1.0 - alpha * s_left
+    if q_left >= 1.0:
+        return 0.0
+    prod = 1.0
+    for _ in range(width):
+        prod *= q_left
+    return 1.0 - (prod - prod * _BOUND_SLACK)
+
+
+@njit(cache=True, inline="always")
+def _keep_few(gain, best_few, n_few):
+    """Add gain to best_few, the _KEEP_MIN largest distinct positive gains seen (n_few of
+    them, unsorted); the caller skips gains at or below the smallest once it is full.
+    Returns (n_few, the smallest once full, else -1)."""
+    for t in range(n_few):
+        if best_few[t] == gain:
+            return n_few, (_smallest(best_few, n_few) if n_few == _KEEP_MIN else -1.0)
+    if n_few < _KEEP_MIN:
+        best_few[n_few] = gain
+        n_few += 1
+    else:
+        low = 0
+        for t in range(1, n_few):
+            if best_few[t] < best_few[low]:
+                low = t
+        best_few[low] = gain
+    return n_few, (_smallest(best_few, n_few) if n_few == _KEEP_MIN else -1.0)
+
+
+@njit(cache=True, inline="always")
+def _smallest(values, n):
+    low = values[0]
+    for t in range(1, n):
+        low = min(low, values[t])
+    return low
 
 
 @njit(cache=True, inline="always")
@@ -227,108 +252,7 @@ def _bin(gain, scale):
     return min(np.int64(gain * scale) + 1, _BINS)
 
 
-@njit(cache=True)
-def _user_ideal(i, k_max, t_start, t_end, t_indices, t_data, tused, p_scale, alpha,
-                a_indptr, a_indices, t_mask, n_groups, grp_ptr, grp_items, grp_aptr, grp_aidx,
-                grp_mask, base, gstamp, gpos, mark, s, q, actmask, gain_t, gain_g, hist,
-                b_ref, b_gain, b_id, b_mask, b_head, gnext, table, bound, disc, cutoffs, idcg):
-    """The greedy ideal of one user: idcg[c, i] for every cutoff. Consumes s and q."""
-    n_cut = cutoffs.shape[0]
-    n_buf = _fill(t_start, t_end, t_indices, t_data, tused, p_scale, a_indptr, a_indices,
-                  t_mask, n_groups, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, base,
-                  gstamp, gpos, s, q, actmask, gain_t, gain_g, hist, b_ref, b_gain, b_id,
-                  b_mask, b_head, gnext, table, bound)
-    picked_mask = np.int64(0)  # aspects changed by the last pick
-    acc = 0.0
-    c = 0
-    for step in range(k_max):
-        top = -1.0
-        for b in range(n_buf):
-            if b_mask[b] & picked_mask != 0:  # its gain changed: recompute
-                ref = b_ref[b]
-                prod = 1.0
-                if ref >= 0:
-                    item = b_id[b]
-                    p = max(t_data[ref], 0.0) * p_scale
-                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                        prod *= 1.0 - p * s[a_indices[a]]
-                else:
-                    g = -ref - 1
-                    for a in range(grp_aptr[g], grp_aptr[g + 1]):
-                        prod *= q[grp_aidx[a]]
-                b_gain[b] = 1.0 - prod
-            top = max(top, b_gain[b])
-        # a candidate left out could win or tie (gains only fall): scan everything again
-        if bound[0] > 0.0 and bound[0] >= _tie_floor(top, True):
-            n_buf = _fill(t_start, t_end, t_indices, t_data, tused, p_scale, a_indptr,
-                          a_indices, t_mask, n_groups, grp_ptr, grp_items, grp_aptr, grp_aidx,
-                          grp_mask, base, gstamp, gpos, s, q, actmask, gain_t, gain_g,
-                          hist, b_ref, b_gain, b_id, b_mask, b_head, gnext, table, bound)
-            top = -1.0
-            for b in range(n_buf):
-                top = max(top, b_gain[b])
-        if top <= 0.0:
-            break  # nothing left, or every gain from here on is 0
-        # the lowest id among the gains that tie with the largest
-        floor = _tie_floor(top, True)
-        best = -1
-        for b in range(n_buf):
-            if b_gain[b] >= floor and (best < 0 or b_id[b] < b_id[best]):
-                best = b
-        item = b_id[best]
-        ref = b_ref[best]
-        acc += b_gain[best] * disc[step]
-        while c < n_cut and cutoffs[c] == step + 1:
-            idcg[c, i] = acc
-            c += 1
-        picked_mask = b_mask[best]
-        remove = True
-        if ref >= 0:
-            p = max(t_data[ref], 0.0) * p_scale
-            tused[ref - t_start] = 1
-        else:
-            p = alpha
-            g = -ref - 1
-            pos = grp_ptr[g]
-            if gstamp[g] == base:
-                pos = gpos[g]
-            end = grp_ptr[g + 1]
-            pos += 1
-            while pos < end and mark[grp_items[pos]] == base:
-                pos += 1
-            gstamp[g] = base
-            gpos[g] = pos
-            # the entry's next id: the lowest available among its member groups
-            low = -1
-            member = b_head[best]
-            while member >= 0:
-                pos = grp_ptr[member]
-                if gstamp[member] == base:
-                    pos = gpos[member]
-                if pos < grp_ptr[member + 1] and (low < 0 or grp_items[pos] < b_id[best]):
-                    low = member
-                    b_id[best] = grp_items[pos]
-                member = gnext[member]
-            if low >= 0:
-                b_ref[best] = -(low + 1)
-                remove = False
-        if remove:
-            n_buf -= 1
-            b_ref[best] = b_ref[n_buf]
-            b_gain[best] = b_gain[n_buf]
-            b_id[best] = b_id[n_buf]
-            b_mask[best] = b_mask[n_buf]
-            b_head[best] = b_head[n_buf]
-        for a in range(a_indptr[item], a_indptr[item + 1]):
-            phi = a_indices[a]
-            s[phi] *= 1.0 - p
-            q[phi] = 1.0 - alpha * s[phi]
-    while c < n_cut:
-        idcg[c, i] = acc
-        c += 1
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mark_unrated(item, base, mark, item_group, gstamp, gpos):
     """Item is not an unrated candidate of this user (a truth or excluded item)."""
     mark[item] = base
@@ -337,7 +261,7 @@ def _mark_unrated(item, base, mark, item_group, gstamp, gpos):
     gpos[g] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
     """Cursor of a group the user's marks touched: its first unmarked item."""
     if gpos[g] >= 0 or g + 1 >= grp_ptr.shape[0]:  # resolved, or the aspectless slot
@@ -350,102 +274,371 @@ def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
 
 
 @njit(cache=True, parallel=True)
-def ab_ideal(t_indptr, t_indices, t_data, rows, g_indptr, g_indices, g_data, from_profile,
-             e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr,
-             grp_items, grp_aptr, grp_aidx, grp_mask, item_group, alpha, beta, r_max,
-             cutoffs, disc, max_row_nnz, n_chunks, idcg, status):
+def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values, e_indptr,
+             e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr, grp_items, grp_aptr,
+             grp_aidx, grp_mask, item_group, by_ptr, by_grp, width, alpha, beta, r_max, cutoffs,
+             disc, max_row_nnz, n_chunks, idcg, status):
     """Greedy ideal DCG of αβ-nDCG: idcg[c, i] for cutoff c and user slot i (truth row
     rows[i]); status[i] is OK, NO_PROFILE or NO_TRUTH (idcg 0 for those).
 
-    g_*: the profile (from_profile, users x items) or user-aspect weights (users x
-    aspects); e_*: the exclusion pattern (users x items, may store nothing); item_mask:
-    each item's aspect bitmask; grp_ptr / grp_items: the groups of equal aspect set, item
-    ids ascending within each; grp_aptr / grp_aidx / grp_mask: each group's aspects;
-    item_group[i]: the group of item i (n_groups for an item without aspects).
+    gam_*: γ of each slot as CSR (gamma_rows; an empty row: γ all zero); e_*: the
+    exclusion pattern (users x items, may store nothing); item_mask: each item's aspect
+    bitmask; grp_ptr / grp_items: the groups of equal aspect set, item ids ascending
+    within each; grp_aptr / grp_aidx / grp_mask: each group's aspects; item_group[i]: the
+    group of item i (n_groups for an item without aspects); by_ptr / by_grp: the groups
+    of each aspect; width: the most aspects of a group.
     """
     n_rows = rows.shape[0]
+    for chunk in prange(n_chunks):
+        _ideal_range((chunk * n_rows) // n_chunks, ((chunk + 1) * n_rows) // n_chunks,
+                     t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
+                     e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr,
+                     grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, by_grp,
+                     width, alpha, beta / r_max, cutoffs, disc, max_row_nnz, idcg, status)
+
+
+@njit(cache=True)
+def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
+                 e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr,
+                 grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, by_grp, width,
+                 alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status):
+    """ab_ideal for the user slots lo..hi-1, with one set of scratch arrays.
+
+    The walk of one user keeps a buffer of candidates (b_*: b_ref is the truth position
+    of a truth item, or -(g + 1) for group g) and `bound`, above the gain of every
+    candidate left out (-1: none). A scan (re)fills the buffer from the current interest:
+
+    * Truth candidates are few and all computed.
+    * Unrated groups are found through the user's aspects in the order of falling
+      interest (a threshold scan): the groups of the aspect at place j that hold no
+      aspect of an earlier place are new, and the groups not reached yet have at most
+      `width` aspects, each of interest at most that of the aspect at place j + 1
+      (_unseen_bound). The scan stops once _KEEP_MIN distinct gains beat that bound, or
+      at once when the best truth gain does (the next pick is then a truth item: no
+      group need be looked at). Either way nothing left out ties with the best.
+    * Groups whose aspect sets agree on the user's aspects (`actmask`) have equal gains
+      now and after every pick, so they share one buffer entry: its members are linked
+      from b_head through gnext, and its id is the lowest available among them. Found
+      through `table` (open addressing, [stamp, key, entry] per slot, stamp = this
+      scan). Such groups have the same first aspect in the order, so one place finds
+      them all. Without masks (more than 64 aspects) every group is its own entry.
+    * Which candidates are buffered only decides how often the walk must scan again,
+      not the result, so the cut is found cheaply: gains go into _BINS equal bins of
+      (0, max], and the buffer takes the top bins until it holds at least _KEEP.
+
+    All of it is written out in this one function: a call per user or per scan would
+    pay numba's reference counting on each of its many array arguments.
+    """
     n_items = item_group.shape[0]
     n_groups = grp_ptr.shape[0] - 1
     n_cut = cutoffs.shape[0]
     k_max = cutoffs[n_cut - 1]
-    p_scale = beta / r_max
-    for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
-        mark = np.zeros(n_items, np.int64)
-        gstamp = np.zeros(n_groups + 1, np.int64)  # + a spare slot for aspectless items
-        gpos = np.zeros(n_groups + 1, np.int64)
-        gain_g = np.empty(max(n_groups, 1), np.float64)
-        s = np.zeros(n_aspects, np.float64)
-        q = np.ones(n_aspects, np.float64)
-        touched = np.empty(n_aspects, np.int64)
-        width = max(max_row_nnz, 1)
-        tused = np.empty(width, np.uint8)
-        gain_t = np.empty(width, np.float64)
-        t_mask = np.empty(width, np.int64)
-        hist = np.empty(_BINS + 1, np.int64)
-        cap = n_groups + width
-        b_ref = np.empty(cap, np.int64)
-        b_gain = np.empty(cap, np.float64)
-        b_id = np.empty(cap, np.int64)
-        b_mask = np.empty(cap, np.int64)
-        b_head = np.empty(cap, np.int64)
-        gnext = np.empty(max(n_groups, 1), np.int64)
-        size = 4  # a power of two, at least twice the groups + 1 (row 0: the counter)
-        while size < 2 * n_groups + 2:
-            size *= 2
-        table = np.zeros((size, 3), np.int64)
-        bound = np.empty(1, np.float64)
-        for i in range(lo, hi):
-            for c in range(n_cut):
-                idcg[c, i] = 0.0
-            r = rows[i]
-            t_start = t_indptr[r]
-            t_end = t_indptr[r + 1]
-            n_touched = -1
-            if t_end == t_start:
-                status[i] = NO_TRUTH
-            else:
-                n_touched = _load_gamma(r, g_indptr, g_indices, g_data, from_profile,
-                                        a_indptr, a_indices, s, touched)
-                status[i] = OK if n_touched >= 0 else NO_PROFILE
-            if n_touched < 0:
-                continue
-            base = np.int64(i) + 1
-            actmask = np.int64(-1)  # all bits: no masks past 64 aspects
+    mark = np.zeros(n_items, np.int64)
+    gstamp = np.zeros(n_groups + 1, np.int64)  # + a spare slot for aspectless items
+    gpos = np.zeros(n_groups + 1, np.int64)
+    gain_c = np.empty(max(n_groups, 1), np.float64)
+    cand = np.empty(max(n_groups, 1), np.int64)
+    s = np.zeros(n_aspects, np.float64)
+    q = np.ones(n_aspects, np.float64)
+    touched = np.empty(n_aspects, np.int64)
+    order = np.empty(n_aspects, np.int64)
+    bucket = np.empty(n_aspects, np.int64)
+    b_start = np.empty(n_aspects + 2, np.int64)
+    b_top = np.empty(n_aspects + 1, np.float64)
+    arank = np.full(n_aspects, _LAST, np.int64)
+    best_few = np.empty(_KEEP_MIN, np.float64)
+    width_t = max(max_row_nnz, 1)
+    tused = np.empty(width_t, np.uint8)
+    gain_t = np.empty(width_t, np.float64)
+    t_mask = np.empty(width_t, np.int64)
+    hist = np.empty(_BINS + 1, np.int64)
+    cap = n_groups + width_t
+    b_ref = np.empty(cap, np.int64)
+    b_gain = np.empty(cap, np.float64)
+    b_id = np.empty(cap, np.int64)
+    b_mask = np.empty(cap, np.int64)
+    b_head = np.empty(cap, np.int64)
+    gnext = np.empty(max(n_groups, 1), np.int64)
+    size = 4  # a power of two, at least twice the groups + 1 (row 0 unused)
+    while size < 2 * n_groups + 2:
+        size *= 2
+    table = np.zeros((size, 3), np.int64)
+    table_mask = size - 1
+    stamp = 0
+    for i in range(lo, hi):
+        for c in range(n_cut):
+            idcg[c, i] = 0.0
+        r = rows[i]
+        t_start = t_indptr[r]
+        t_end = t_indptr[r + 1]
+        n_touched = gam_ptr[i + 1] - gam_ptr[i]
+        if t_end == t_start:
+            status[i] = NO_TRUTH
+            continue
+        if n_touched == 0:
+            status[i] = NO_PROFILE
+            continue
+        status[i] = OK
+        base = np.int64(i) + 1
+        actmask = np.int64(-1)  # all bits: no masks past 64 aspects
+        if n_aspects <= 64:
+            actmask = np.int64(0)
+        for t in range(n_touched):
+            phi = gam_aspects[gam_ptr[i] + t]
+            touched[t] = phi
+            s[phi] = gam_values[gam_ptr[i] + t]
+            q[phi] = 1.0 - alpha * s[phi]
             if n_aspects <= 64:
-                actmask = np.int64(0)
-            for t in range(n_touched):
-                phi = touched[t]
+                actmask |= np.int64(1) << phi
+        for j in range(t_start, t_end):
+            item = t_indices[j]
+            _mark_unrated(item, base, mark, item_group, gstamp, gpos)
+            tused[j - t_start] = 0
+            t_mask[j - t_start] = item_mask[item]
+        for j in range(e_indptr[r], e_indptr[r + 1]):
+            _mark_unrated(e_indices[j], base, mark, item_group, gstamp, gpos)
+        for j in range(t_start, t_end):
+            _resolve(item_group[t_indices[j]], base, grp_ptr, grp_items, gpos, mark)
+        for j in range(e_indptr[r], e_indptr[r + 1]):
+            _resolve(item_group[e_indices[j]], base, grp_ptr, grp_items, gpos, mark)
+        # the walk
+        n_buf = 0
+        bound = -1.0
+        scan = True  # the buffer must be (re)filled before this step's pick
+        picked_mask = np.int64(0)  # aspects changed by the last pick
+        acc = 0.0
+        c = 0
+        for step in range(k_max):
+            top = -1.0
+            if not scan:
+                for b in range(n_buf):
+                    if b_mask[b] & picked_mask != 0:  # its gain changed: recompute
+                        ref = b_ref[b]
+                        prod = 1.0
+                        if ref >= 0:
+                            item = b_id[b]
+                            p = max(t_data[ref], 0.0) * p_scale
+                            for a in range(a_indptr[item], a_indptr[item + 1]):
+                                prod *= 1.0 - p * s[a_indices[a]]
+                        else:
+                            g = -ref - 1
+                            for a in range(grp_aptr[g], grp_aptr[g + 1]):
+                                prod *= q[grp_aidx[a]]
+                        b_gain[b] = 1.0 - prod
+                    top = max(top, b_gain[b])
+                # a candidate left out could win or tie (gains only fall): scan again
+                scan = bound > 0.0 and bound >= _tie_floor(top, True)
+            if scan:
+                scan = False
+                top = 0.0
+                n_few = 0  # distinct gains in best_few, the largest ones seen (unsorted)
+                few_min = -1.0  # their smallest once there are _KEEP_MIN of them
+                for j in range(t_start, t_end):
+                    gain = 0.0
+                    if not tused[j - t_start]:
+                        item = t_indices[j]
+                        p = max(t_data[j], 0.0) * p_scale
+                        prod = 1.0
+                        for a in range(a_indptr[item], a_indptr[item + 1]):
+                            prod *= 1.0 - p * s[a_indices[a]]
+                        gain = 1.0 - prod
+                    gain_t[j - t_start] = gain
+                    top = max(top, gain)
+                    if gain > few_min and gain > 0.0:
+                        n_few, few_min = _keep_few(gain, best_few, n_few)
+                s_top = 0.0
+                for t in range(n_touched):
+                    s_top = max(s_top, s[touched[t]])
+                unseen = _unseen_bound(s_top, alpha, width)
+                n_cand = 0
+                place = 0  # aspects reached, in order[:place]
+                if unseen > 0.0 and unseen >= _tie_floor(top, True):  # a group may be next
+                    # the user's aspects in buckets of falling interest (a counting sort:
+                    # bucket 0 holds the largest interest, s_top)
+                    n_b = n_touched
+                    b_scale = (n_b - 0.5) / s_top
+                    b_start[: n_b + 2] = 0
+                    b_top[:n_b] = 0.0
+                    for t in range(n_touched):
+                        phi = touched[t]
+                        k = n_b - 1 - min(np.int64(s[phi] * b_scale), n_b - 1)
+                        bucket[t] = k
+                        b_start[k + 2] += 1
+                        b_top[k] = max(b_top[k], s[phi])
+                    for k in range(2, n_b + 2):
+                        b_start[k] += b_start[k - 1]
+                    for t in range(n_touched):  # b_start[k + 1]: where bucket k's next goes
+                        k = bucket[t]
+                        order[b_start[k + 1]] = touched[t]
+                        b_start[k + 1] += 1
+                    k = 0  # bucket k is order[b_start[k]:b_start[k + 1]]
+                    while k < n_b:
+                        for place in range(b_start[k], b_start[k + 1]):
+                            phi = order[place]
+                            arank[phi] = place
+                            for e in range(by_ptr[phi], by_ptr[phi + 1]):
+                                g = by_grp[e]
+                                if gstamp[g] == base and gpos[g] >= grp_ptr[g + 1]:
+                                    continue  # every item of it is the user's or excluded
+                                prod = 1.0
+                                for a in range(grp_aptr[g], grp_aptr[g + 1]):
+                                    psi = grp_aidx[a]
+                                    if arank[psi] < place:
+                                        prod = -1.0  # found at an earlier place
+                                        break
+                                    prod *= q[psi]
+                                gain = 1.0 - prod
+                                if prod < 0.0 or gain <= 0.0:
+                                    continue
+                                cand[n_cand] = g
+                                gain_c[n_cand] = gain
+                                n_cand += 1
+                                top = max(top, gain)
+                                if gain > few_min:
+                                    n_few, few_min = _keep_few(gain, best_few, n_few)
+                        place = b_start[k + 1]
+                        k += 1
+                        while k < n_b and b_start[k + 1] == b_start[k]:
+                            k += 1  # empty buckets
+                        unseen = -1.0 if k == n_b else _unseen_bound(b_top[k], alpha, width)
+                        if unseen <= 0.0 or (few_min > unseen
+                                             and unseen < _tie_floor(top, True)):
+                            break
+                for t in range(place):
+                    arank[order[t]] = _LAST
+                bound = unseen
+                n_buf = 0
+                if top > 0.0:
+                    # bins 1.._BINS split [0, top] in equal widths
+                    scale = (_BINS - 0.5) / top
+                    hist[:] = 0
+                    for t in range(t_end - t_start):
+                        hist[_bin(gain_t[t], scale)] += 1
+                    for e in range(n_cand):
+                        hist[_bin(gain_c[e], scale)] += 1
+                    cut = _BINS
+                    held = hist[_BINS]
+                    while cut > 1 and held < _KEEP:
+                        cut -= 1
+                        held += hist[cut]
+                    for j in range(t_start, t_end):
+                        gain = gain_t[j - t_start]
+                        if gain <= 0.0:
+                            continue
+                        if _bin(gain, scale) >= cut:
+                            b_ref[n_buf] = j
+                            b_gain[n_buf] = gain
+                            b_id[n_buf] = t_indices[j]
+                            b_mask[n_buf] = t_mask[j - t_start] & actmask
+                            n_buf += 1
+                        elif gain > bound:
+                            bound = gain
+                    stamp += 1
+                    for e in range(n_cand):
+                        gain = gain_c[e]
+                        if _bin(gain, scale) < cut:
+                            bound = max(bound, gain)
+                            continue
+                        g = cand[e]
+                        pos = grp_ptr[g]
+                        if gstamp[g] == base:
+                            pos = gpos[g]
+                        item = grp_items[pos]
+                        key = grp_mask[g] & actmask
+                        if actmask != -1:
+                            h = ((key * _MIX) >> 21) & table_mask | 1  # slots 1.., not row 0
+                            while table[h, 0] == stamp and table[h, 1] != key:
+                                h = (h + 1) & table_mask | 1
+                            if table[h, 0] == stamp:  # joins an entry: the same gain forever
+                                f = table[h, 2]
+                                gnext[g] = b_head[f]
+                                b_head[f] = g
+                                if item < b_id[f]:
+                                    b_id[f] = item
+                                    b_ref[f] = -(g + 1)
+                                continue
+                            table[h, 0] = stamp
+                            table[h, 1] = key
+                            table[h, 2] = n_buf
+                        b_ref[n_buf] = -(g + 1)
+                        b_gain[n_buf] = gain
+                        b_id[n_buf] = item
+                        b_mask[n_buf] = key
+                        b_head[n_buf] = g
+                        gnext[g] = -1
+                        n_buf += 1
+                top = -1.0
+                for b in range(n_buf):
+                    top = max(top, b_gain[b])
+            if top <= 0.0:
+                break  # nothing left, or every gain from here on is 0
+            # the lowest id among the gains that tie with the largest
+            floor = _tie_floor(top, True)
+            best = -1
+            for b in range(n_buf):
+                if b_gain[b] >= floor and (best < 0 or b_id[b] < b_id[best]):
+                    best = b
+            item = b_id[best]
+            ref = b_ref[best]
+            acc += b_gain[best] * disc[step]
+            while c < n_cut and cutoffs[c] == step + 1:
+                idcg[c, i] = acc
+                c += 1
+            picked_mask = b_mask[best]
+            remove = True
+            if ref >= 0:
+                p = max(t_data[ref], 0.0) * p_scale
+                tused[ref - t_start] = 1
+            else:
+                p = alpha
+                g = -ref - 1
+                pos = grp_ptr[g]
+                if gstamp[g] == base:
+                    pos = gpos[g]
+                end = grp_ptr[g + 1]
+                pos += 1
+                while pos < end and mark[grp_items[pos]] == base:
+                    pos += 1
+                gstamp[g] = base
+                gpos[g] = pos
+                # the entry's next id: the lowest available among its member groups
+                low = -1
+                member = b_head[best]
+                while member >= 0:
+                    pos = grp_ptr[member]
+                    if gstamp[member] == base:
+                        pos = gpos[member]
+                    if pos < grp_ptr[member + 1] and (low < 0 or grp_items[pos] < b_id[best]):
+                        low = member
+                        b_id[best] = grp_items[pos]
+                    member = gnext[member]
+                if low >= 0:
+                    b_ref[best] = -(low + 1)
+                    remove = False
+            if remove:
+                n_buf -= 1
+                b_ref[best] = b_ref[n_buf]
+                b_gain[best] = b_gain[n_buf]
+                b_id[best] = b_id[n_buf]
+                b_mask[best] = b_mask[n_buf]
+                b_head[best] = b_head[n_buf]
+            for a in range(a_indptr[item], a_indptr[item + 1]):
+                phi = a_indices[a]
+                s[phi] *= 1.0 - p
                 q[phi] = 1.0 - alpha * s[phi]
-                if n_aspects <= 64:
-                    actmask |= np.int64(1) << phi
-            for j in range(t_start, t_end):
-                item = t_indices[j]
-                _mark_unrated(item, base, mark, item_group, gstamp, gpos)
-                tused[j - t_start] = 0
-                t_mask[j - t_start] = item_mask[item]
-            for j in range(e_indptr[r], e_indptr[r + 1]):
-                _mark_unrated(e_indices[j], base, mark, item_group, gstamp, gpos)
-            for j in range(t_start, t_end):
-                _resolve(item_group[t_indices[j]], base, grp_ptr, grp_items, gpos, mark)
-            for j in range(e_indptr[r], e_indptr[r + 1]):
-                _resolve(item_group[e_indices[j]], base, grp_ptr, grp_items, gpos, mark)
-            _user_ideal(i, k_max, t_start, t_end, t_indices, t_data, tused, p_scale, alpha,
-                        a_indptr, a_indices, t_mask, n_groups, grp_ptr, grp_items, grp_aptr,
-                        grp_aidx, grp_mask, base, gstamp, gpos, mark, s, q, actmask, gain_t,
-                        gain_g, hist, b_ref, b_gain, b_id, b_mask, b_head, gnext, table, bound,
-                        disc, cutoffs, idcg)
-            for t in range(n_touched):
-                phi = touched[t]
-                s[phi] = 0.0
-                q[phi] = 1.0
+        while c < n_cut:
+            idcg[c, i] = acc
+            c += 1
+        for t in range(n_touched):
+            phi = touched[t]
+            s[phi] = 0.0
+            q[phi] = 1.0
 
 
 @njit(cache=True, parallel=True)
-def ab_dcg(t_indptr, t_indices, t_data, rows, topk, g_indptr, g_indices, g_data,
-           from_profile, a_indptr, a_indices, n_aspects, n_items, alpha, beta, r_max,
-           cutoffs, disc, n_chunks, dcg):
+def ab_dcg(t_indptr, t_indices, t_data, rows, topk, gam_ptr, gam_aspects, gam_values,
+           a_indptr, a_indices, n_aspects, n_items, alpha, beta, r_max, cutoffs, disc,
+           n_chunks, dcg):
     """αβ-DCG of each top-K row at every cutoff: dcg[c, i]. Rows without truth or γ get
     0 (the facade knows them from the ideal's status). A repeated id counts once."""
     n_rows = rows.shape[0]
@@ -458,17 +651,14 @@ def ab_dcg(t_indptr, t_indices, t_data, rows, topk, g_indptr, g_indices, g_data,
         mark = np.zeros(n_items, np.int64)
         value = np.empty(n_items, np.float64)
         s = np.zeros(n_aspects, np.float64)
-        touched = np.empty(n_aspects, np.int64)
         for i in range(lo, hi):
             for c in range(n_cut):
                 dcg[c, i] = 0.0
             r = rows[i]
-            n_touched = -1
-            if t_indptr[r + 1] > t_indptr[r]:
-                n_touched = _load_gamma(r, g_indptr, g_indices, g_data, from_profile,
-                                        a_indptr, a_indices, s, touched)
-            if n_touched < 0:
+            if t_indptr[r + 1] == t_indptr[r] or gam_ptr[i + 1] == gam_ptr[i]:
                 continue
+            for t in range(gam_ptr[i], gam_ptr[i + 1]):
+                s[gam_aspects[t]] = gam_values[t]
             base = 2 * (np.int64(i) + 1)
             for j in range(t_indptr[r], t_indptr[r + 1]):
                 item = t_indices[j]
@@ -492,8 +682,8 @@ def ab_dcg(t_indptr, t_indices, t_data, rows, topk, g_indptr, g_indices, g_data,
                 while c < n_cut and cutoffs[c] == step + 1:
                     dcg[c, i] = acc
                     c += 1
-            for t in range(n_touched):
-                s[touched[t]] = 0.0
+            for t in range(gam_ptr[i], gam_ptr[i + 1]):
+                s[gam_aspects[t]] = 0.0
 
 
 @njit(cache=True)

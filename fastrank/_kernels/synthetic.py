@@ -25,9 +25,12 @@ def search_left(cdf, u, out):
 
 
 @njit(cache=True, parallel=True)
-def first_distinct(candidates, k, out):
-    """out[i] = the first k distinct ids of candidates[i], in order; -1 pads the rest."""
+def first_distinct(candidates, drop, k, out):
+    """out[i] = the first k distinct ids of candidates[i], in order, leaving out the slots
+    where drop[i] is set (drop of shape (0, 0): none); an id seen in an earlier slot, kept
+    or dropped, is a repeat. -1 pads the rest."""
     width = candidates.shape[1]
+    use_drop = drop.shape[0] > 0
     for i in prange(candidates.shape[0]):
         filled = 0
         for p in range(width):
@@ -35,12 +38,13 @@ def first_distinct(candidates, k, out):
                 break
             c = candidates[i, p]
             seen = False
-            for q in range(filled):
-                if out[i, q] == c:
+            for q in range(p):
+                if candidates[i, q] == c:
                     seen = True
                     break
-            if not seen:
-                out[i, filled] = c
-                filled += 1
+            if seen or (use_drop and drop[i, p]):
+                continue
+            out[i, filled] = c
+            filled += 1
         for q in range(filled, k):
             out[i, q] = -1
