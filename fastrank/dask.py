@@ -28,9 +28,9 @@ from ._types import DataFrame
 
 from .engine import parse_requests
 from .io.tables import dtype_kind
-from .partitions import (PartitionedResult, check_columns, evaluate_partition, list_metrics,
-                         means_of_sums, order_column, partial_sums, per_user_columns,
-                         sum_columns)
+from .partitions import (PartitionedResult, check_columns, check_counts, evaluate_partition,
+                         list_metrics, means_of_sums, order_column, partial_sums,
+                         per_user_columns, sum_columns)
 from .validation import check_int
 
 
@@ -86,11 +86,7 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     import pandas as pd
 
     labels, requests = list_metrics(metrics, convention, dialect, "Dask")
-    if n_items is not None:
-        n_items = check_int(n_items, "n_items")
-    if npartitions is not None:
-        npartitions = check_int(npartitions, "npartitions")
-    n_threads = check_int(n_threads, "n_threads")
+    n_items, npartitions, n_threads = check_counts(n_items, npartitions, n_threads)
     if split_every is not None:
         split_every = check_int(split_every, "split_every", 2)
     columns = {"truth": (truth, [user, item] + ([relevance] if relevance else [])),

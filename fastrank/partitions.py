@@ -26,7 +26,7 @@ from .grammar import metric_labels
 from .io.tables import from_tables
 from .means import mean_of
 from .streaming import Evaluator
-from .validation import LARGEST_INT
+from .validation import LARGEST_INT, check_int
 
 # the columns of the per-user values besides the user and the metrics
 PER_USER = ("n_relevant", "counted")
@@ -83,6 +83,15 @@ def list_metrics(metrics: str | Iterable[str], convention: str, dialect: str | N
                 f"fastrank.{where.lower()} evaluates the metrics of the lists and the truth "
                 f"alone (the families ranking, counts and trec of fastrank.METRICS)")
     return labels, requests
+
+
+def check_counts(n_items: Any, npartitions: Any,
+                 n_threads: Any) -> tuple[int | None, int | None, int]:
+    """The cluster front ends' counts, checked: n_items and npartitions (None: leave them
+    to the data and the cluster) and the numba threads of each task."""
+    return (None if n_items is None else check_int(n_items, "n_items"),
+            None if npartitions is None else check_int(npartitions, "npartitions"),
+            check_int(n_threads, "n_threads"))
 
 
 def check_columns(columns: Iterable[Any], name: str, needed: Iterable[Any]) -> None:

@@ -29,9 +29,9 @@ from typing import Any, TypeVar
 from ._types import AnyArray, DataFrame
 
 from .engine import parse_requests
-from .partitions import (PartitionedResult, check_columns, evaluate_partition, list_metrics,
-                         means_of_sums, order_column, partial_sums, per_user_columns,
-                         sum_columns)
+from .partitions import (PartitionedResult, check_columns, check_counts, evaluate_partition,
+                         list_metrics, means_of_sums, order_column, partial_sums,
+                         per_user_columns, sum_columns)
 from .result import Result
 from .validation import check_int
 
@@ -92,11 +92,7 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     SparkResult
     """
     labels, requests = list_metrics(metrics, convention, dialect, "Spark")
-    if n_items is not None:
-        n_items = check_int(n_items, "n_items")
-    if npartitions is not None:
-        npartitions = check_int(npartitions, "npartitions")
-    n_threads = check_int(n_threads, "n_threads")
+    n_items, npartitions, n_threads = check_counts(n_items, npartitions, n_threads)
     for name, frame, needed in (("truth", truth, [user, item] + ([relevance] if relevance
                                                                   else [])),
                                 ("recs", recs, [user, item])):
