@@ -208,9 +208,9 @@ def _compressed(matrix: SparseMatrix, name: str, n_outer: int, n_inner: int,
     nnz = int(indptr[-1])
     decreasing = f"{name} is a malformed {kind} matrix: indptr must start at 0 and never " \
                  f"decrease; {rebuild}"
-    scan = np.empty((_n_chunks(n_outer), 5), np.int64)
+    scan = np.empty((_n_chunks(n_outer), 4), np.int64)
     _scan(scan_rows, indptr, indices, scan.shape[0], scan)
-    if int(indptr[0]) != 0 or scan[:, 4].any():
+    if int(indptr[0]) != 0 or scan[:, 3].any():
         raise ValueError(decreasing)
     if nnz != indices.shape[0]:
         raise ValueError(

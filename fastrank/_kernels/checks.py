@@ -21,11 +21,10 @@ def _bounds(n, chunk, n_chunks):
 def scan_rows(indptr, indices, n_chunks, out):
     """For chunk c of the rows of a compressed matrix whose indptr starts at 0 and ends at
     len(indices): out[c] = (smallest index, largest index, 1 if some row's indices do not
-    strictly increase, longest row, 1 if indptr decreases in the chunk). A row whose step
-    decreases (flagged) or leaves [0, len(indices)] (then indptr ends elsewhere, or
-    decreases somewhere) is not read. An empty chunk writes
-    (the largest int64, -1, 0, 0, 0). One scan for what took two: one parallel kernel
-    fewer to compile on a first call."""
+    strictly increase, 1 if indptr decreases in the chunk). A row whose step decreases
+    (flagged) or leaves [0, len(indices)] (then indptr ends elsewhere, or decreases
+    somewhere) is not read. An empty chunk writes (the largest int64, -1, 0, 0). One scan
+    for what took two: one parallel kernel fewer to compile on a first call."""
     n_rows = indptr.shape[0] - 1
     n_indices = indices.shape[0]
     for chunk in prange(n_chunks):
@@ -33,7 +32,6 @@ def scan_rows(indptr, indices, n_chunks, out):
         smallest = np.iinfo(np.int64).max
         largest = np.int64(-1)
         unsorted = 0
-        longest = np.int64(0)
         bad_step = 0
         for r in range(lo, hi):
             start = np.int64(indptr[r])
@@ -43,7 +41,6 @@ def scan_rows(indptr, indices, n_chunks, out):
                 continue
             if start < 0 or end > n_indices:  # past the entries: not read
                 continue
-            longest = max(longest, end - start)
             previous = np.int64(-1)
             for j in range(start, end):
                 index = np.int64(indices[j])
@@ -55,8 +52,7 @@ def scan_rows(indptr, indices, n_chunks, out):
         out[chunk, 0] = smallest
         out[chunk, 1] = largest
         out[chunk, 2] = unsorted
-        out[chunk, 3] = longest
-        out[chunk, 4] = bad_step
+        out[chunk, 3] = bad_step
 
 
 @njit(cache=True, parallel=True)
