@@ -1,6 +1,8 @@
 """fastrank.dask on a real distributed.LocalCluster with two worker processes: equal to the
 local evaluation of the same tables, per user and in the means; bad input named."""
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,7 +10,8 @@ import pytest
 import fastrank
 import fastrank.dask
 from fastrank import io
-from fastrank.synthetic import power_law
+
+from .user_tables import user_tables
 
 pytestmark = pytest.mark.slow  # a LocalCluster of two worker processes
 
@@ -25,19 +28,7 @@ def client():
     cluster.close()
 
 
-def tables(n_users=4000, ids="int", seed=0):
-    """(truth, recs) pandas frames: power-law data, some users on one side only, ties."""
-    truth, topk = power_law(n_users, 300, 12, seed=seed)
-    coo = truth.tocoo()
-    rows, cols = np.nonzero(topk >= 0)
-    name = (lambda x: x.astype(np.int64)) if ids == "int" else \
-        (lambda x: np.char.add("u", x.astype(str)))
-    t = pd.DataFrame({"user": name(coo.row), "item": coo.col.astype(np.int64),
-                      "relevance": coo.data})
-    keep = rows % 13 != 0  # some users without recommendations
-    r = pd.DataFrame({"user": name(rows[keep] + 5), "item": topk[rows, cols][keep],
-                      "score": np.floor((12 - cols[keep]) / 3)})  # ties, and users not judged
-    return t, r
+tables = partial(user_tables, n_users=4000)
 
 
 def check_equal(res, local, metrics, user_ids):

@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 import warnings
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,8 @@ import pytest
 
 import fastrank
 from fastrank import io
-from fastrank.synthetic import power_law
+
+from .user_tables import user_tables
 
 pytest.importorskip("pyspark")
 if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
@@ -43,19 +45,7 @@ def spark():
     session.stop()
 
 
-def tables(n_users=3000, ids="int", seed=0):
-    """(truth, recs) pandas frames: power-law data, some users on one side only, ties."""
-    truth, topk = power_law(n_users, 300, 12, seed=seed)
-    coo = truth.tocoo()
-    rows, cols = np.nonzero(topk >= 0)
-    name = (lambda x: x.astype(np.int64)) if ids == "int" else \
-        (lambda x: np.char.add("u", x.astype(str)).astype(object))
-    t = pd.DataFrame({"user": name(coo.row), "item": coo.col.astype(np.int64),
-                      "relevance": coo.data})
-    keep = rows % 13 != 0  # some users without recommendations
-    r = pd.DataFrame({"user": name(rows[keep] + 5), "item": topk[rows, cols][keep],
-                      "score": np.floor((12 - cols[keep]) / 3)})  # ties, and users not judged
-    return t, r
+tables = partial(user_tables, n_users=3000, object_ids=True)
 
 
 def check_equal(res, local, metrics, user_ids, per_user=True):
