@@ -45,6 +45,22 @@ def _cache_dir():
 
 
 @lru_cache(maxsize=4)
+def _stored(name, parts, build):
+    """The arrays `build()` returns, kept in the cache folder as name.<part> files (a
+    scipy.sparse matrix as .npz, an array as .npy): built once, loaded after."""
+    files = [(_cache_dir() / name).with_suffix(f".{part}") for part in parts]
+    if all(f.exists() for f in files):
+        return tuple(sp.load_npz(f).tocsr() if f.suffix == ".npz" else np.load(f)
+                     for f in files)
+    built = build()
+    for f, obj in zip(files, built):
+        if sp.issparse(obj):
+            sp.save_npz(f, obj, compressed=False)
+        else:
+            np.save(f, obj)
+    return built
+
+
 def workload(n_users, k, seed=0):
     """(truth, topk) with power-law popularity, deterministic for the arguments."""
     stem = _cache_dir() / f"power_law_{n_users}_{N_ITEMS}_{k}_{seed}"
@@ -73,12 +89,12 @@ def metric_labels(metric_set, k):
 def als_workload(n_users, n_items=N_ITEMS, factors=32, iterations=3, seed=0):
     """(train, test, user_factors, item_factors): an 80/20 split of a power-law data set
     and implicit ALS factors fitted on train. Needs implicit the first time; cached."""
-    stem = _cache_dir() / f"als_{n_users}_{n_items}_{factors}_{iterations}_{seed}"
-    files = [stem.with_suffix(f".{part}") for part in
-             ("train.npz", "test.npz", "users.npy", "items.npy")]
-    if all(f.exists() for f in files):
-        return (sp.load_npz(files[0]).tocsr(), sp.load_npz(files[1]).tocsr(),
-                np.load(files[2]), np.load(files[3]))
+    return _stored(f"als_{n_users}_{n_items}_{factors}_{iterations}_{seed}",
+                   ("train.npz", "test.npz", "users.npy", "items.npy"),
+                   lambda: _fit_als(n_users, n_items, factors, iterations, seed))
+
+
+def _fit_als(n_users, n_items, factors, iterations, seed):
     from implicit.als import AlternatingLeastSquares
     from threadpoolctl import threadpool_limits
 
@@ -97,10 +113,6 @@ def als_workload(n_users, n_items=N_ITEMS, factors=32, iterations=3, seed=0):
     model = AlternatingLeastSquares(factors=factors, iterations=iterations, random_state=seed)
     with threadpool_limits(1, "blas"):
         model.fit(train, show_progress=False)
-    for f, obj in zip(files, (train, test)):
-        sp.save_npz(f, obj, compressed=False)
-    np.save(files[2], model.user_factors)
-    np.save(files[3], model.item_factors)
     return train, test, model.user_factors, model.item_factors
 
 
@@ -129,22 +141,16 @@ def aspect_workload(n_users, n_items=27_000, n_aspects=20, k=10, seed=0):
     """(test, train, topk_a, topk_b, item_aspects): the αβ-nDCG benchmark shape. Test and
     train are independent power-law draws over the same users and items; topk_a is a
     plausible model's lists, topk_b a second model's (the first lists, rotated)."""
-    stem = _cache_dir() / f"aspects_{n_users}_{n_items}_{n_aspects}_{k}_{seed}"
-    files = [stem.with_suffix(f".{part}") for part in
-             ("test.npz", "train.npz", "a.npy", "b.npy", "aspects.npz")]
-    if all(f.exists() for f in files):
-        return (sp.load_npz(files[0]).tocsr(), sp.load_npz(files[1]).tocsr(),
-                np.load(files[2]), np.load(files[3]), sp.load_npz(files[4]).tocsr())
-    test, topk_a = power_law(n_users, n_items, k, seed=seed)
-    train, _ = power_law(n_users, n_items, k, seed=seed + 1)
-    topk_b = np.roll(topk_a, 3, axis=1)
-    aspects = random_aspects(n_items, n_aspects, seed=seed + 2)
-    for f, obj in zip(files, (test, train, topk_a, topk_b, aspects)):
-        if sp.issparse(obj):
-            sp.save_npz(f, obj, compressed=False)
-        else:
-            np.save(f, obj)
-    return test, train, topk_a, topk_b, aspects
+    def build():
+        test, topk_a = power_law(n_users, n_items, k, seed=seed)
+        train, _ = power_law(n_users, n_items, k, seed=seed + 1)
+        return (test, train, topk_a, np.roll(topk_a, 3, axis=1),
+                random_aspects(n_items, n_aspects, seed=seed + 2))
+
+    return _stored(f"aspects_{n_users}_{n_items}_{n_aspects}_{k}_{seed}", _ASPECT_PARTS, build)
+
+
+_ASPECT_PARTS = ("test.npz", "train.npz", "a.npy", "b.npy", "aspects.npz")
 
 
 @lru_cache(maxsize=2)
@@ -157,15 +163,15 @@ def split_aspect_workload(n_users, n_items=27_000, n_aspects=20, n_train=20, n_t
     holds one of the user's test items with probability hit_rate (more often near the
     top), else a popular item, and a list is the first k distinct ones not in training.
     topk_b is a second model's (the first lists, rotated)."""
+    return _stored(f"split_aspects_{n_users}_{n_items}_{n_aspects}_{n_train}_{n_test}_{k}_"
+                   f"{seed}", _ASPECT_PARTS,
+                   lambda: _split_aspects(n_users, n_items, n_aspects, n_train, n_test, k,
+                                          hit_rate, seed))
+
+
+def _split_aspects(n_users, n_items, n_aspects, n_train, n_test, k, hit_rate, seed):
     from fastrank.synthetic import _first_distinct, _popularity
 
-    stem = _cache_dir() / (f"split_aspects_{n_users}_{n_items}_{n_aspects}_{n_train}_"
-                           f"{n_test}_{k}_{seed}")
-    files = [stem.with_suffix(f".{part}") for part in
-             ("test.npz", "train.npz", "a.npy", "b.npy", "aspects.npz")]
-    if all(f.exists() for f in files):
-        return (sp.load_npz(files[0]).tocsr(), sp.load_npz(files[1]).tocsr(),
-                np.load(files[2]), np.load(files[3]), sp.load_npz(files[4]).tocsr())
     rng = np.random.default_rng(seed)
     popular = _popularity(rng, n_items)
     n_own = n_train + n_test
@@ -184,14 +190,8 @@ def split_aspect_workload(n_users, n_items=27_000, n_aspects=20, n_train=20, n_t
     candidates[hit] = np.take_along_axis(own, pick, axis=1)[hit]
     in_train = (candidates[:, :, None] == own[:, None, :n_train]).any(axis=2)
     topk_a = _first_distinct(candidates, k, drop=in_train | (candidates < 0))
-    topk_b = np.roll(topk_a, 3, axis=1)
-    aspects = random_aspects(n_items, n_aspects, seed=seed + 2)
-    for f, obj in zip(files, (test, train, topk_a, topk_b, aspects)):
-        if sp.issparse(obj):
-            sp.save_npz(f, obj, compressed=False)
-        else:
-            np.save(f, obj)
-    return test, train, topk_a, topk_b, aspects
+    return (test, train, topk_a, np.roll(topk_a, 3, axis=1),
+            random_aspects(n_items, n_aspects, seed=seed + 2))
 
 
 def dense_preferences(n_users, n_aspects, seed=0):
