@@ -25,14 +25,14 @@ from numba import njit, prange
 from . import codes
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _ratio(num, den):
     if den > 0:
         return num / den
     return 0.0
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _sift_down(buf, root, end):
     """Restore the min-heap order of buf[:end] below `root`."""
     while True:
@@ -59,7 +59,7 @@ def _heap_sort_down(buf, m):
         tmp = buf[0]
         buf[0] = buf[end]
         buf[end] = tmp
-        _sift_down(buf, 0, end)
+        _sift_down(buf, np.int64(0), end)
 
 
 # Rows with at most this many relevant values are ranked by counting (see _sort_top).
@@ -118,7 +118,7 @@ _EXP_TOP = 512.0
 _LIN_TOP = 2.0 ** 512
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _exp_gain(v, shift):
     """(2^v - 1) / 2^shift, computed without overflow for v <= shift + _EXP_TOP."""
     return 2.0 ** (v - shift) - 2.0 ** (-shift)
@@ -161,7 +161,7 @@ def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, scale, 
     return 0.0
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _stop_chance(v, top):
     """ERR's chance that a user stops at an item of grade v: (2^min(v, top) - 1) / 2^top."""
     return (2.0 ** (min(v, top) - top)) - 2.0 ** -top
@@ -186,7 +186,7 @@ _HITS, _MISSES, _FIRST_HIT, _SUM_PREC, _DCG_LIN, _DCG_EXP, _DCG_BIN, _CG, _AUC_S
 _N_SUMS = 9
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
               auc_sum):
     snap[c, _HITS] = hits
@@ -303,143 +303,171 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
         out[s, i] = total
 
 
-@njit(cache=True, error_model="numpy")
-def _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
-               slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
-               counted, k_max, need_ideal, need_full, need_exp, need_acc, ideal_bin):
+def _rows_kernel(params):
     """The walk of top-K rows lo..hi-1 with scratch of its own (see rank_metrics): the
     body of rank_metrics' prange, a plain function so that the parallel driver, which
-    numba compiles at length, stays small."""
-    n_slots = slot_code.shape[0]
-    n_cut = cutoffs.shape[0]
-    stamp = np.zeros(n_items, np.int64)
-    value = np.empty(n_items, np.float64)
-    buf = np.empty(max(max_row_nnz, 1), np.float64)
-    spare = np.empty(_SMALL, np.float64)              # _sort_top's placed values
-    ideal_lin = np.zeros(n_cut, np.float64)
-    ideal_exp = np.zeros(n_cut, np.float64)
-    hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
-    hit_value = np.empty(max(k_max, 1), np.float64)  # ... and their values
-    snap = np.empty((n_cut, _N_SUMS), np.float64)    # the walk's sums at each cutoff
-    for i in range(lo, hi):
-        base = 2 * (np.int64(i) + 1)
-        r = rows[i]
-        start = indptr[r]
-        end = indptr[r + 1]
-        m = np.int64(0)
-        all_equal = np.bool_(True)
-        top = 0.0
-        for j in range(start, end):
-            v = data[j]
-            if v > 0.0:
-                item = indices[j]
-                stamp[item] = base
-                value[item] = v
-                if m > 0 and v != buf[0]:
-                    all_equal = False
-                buf[m] = v
-                m += 1
-                top = max(top, v)
-        shift = max(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
-        scale = 1.0  # 1: the plain linear gains
-        if top > _LIN_TOP:
-            scale = 2.0 ** -np.float64(math.frexp(top)[1])
-        n_relevant[i] = m
-        if count_judged:
-            is_counted = end > start
-        else:
-            is_counted = m > 0
-        if not is_counted:
-            counted[i] = 0
-            for s in range(n_slots):
-                out[s, i] = np.nan
-            continue
-        counted[i] = 1
+    numba compiles at length, stays small. `params` (a constant of the closure, so numba
+    drops the other branch before typing) says whether the walk keeps its hits for the
+    codes with a parameter (`_param_slots`): the kernel of the other codes never compiles
+    them."""
 
-        ideal_full = 0.0
-        if need_ideal:
-            ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full, need_exp,
-                                     shift, scale, ideal_lin, ideal_exp, spare)
+    @njit(cache=True, error_model="numpy")
+    def rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
+                  slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
+                  counted, k_max, need_ideal, need_full, need_exp, ideal_bin):
+        n_slots = slot_code.shape[0]
+        n_cut = cutoffs.shape[0]
+        stamp = np.zeros(n_items, np.int64)
+        value = np.empty(n_items, np.float64)
+        buf = np.empty(max(max_row_nnz, 1), np.float64)
+        spare = np.empty(_SMALL, np.float64)              # _sort_top's placed values
+        ideal_lin = np.zeros(n_cut, np.float64)
+        ideal_exp = np.zeros(n_cut, np.float64)
+        hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
+        hit_value = np.empty(max(k_max, 1), np.float64)  # ... and their values
+        snap = np.empty((n_cut, _N_SUMS), np.float64)    # the walk's sums at each cutoff
+        for i in range(lo, hi):
+            base = 2 * (np.int64(i) + 1)
+            r = rows[i]
+            start = indptr[r]
+            end = indptr[r + 1]
+            m = np.int64(0)
+            all_equal = np.bool_(True)
+            top = 0.0
+            for j in range(start, end):
+                v = data[j]
+                if v > 0.0:
+                    item = indices[j]
+                    stamp[item] = base
+                    value[item] = v
+                    if m > 0 and v != buf[0]:
+                        all_equal = False
+                    buf[m] = v
+                    m += 1
+                    top = max(top, v)
+            shift = max(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
+            scale = 1.0  # 1: the plain linear gains
+            if top > _LIN_TOP:
+                scale = 2.0 ** -np.float64(math.frexp(top)[1])
+            n_relevant[i] = m
+            if count_judged:
+                is_counted = end > start
+            else:
+                is_counted = m > 0
+            if not is_counted:
+                counted[i] = 0
+                for s in range(n_slots):
+                    out[s, i] = np.nan
+                continue
+            counted[i] = 1
 
-        n_neg = n_items - m
-        hits = np.int64(0)
-        misses = np.int64(0)
-        first_hit = np.int64(0)
-        r_hits = np.int64(0)
-        sum_prec = 0.0
-        dcg_lin = 0.0
-        dcg_exp = 0.0
-        dcg_bin = 0.0
-        cg = 0.0
-        auc_sum = 0.0
-        c = np.int64(0)
-        for p in range(k_max):
-            item = topk[i, p]
-            if item >= 0:
-                st = stamp[item]
-                if st == base:  # relevant, first time in this list
-                    stamp[item] = base + 1
-                    hits += 1
-                    sum_prec += hits / (p + 1.0)
-                    if first_hit == 0:
-                        first_hit = p + 1
-                    v = value[item]
-                    d = disc[p]
-                    dcg_lin += v * scale * d
-                    if need_exp:
-                        dcg_exp += _exp_gain(v, shift) * d
-                    dcg_bin += d
-                    cg += v
-                    if need_acc:
-                        hit_at[hits - 1] = p
-                        hit_value[hits - 1] = v
-                elif st != base + 1:  # not relevant, first time in this list
-                    stamp[item] = base + 1
-                    misses += 1
-                    auc_sum += hits
-                # else: a repeated id; counts for nothing
-            rank = p + 1
-            if rank == m or (rank == k_max and m > k_max):
-                r_hits = hits
-            while c < n_cut and cutoffs[c] == rank:
-                _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp,
-                          dcg_bin, cg, auc_sum)
+            ideal_full = 0.0
+            if need_ideal:
+                ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full, need_exp,
+                                         shift, scale, ideal_lin, ideal_exp, spare)
+
+            n_neg = n_items - m
+            hits = np.int64(0)
+            misses = np.int64(0)
+            first_hit = np.int64(0)
+            r_hits = np.int64(0)
+            sum_prec = 0.0
+            dcg_lin = 0.0
+            dcg_exp = 0.0
+            dcg_bin = 0.0
+            cg = 0.0
+            auc_sum = 0.0
+            c = np.int64(0)
+            for p in range(k_max):
+                item = topk[i, p]
+                if item >= 0:
+                    st = stamp[item]
+                    if st == base:  # relevant, first time in this list
+                        stamp[item] = base + 1
+                        hits += 1
+                        sum_prec += hits / (p + 1.0)
+                        if first_hit == 0:
+                            first_hit = p + 1
+                        v = value[item]
+                        d = disc[p]
+                        dcg_lin += v * scale * d
+                        if need_exp:
+                            dcg_exp += _exp_gain(v, shift) * d
+                        dcg_bin += d
+                        cg += v
+                        if params:
+                            hit_at[hits - 1] = p
+                            hit_value[hits - 1] = v
+                    elif st != base + 1:  # not relevant, first time in this list
+                        stamp[item] = base + 1
+                        misses += 1
+                        auc_sum += hits
+                    # else: a repeated id; counts for nothing
+                rank = p + 1
+                if rank == m or (rank == k_max and m > k_max):
+                    r_hits = hits
+                while c < n_cut and cutoffs[c] == rank:
+                    _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp,
+                              dcg_bin, cg, auc_sum)
+                    c += 1
+            while c < n_cut:  # cutoffs past the list's columns see the whole list
+                _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin,
+                          cg, auc_sum)
                 c += 1
-        while c < n_cut:  # cutoffs past the list's columns see the whole list
-            _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin,
-                      cg, auc_sum)
-            c += 1
-        _write_slots(out, i, snap, cutoffs, slot_code, slot_cut, slot_param, m, n_neg, r_hits,
-                     scale, shift, ideal_lin, ideal_exp, ideal_full, ideal_bin)
-        if need_acc:
-            _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
-                         hit_value, hits, buf, m)
+            _write_slots(out, i, snap, cutoffs, slot_code, slot_cut, slot_param, m, n_neg, r_hits,
+                         scale, shift, ideal_lin, ideal_exp, ideal_full, ideal_bin)
+            if params:
+                _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
+                             hit_value, hits, buf, m)
+
+    return rank_rows
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
-                 slot_param, count_judged, disc, max_row_nnz, n_chunks, out, n_relevant,
-                 counted, need_ideal, need_full, need_exp, need_acc, ideal_bin):
-    """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
+_rank_rows = _rows_kernel(False)
+_rank_rows_params = _rows_kernel(True)
 
-    indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
-    topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
-    cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
-    after them. slot_code / slot_cut / slot_param: per output slot, a code of `codes`, an
-    index into cutoffs and a parameter (float64). count_judged: count users with at least
-    one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
-    for j below W and below min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut
-    ideal is requested. need_ideal, need_full, need_exp, need_acc: what the walk keeps for
-    these slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest
-    first), that ideal uncut (over all m values), exponential gains, the hits' positions and
-    values (for the codes with a parameter, `_param_slots`). ideal_bin = cumsum(disc): the
-    binary ideal at j + 1 relevant items.
-    """
-    n_rows = topk.shape[0]
-    k_max = min(topk.shape[1], cutoffs[cutoffs.shape[0] - 1])  # the positions walked
-    for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
-        _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
-                   slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
-                   counted, k_max, need_ideal, need_full, need_exp, need_acc, ideal_bin)
+
+def _driver(params):
+    """rank_metrics over the walk with (params) or without the codes with a parameter."""
+
+    @njit(cache=True, parallel=True, error_model="numpy")
+    def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
+                     slot_param, count_judged, disc, max_row_nnz, n_chunks, out, n_relevant,
+                     counted, need_ideal, need_full, need_exp, ideal_bin):
+        """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
+
+        indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
+        topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
+        cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
+        after them. slot_code / slot_cut / slot_param: per output slot, a code of `codes`, an
+        index into cutoffs and a parameter (float64). count_judged: count users with at least
+        one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
+        for j below W and below min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut
+        ideal is requested. need_ideal, need_full, need_exp: what the walk keeps for these
+        slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest first),
+        that ideal uncut (over all m values), exponential gains. ideal_bin = cumsum(disc): the
+        binary ideal at j + 1 relevant items. Slots of the codes with a parameter (ERR, nERR,
+        RBP: `_param_slots`) need rank_metrics_params, which also keeps the hits' positions and
+        values; rank_metrics leaves them unwritten.
+        """
+        n_rows = topk.shape[0]
+        k_max = min(topk.shape[1], cutoffs[cutoffs.shape[0] - 1])  # the positions walked
+        for chunk in prange(n_chunks):
+            lo = (chunk * n_rows) // n_chunks
+            hi = ((chunk + 1) * n_rows) // n_chunks
+            if params:  # a constant: each driver compiles one of the two walks
+                _rank_rows_params(lo, hi, indptr, indices, data, topk, rows, n_items,
+                                  cutoffs, slot_code, slot_cut, slot_param, count_judged,
+                                  disc, max_row_nnz, out, n_relevant, counted, k_max,
+                                  need_ideal, need_full, need_exp, ideal_bin)
+            else:
+                _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs,
+                           slot_code, slot_cut, slot_param, count_judged, disc, max_row_nnz,
+                           out, n_relevant, counted, k_max, need_ideal, need_full, need_exp,
+                           ideal_bin)
+
+    return rank_metrics
+
+
+rank_metrics = _driver(False)
+rank_metrics_params = _driver(True)
