@@ -49,19 +49,6 @@ def _sift_down(buf, root, end):
         root = child
 
 
-@njit(cache=True, error_model="numpy")
-def _heap_sort_down(buf, m):
-    """Sort buf[:m] in place, largest first: a heapsort on a min-heap (a few lines of
-    machine code, where numpy's sort brings numba's whole quicksort to compile)."""
-    for root in range(m // 2 - 1, -1, -1):
-        _sift_down(buf, root, m)
-    for end in range(m - 1, 0, -1):
-        tmp = buf[0]
-        buf[0] = buf[end]
-        buf[end] = tmp
-        _sift_down(buf, np.int64(0), end)
-
-
 # Rows with at most this many relevant values are ranked by counting (see _sort_top).
 _SMALL = 32
 
@@ -72,8 +59,8 @@ def _sort_top(buf, m, limit, spare):
 
     A row of at most _SMALL values places each value by its rank, counted against every
     other value (m² comparisons without a branch, where an insertion sort mispredicts at
-    every step; spare holds the placed values). A longer row uses a bounded insertion, or
-    is sorted whole when its ideal runs deep.
+    every step; spare holds the placed values). A longer row keeps its L largest values in
+    a heap, then sorts them.
     """
     length = min(m, limit)
     if m <= _SMALL:
@@ -89,9 +76,21 @@ def _sort_top(buf, m, limit, spare):
         for j in range(length):
             buf[j] = spare[j]
         return length
-    if length * 8 >= m:
-        _heap_sort_down(buf, m)
-        return length
+    # a min-heap of the L largest values so far in buf[:L] (a heap select), then sorted
+    # largest first by taking its smallest to the end, L times: a few lines of machine
+    # code where numpy's sort brings numba's whole quicksort to compile
+    for root in range(length // 2 - 1, -1, -1):
+        _sift_down(buf, root, length)
+    for j in range(length, m):
+        if buf[j] > buf[0]:
+            buf[0] = buf[j]
+            _sift_down(buf, np.int64(0), length)
+    for end in range(length - 1, 0, -1):
+        tmp = buf[0]
+        buf[0] = buf[end]
+        buf[end] = tmp
+        _sift_down(buf, np.int64(0), end)
+    return length
     filled = 0
     for j in range(m):
         v = buf[j]
@@ -159,7 +158,7 @@ def _gain_scaling(top):
     return shift, scale
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _block_ideals(lo, hi, indptr, data, rows, disc, cutoffs, full, need_exp, buf, spare,
                   counts, ideal_lin, ideal_exp, ideal_full):
     """Graded ideal DCG sums of top-K rows lo..hi-1 (a block), from their truth rows'
@@ -257,7 +256,7 @@ def _snapshot(snap, b, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, d
     snap[b, c, _AUC_SUM] = auc_sum
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs, slot_code,
                  slot_cut, slot_param, ideal_lin, ideal_exp, ideal_full, ideal_bin):
     """Write every slot of the counted rows lo..hi-1 from the walk's sums at the slot's
