@@ -344,8 +344,7 @@ def walk_needs(slot_code: IntArray) -> dict[str, bool]:
     ideal uncut, exponential gains, the hits' positions and values (codes with a
     parameter: ERR, nERR, RBP). Flags, not work the kernel would compile to find out."""
     found = set(slot_code.tolist())
-    return {"need_ideal": bool(found & {codes.NDCG, codes.NDCG_EXP, codes.NDCG_UNCUT,
-                                        codes.NERR}),
+    return {"need_ideal": bool(found & {codes.NDCG, codes.NDCG_EXP, codes.NDCG_UNCUT}),
             "need_full": codes.NDCG_UNCUT in found,
             "need_exp": bool(found & {codes.NDCG_EXP, codes.DCG_EXP}),
             "need_acc": any(code >= codes.ERR for code in found)}
@@ -390,7 +389,7 @@ def _at_least(data: Truth, rel: Any) -> Truth:
 def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judged: bool,
               threads: int, out: FloatArray, n_relevant: IntArray, counted: BoolArray) -> None:
     """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
-    from ._kernels.ranking import rank_metrics  # numba loads on first use, not at import
+    from ._kernels import ranking as kernels  # numba loads on first use, not at import
 
     n_rows, width = topk.shape
     max_row_nnz = data.max_row_nnz
@@ -400,11 +399,14 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
     disc = discounts(max(min(width, largest), ideal, 1))
     n_chunks = n_ranges(n_rows, threads, n_rows * width + data.indices.shape[0], data.n_items)
     check_scratch(data.n_items, _RANK_BYTES, n_chunks)
+    needs = dict(ranking.needs)
+    # the kernel that keeps the hits for ERR, nERR and RBP compiles only when they are asked
+    kernel = kernels.rank_metrics_params if needs.pop("need_acc") else kernels.rank_metrics
     with memory_guard("the ranking kernel"):
-        rank_metrics(data.indptr, data.indices, data.data, topk, rows, data.n_items,
-                     ranking.cutoffs, ranking.slot_code, ranking.slot_cut, ranking.slot_param,
-                     judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted,
-                     ideal_bin=np.cumsum(disc), **ranking.needs)
+        kernel(data.indptr, data.indices, data.data, topk, rows, data.n_items,
+               ranking.cutoffs, ranking.slot_code, ranking.slot_cut, ranking.slot_param,
+               judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted,
+               ideal_bin=np.cumsum(disc), **needs)
 
 
 def trec_into(data: Truth, topk: AnyArray, rows: IntArray, trec: _Pass,

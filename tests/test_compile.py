@@ -1,4 +1,5 @@
-"""Compile time: no kernel compiles a callee for a literal argument type.
+"""Compile time: no kernel compiles a callee for a literal argument type, and the classic
+metrics compile no code of the codes with a parameter (ERR, nERR, RBP).
 
 Numba types a bare constant (`n = 0`) as a literal; a callee called with it is compiled
 once for `Literal[int](0)` and again for int64 when the loop widens the count (see
@@ -20,11 +21,12 @@ import numpy as np, scipy.sparse as sp
 from numba.core import event
 import fastrank as fr
 
-literal = []
+literal, compiled = [], []
 
 class Listener(event.Listener):
     def on_start(self, ev):
         f = ev.data["dispatcher"].py_func
+        compiled.append(f.__qualname__)
         if f.__module__.startswith("fastrank") and "Literal" in str(ev.data["args"]):
             literal.append(f"{f.__module__}.{f.__qualname__}{ev.data['args']}")
 
@@ -34,18 +36,35 @@ class Listener(event.Listener):
 event.register("numba:compile", Listener())
 truth = sp.csr_array(np.array([[1.0, 0, 2, 0], [0, 3, 0, 1]]))
 topk = np.array([[0, 1, 2], [3, -1, 1]])
-fr.evaluate(truth, topk, ["precision@2", "recall@2", "ndcg@2", "map@2", "auc@2", "err@2"])
+fr.evaluate(truth, topk, ["precision@2", "recall@2", "ndcg@2", "map@2", "auc@2"])
+print("CLASSIC=" + json.dumps(compiled))
+fr.evaluate(truth, topk, ["precision@2", "ndcg@2", "err@2", "nerr@2", "rbp@2"])
 fr.evaluate(truth, topk, ["bpref", "infap", "iprec_at_recall_0.50"], convention="trec")
 print("LITERAL=" + json.dumps(literal))
 """
 
 
-@pytest.mark.slow
-def test_no_kernel_compiles_a_callee_for_a_literal_type(tmp_path):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=900)
+@pytest.fixture(scope="module")
+def compile_events(tmp_path_factory):
+    """{name: value} of the lines SCRIPT printed, run once in a fresh process."""
+    cache = tmp_path_factory.mktemp("numba-cache")
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)), timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
-    line = next(x for x in done.stdout.splitlines() if x.startswith("LITERAL="))
-    literal = json.loads(line[len("LITERAL="):])
+    return {name: json.loads(value) for name, _, value in
+            (line.partition("=") for line in done.stdout.splitlines() if "=" in line)}
+
+
+@pytest.mark.slow
+def test_no_kernel_compiles_a_callee_for_a_literal_type(compile_events):
+    literal = compile_events["LITERAL"]
     assert literal == [], "compiled for a literal type:\n" + "\n".join(literal)
+
+
+@pytest.mark.slow
+def test_the_classic_metrics_compile_no_code_of_the_codes_with_a_parameter(compile_events):
+    """ERR, nERR and RBP keep the hits of the walk (_param_slots): only the kernel that
+    serves them compiles that code, so the classic metrics' first call is shorter."""
+    classic = compile_events["CLASSIC"]
+    assert "_driver.<locals>.rank_metrics" in classic
+    assert not {"_param_slots", "_ideal_err", "_stop_chance"} & set(classic), classic

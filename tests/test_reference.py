@@ -40,18 +40,21 @@ def test_random_inputs_match_reference(convention, data):
     assert_matches_reference(truth, topk, metrics, convention, users)
 
 
+@pytest.mark.parametrize("grades", [(1.0, 2.0, 2.5, 3.0, 7.0), (1.0, 2.0, 3.0, 4.0, 15.0),
+                                    (1.0, 3.0, 16.0)])
 @pytest.mark.parametrize("m, k", [(5, 3), (10, 10), (32, 5), (33, 4), (40, 40), (200, 30),
                                   (200, 3)])
-def test_each_way_of_ranking_the_ideal_matches_the_reference(m, k):
-    """The graded ideal is ranked by counting (rows of at most 32 relevant values), by a
-    bounded insertion (longer rows, a short ideal) or by a heapsort (longer rows, a deep
-    ideal): each against the reference, with ties and every kind of gain."""
+def test_each_way_of_ranking_the_ideal_matches_the_reference(m, k, grades):
+    """The graded ideal is ranked by counting the grades (rows of whole grades up to 15),
+    by counting ranks (other rows of at most 32 relevant values) or by a heap of the ideal's
+    values (longer rows, a short or a deep ideal): each against the reference, with ties
+    and every kind of gain."""
     rng = np.random.default_rng(m * 100 + k)
     n_users, n_items = 30, 400
     dense = np.zeros((n_users, n_items))
     for u in range(n_users):
         items = rng.choice(n_items, m, replace=False)
-        dense[u, items] = rng.choice([1.0, 2.0, 2.5, 3.0, 7.0], m)  # many ties
+        dense[u, items] = rng.choice(grades, m)  # many ties
     dense[0, :] = 0.0
     dense[0, :m] = 2.0  # all equal
     truth = sp.csr_array(dense)

@@ -8,6 +8,12 @@ the ranges run under `prange`. Each range allocates its scratch once: an item ma
 (`stamp`) and an item value array, both of length `n_items`, and a buffer for sorting a
 row's relevance values. Nothing is allocated per user.
 
+Within a range, rows go by blocks of `_BLOCK`: the block's graded ideals first, then the
+walk of each row (its sums kept at each cutoff), then the block's slots, a slot at a time.
+No function that takes arrays is copied into the per-user loop: numba counts references
+to the arrays of a copied-in (inline) function with an atomic increment and decrement,
+which cost a third of the walk's time.
+
 Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into
 `stamp[item]` for every relevant item of the row, and `base + 1` for every item the walk
 has already seen. Stamps of earlier rows never equal either value, so the marker array
@@ -25,14 +31,14 @@ from numba import njit, prange
 from . import codes
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _ratio(num, den):
     if den > 0:
         return num / den
     return 0.0
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _sift_down(buf, root, end):
     """Restore the min-heap order of buf[:end] below `root`."""
     while True:
@@ -49,31 +55,18 @@ def _sift_down(buf, root, end):
         root = child
 
 
-@njit(cache=True, error_model="numpy")
-def _heap_sort_down(buf, m):
-    """Sort buf[:m] in place, largest first: a heapsort on a min-heap (a few lines of
-    machine code, where numpy's sort brings numba's whole quicksort to compile)."""
-    for root in range(m // 2 - 1, -1, -1):
-        _sift_down(buf, root, m)
-    for end in range(m - 1, 0, -1):
-        tmp = buf[0]
-        buf[0] = buf[end]
-        buf[end] = tmp
-        _sift_down(buf, 0, end)
-
-
 # Rows with at most this many relevant values are ranked by counting (see _sort_top).
 _SMALL = 32
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _sort_top(buf, m, limit, spare):
     """Move the L = min(m, limit) largest values of buf[:m] to buf[:L], descending; return L.
 
     A row of at most _SMALL values places each value by its rank, counted against every
     other value (m² comparisons without a branch, where an insertion sort mispredicts at
-    every step; spare holds the placed values). A longer row uses a bounded insertion, or
-    is sorted whole when its ideal runs deep.
+    every step; spare holds the placed values). A longer row keeps its L largest values in
+    a heap, then sorts them.
     """
     length = min(m, limit)
     if m <= _SMALL:
@@ -89,9 +82,21 @@ def _sort_top(buf, m, limit, spare):
         for j in range(length):
             buf[j] = spare[j]
         return length
-    if length * 8 >= m:
-        _heap_sort_down(buf, m)
-        return length
+    # a min-heap of the L largest values so far in buf[:L] (a heap select), then sorted
+    # largest first by taking its smallest to the end, L times: a few lines of machine
+    # code where numpy's sort brings numba's whole quicksort to compile
+    for root in range(length // 2 - 1, -1, -1):
+        _sift_down(buf, root, length)
+    for j in range(length, m):
+        if buf[j] > buf[0]:
+            buf[0] = buf[j]
+            _sift_down(buf, np.int64(0), length)
+    for end in range(length - 1, 0, -1):
+        tmp = buf[0]
+        buf[0] = buf[end]
+        buf[end] = tmp
+        _sift_down(buf, np.int64(0), end)
+    return length
     filled = 0
     for j in range(m):
         v = buf[j]
@@ -109,6 +114,30 @@ def _sort_top(buf, m, limit, spare):
     return length
 
 
+# Rows whose relevant values are all whole grades up to this are ranked by counting the
+# grades (_sort_grades): the usual case of ratings and judgement scales.
+_TOP_GRADE = 15
+
+
+@njit(cache=True, error_model="numpy")
+def _sort_grades(buf, m, limit, counts):
+    """Move the L = min(m, limit) largest values of buf[:m], whole numbers in
+    1.._TOP_GRADE, to buf[:L], descending; return L. A count per grade (counts: zeros,
+    left zeroed), where a comparison sort mispredicts at every step."""
+    length = min(m, limit)
+    for j in range(m):
+        counts[np.int64(buf[j])] += 1
+    pos = 0
+    for g in range(_TOP_GRADE, 0, -1):
+        n = counts[g]
+        counts[g] = 0
+        end = min(pos + n, length)
+        for j in range(pos, end):
+            buf[j] = g
+        pos = end
+    return length
+
+
 # Exponential gains 2^rel - 1 overflow past rel = 1024 (and their sums earlier): a user
 # whose largest grade exceeds this has every gain scaled by 2^-(largest - _EXP_TOP), the
 # same factor in the DCG and its ideal, so ndcg_exp is unchanged and finite.
@@ -118,50 +147,79 @@ _EXP_TOP = 512.0
 _LIN_TOP = 2.0 ** 512
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _exp_gain(v, shift):
     """(2^v - 1) / 2^shift, computed without overflow for v <= shift + _EXP_TOP."""
     return 2.0 ** (v - shift) - 2.0 ** (-shift)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _fill_ideal(buf, m, all_equal, disc, cutoffs, full, need_exp, shift, scale, ideal_lin,
-                ideal_exp, spare):
-    """Graded ideal DCG sums of one user, from the relevant values in buf[:m].
-
-    Writes ideal_lin[c] (linear gains times `scale`; and ideal_exp[c] if need_exp, gains
-    scaled by 2^-shift) for each
-    cutoff c: the ideal list cut at min(cutoffs[c], m). When `full` is set, returns the
-    linear-gain ideal over all m items, else 0.0. Reorders buf[:m].
-    """
-    n_cut = cutoffs.shape[0]
-    limit = m if full else cutoffs[n_cut - 1]
-    if all_equal:
-        length = min(m, limit)
-    else:
-        length = _sort_top(buf, m, limit, spare)
-    acc_lin = 0.0
-    acc_exp = 0.0
-    c = 0
-    for j in range(length):
-        v = buf[j]
-        acc_lin += v * scale * disc[j]
-        if need_exp:
-            acc_exp += _exp_gain(v, shift) * disc[j]
-        while c < n_cut and cutoffs[c] == j + 1:
-            ideal_lin[c] = acc_lin
-            ideal_exp[c] = acc_exp
-            c += 1
-    while c < n_cut:  # cutoffs at or beyond m see the whole ideal
-        ideal_lin[c] = acc_lin
-        ideal_exp[c] = acc_exp
-        c += 1
-    if full:
-        return acc_lin
-    return 0.0
+def _gain_scaling(top):
+    """(shift, scale) of a user whose largest grade is `top`: exponential gains are
+    computed as (2^v - 1) / 2^shift and linear ones times scale (see _EXP_TOP, _LIN_TOP)."""
+    shift = max(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
+    scale = 1.0  # 1: the plain linear gains
+    if top > _LIN_TOP:
+        scale = 2.0 ** -np.float64(math.frexp(top)[1])
+    return shift, scale
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _block_ideals(lo, hi, indptr, data, rows, disc, cutoffs, full, need_exp, buf, spare,
+                  counts, ideal_lin, ideal_exp, ideal_full):
+    """Graded ideal DCG sums of top-K rows lo..hi-1 (a block), from their truth rows'
+    relevant values, largest first.
+
+    Writes, for row i and cutoff c, ideal_lin[i - lo, c] (linear gains times the user's
+    `scale`; and ideal_exp[i - lo, c] if need_exp, gains scaled by 2^-shift): the ideal
+    list cut at min(cutoffs[c], m). When `full` is set, ideal_full[i - lo] is the
+    linear-gain ideal over all m values. A block at a time, so that the walk calls no
+    function with arrays per user (numba would count references to each, atomically).
+    """
+    n_cut = cutoffs.shape[0]
+    for i in range(lo, hi):
+        r = rows[i]
+        m = np.int64(0)
+        all_equal = np.bool_(True)
+        graded = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
+        top = 0.0
+        for j in range(indptr[r], indptr[r + 1]):
+            v = data[j]
+            if v > 0.0:
+                # no branches: a row of mixed grades would mispredict them at random
+                all_equal &= (m == 0) | (v == buf[0])
+                graded &= v == math.floor(v)
+                buf[m] = v
+                m += 1
+                top = max(top, v)
+        shift, scale = _gain_scaling(top)
+        limit = m if full else cutoffs[n_cut - 1]
+        if all_equal:
+            length = min(m, limit)
+        elif graded and top <= _TOP_GRADE:
+            length = _sort_grades(buf, m, limit, counts)
+        else:
+            length = _sort_top(buf, m, limit, spare)
+        acc_lin = 0.0
+        acc_exp = 0.0
+        j = 0
+        for c in range(n_cut):  # each cutoff sees the ideal cut at it (the whole one past m)
+            stop = min(cutoffs[c], length)
+            while j < stop:
+                v = buf[j]
+                acc_lin += v * scale * disc[j]
+                if need_exp:
+                    acc_exp += _exp_gain(v, shift) * disc[j]
+                j += 1
+            ideal_lin[i - lo, c] = acc_lin
+            ideal_exp[i - lo, c] = acc_exp
+        while j < length:  # the uncut ideal (full): the values past the largest cutoff
+            acc_lin += buf[j] * scale * disc[j]
+            j += 1
+        ideal_full[i - lo] = acc_lin
+
+
+@njit(cache=True, error_model="numpy")
 def _stop_chance(v, top):
     """ERR's chance that a user stops at an item of grade v: (2^min(v, top) - 1) / 2^top."""
     return (2.0 ** (min(v, top) - top)) - 2.0 ** -top
@@ -179,105 +237,122 @@ def _ideal_err(buf, length, top):
     return total
 
 
-# The walk's sums at a cutoff, one row of `snap` per cutoff (all float64: the counts are
-# exact in it). Writing them at the cutoffs and the slots after the walk keeps one copy of
-# the slot code in the compiled kernel, which compiles in half the time.
+# The walk's sums at a cutoff, snap[row in the block, cutoff, sum] (all float64: the counts
+# are exact in it), and its per-user values (m comes from n_relevant).
 _HITS, _MISSES, _FIRST_HIT, _SUM_PREC, _DCG_LIN, _DCG_EXP, _DCG_BIN, _CG, _AUC_SUM = range(9)
 _N_SUMS = 9
+_R_HITS, _SCALE, _SHIFT = range(3)
+
+# Rows of a block: the walk fills the block's sums, then its slots are written (and its
+# ideals found) by one call each.
+_BLOCK = 256
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
+@njit(cache=True, error_model="numpy")
+def _snapshot(snap, b, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
               auc_sum):
-    snap[c, _HITS] = hits
-    snap[c, _MISSES] = misses
-    snap[c, _FIRST_HIT] = first_hit
-    snap[c, _SUM_PREC] = sum_prec
-    snap[c, _DCG_LIN] = dcg_lin
-    snap[c, _DCG_EXP] = dcg_exp
-    snap[c, _DCG_BIN] = dcg_bin
-    snap[c, _CG] = cg
-    snap[c, _AUC_SUM] = auc_sum
+    snap[b, c, _HITS] = hits
+    snap[b, c, _MISSES] = misses
+    snap[b, c, _FIRST_HIT] = first_hit
+    snap[b, c, _SUM_PREC] = sum_prec
+    snap[b, c, _DCG_LIN] = dcg_lin
+    snap[b, c, _DCG_EXP] = dcg_exp
+    snap[b, c, _DCG_BIN] = dcg_bin
+    snap[b, c, _CG] = cg
+    snap[b, c, _AUC_SUM] = auc_sum
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _write_slots(out, i, snap, cutoffs, slot_code, slot_cut, slot_param, m, n_neg, r_hits,
-                 scale, shift, ideal_lin, ideal_exp, ideal_full, ideal_bin):
-    """Write every slot of row i from the walk's sums at the slot's cutoff (snap).
-    slot_param[s] is slot s's parameter (the registry entry's `kernel_param`), for codes
-    that take one. The codes of per-slot sums (ERR, RBP: `_param_slots`) are written
-    after the walk."""
+def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs, slot_code,
+                 slot_cut, slot_param, ideal_lin, ideal_exp, ideal_full, ideal_bin):
+    """Write every slot of the counted rows lo..hi-1 from the walk's sums at the slot's
+    cutoff (snap) and the rows' values (user: r_hits, scale, shift). A slot at a time,
+    so that each row of `out` is written in order. slot_param[s] is slot s's parameter
+    (the registry entry's `kernel_param`), for codes that take one. The codes of per-slot
+    sums (ERR, RBP: `_param_slots`) are written with the walk."""
     for s in range(slot_code.shape[0]):
         code = slot_code[s]
+        if code >= codes.ERR:  # written with the walk (_param_slots)
+            continue
         c = slot_cut[s]
         k = cutoffs[c]
-        hits = snap[c, _HITS]
-        if code == codes.PRECISION:
-            val = hits / k
-        elif code == codes.PRECISION_CAPPED:
-            val = _ratio(hits, min(k, m))
-        elif code == codes.RECALL:
-            val = _ratio(hits, m)
-        elif code == codes.F1:
-            val = _ratio(2.0 * hits, k + m)
-        elif code == codes.HIT_RATE:
-            val = 1.0 if hits > 0 else 0.0
-        elif code == codes.MRR:
-            first_hit = snap[c, _FIRST_HIT]
-            val = 1.0 / first_hit if first_hit > 0 else 0.0
-        elif code == codes.AP_CAPPED:
-            val = _ratio(snap[c, _SUM_PREC], min(k, m))
-        elif code == codes.AP_FULL:
-            val = _ratio(snap[c, _SUM_PREC], m)
-        elif code == codes.NDCG:
-            val = _ratio(snap[c, _DCG_LIN], ideal_lin[c])
-        elif code == codes.NDCG_UNCUT:
-            val = _ratio(snap[c, _DCG_LIN], ideal_full)
-        elif code == codes.NDCG_EXP:
-            val = _ratio(snap[c, _DCG_EXP], ideal_exp[c])
-        elif code == codes.NDCG_BINARY:
-            val = _ratio(snap[c, _DCG_BIN], ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
-        elif code == codes.DCG:
-            val = snap[c, _DCG_LIN] / scale  # exact: scale is a power of two (inf past float64)
-        elif code == codes.CG:
-            val = snap[c, _CG]
-        elif code == codes.R_PRECISION:
-            val = _ratio(r_hits, m)
-        elif code == codes.AUC:
-            if m == 0:
-                val = 0.0
-            elif n_neg == 0:
-                val = 1.0
-            else:
-                val = (snap[c, _AUC_SUM] + (hits + m) / 2.0 * (n_neg - snap[c, _MISSES])) / (
-                    m * np.float64(n_neg))
-        # the codes added with the registry come last: the classic ones pay no test for them
-        elif code == codes.HITS:
-            val = hits
-        elif code == codes.RETRIEVED:
-            val = hits + snap[c, _MISSES]
-        elif code == codes.N_RELEVANT:
-            val = np.float64(m)
-        elif code == codes.F_BETA:
-            b2 = slot_param[s] * slot_param[s]
-            val = _ratio((1.0 + b2) * hits, b2 * m + k)
-        elif code == codes.HIT_SHARE:
-            val = _ratio(hits, hits + snap[c, _MISSES])
-        elif code == codes.DCG_EXP:
-            val = snap[c, _DCG_EXP] * 2.0 ** shift  # undoes the scaling of grades above 512
-        elif code >= codes.ERR:  # written after the walk (_param_slots)
-            continue
-        else:  # no other code is given (the engine builds the slots from the registry)
-            val = np.nan
-        out[s, i] = val
+        q = slot_param[s]
+        for i in range(lo, hi):
+            if not counted[i]:
+                continue
+            b = i - lo
+            m = n_relevant[i]
+            hits = snap[b, c, _HITS]
+            if code == codes.PRECISION:
+                val = hits / k
+            elif code == codes.PRECISION_CAPPED:
+                val = _ratio(hits, min(k, m))
+            elif code == codes.RECALL:
+                val = _ratio(hits, m)
+            elif code == codes.F1:
+                val = _ratio(2.0 * hits, k + m)
+            elif code == codes.HIT_RATE:
+                val = 1.0 if hits > 0 else 0.0
+            elif code == codes.MRR:
+                first_hit = snap[b, c, _FIRST_HIT]
+                val = 1.0 / first_hit if first_hit > 0 else 0.0
+            elif code == codes.AP_CAPPED:
+                val = _ratio(snap[b, c, _SUM_PREC], min(k, m))
+            elif code == codes.AP_FULL:
+                val = _ratio(snap[b, c, _SUM_PREC], m)
+            elif code == codes.NDCG:
+                val = _ratio(snap[b, c, _DCG_LIN], ideal_lin[b, c])
+            elif code == codes.NDCG_UNCUT:
+                val = _ratio(snap[b, c, _DCG_LIN], ideal_full[b])
+            elif code == codes.NDCG_EXP:
+                val = _ratio(snap[b, c, _DCG_EXP], ideal_exp[b, c])
+            elif code == codes.NDCG_BINARY:
+                val = _ratio(snap[b, c, _DCG_BIN], ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
+            elif code == codes.DCG:
+                # exact: scale is a power of two (inf past float64)
+                val = snap[b, c, _DCG_LIN] / user[b, _SCALE]
+            elif code == codes.CG:
+                val = snap[b, c, _CG]
+            elif code == codes.R_PRECISION:
+                val = _ratio(user[b, _R_HITS], m)
+            elif code == codes.AUC:
+                n_neg = n_items - m
+                if m == 0:
+                    val = 0.0
+                elif n_neg == 0:
+                    val = 1.0
+                else:
+                    val = (snap[b, c, _AUC_SUM]
+                           + (hits + m) / 2.0 * (n_neg - snap[b, c, _MISSES])) / (
+                        m * np.float64(n_neg))
+            # the codes added with the registry come last: the classic ones pay no test for them
+            elif code == codes.HITS:
+                val = hits
+            elif code == codes.RETRIEVED:
+                val = hits + snap[b, c, _MISSES]
+            elif code == codes.N_RELEVANT:
+                val = np.float64(m)
+            elif code == codes.F_BETA:
+                b2 = q * q
+                val = _ratio((1.0 + b2) * hits, b2 * m + k)
+            elif code == codes.HIT_SHARE:
+                val = _ratio(hits, hits + snap[b, c, _MISSES])
+            elif code == codes.DCG_EXP:
+                # undoes the scaling of grades above 512
+                val = snap[b, c, _DCG_EXP] * 2.0 ** user[b, _SHIFT]
+            else:  # no other code is given (the engine builds the slots from the registry)
+                val = np.nan
+            out[s, i] = val
 
 
 @njit(cache=True, error_model="numpy")
 def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_value, hits,
-                 buf, m):
+                 buf, m, spare):
     """The slots of codes with a parameter of row i, from the walk's hits (hit_at: their
     0-based positions, hit_value: their values): ERR and nERR (the cascade), RBP and its
-    residual ((1 - p)·p^position). Kept out of the walk, which the classic codes share."""
+    residual ((1 - p)·p^position). buf[:m]: the row's relevant values, which nERR's ideal
+    sorts. Kept out of the walk, which the classic codes share."""
+    sorted_ = False
     for s in range(slot_code.shape[0]):
         code = slot_code[s]
         if code < codes.ERR:
@@ -297,149 +372,187 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
             else:
                 total += (1.0 - q) * q ** np.float64(p)
         if code == codes.NERR:
+            if not sorted_:
+                _sort_top(buf, m, cutoffs[cutoffs.shape[0] - 1], spare)
+                sorted_ = True
             total = _ratio(total, _ideal_err(buf, min(k, m), q))
         elif code == codes.RBP_RESID:
             total = 1.0 - total
         out[s, i] = total
 
 
-@njit(cache=True, error_model="numpy")
-def _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
-               slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
-               counted, k_max, need_ideal, need_full, need_exp, need_acc, ideal_bin):
+def _rows_kernel(params):
     """The walk of top-K rows lo..hi-1 with scratch of its own (see rank_metrics): the
     body of rank_metrics' prange, a plain function so that the parallel driver, which
-    numba compiles at length, stays small."""
-    n_slots = slot_code.shape[0]
-    n_cut = cutoffs.shape[0]
-    stamp = np.zeros(n_items, np.int64)
-    value = np.empty(n_items, np.float64)
-    buf = np.empty(max(max_row_nnz, 1), np.float64)
-    spare = np.empty(_SMALL, np.float64)              # _sort_top's placed values
-    ideal_lin = np.zeros(n_cut, np.float64)
-    ideal_exp = np.zeros(n_cut, np.float64)
-    hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
-    hit_value = np.empty(max(k_max, 1), np.float64)  # ... and their values
-    snap = np.empty((n_cut, _N_SUMS), np.float64)    # the walk's sums at each cutoff
-    for i in range(lo, hi):
-        base = 2 * (np.int64(i) + 1)
-        r = rows[i]
-        start = indptr[r]
-        end = indptr[r + 1]
-        m = np.int64(0)
-        all_equal = np.bool_(True)
-        top = 0.0
-        for j in range(start, end):
-            v = data[j]
-            if v > 0.0:
-                item = indices[j]
-                stamp[item] = base
-                value[item] = v
-                if m > 0 and v != buf[0]:
-                    all_equal = False
-                buf[m] = v
-                m += 1
-                top = max(top, v)
-        shift = max(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
-        scale = 1.0  # 1: the plain linear gains
-        if top > _LIN_TOP:
-            scale = 2.0 ** -np.float64(math.frexp(top)[1])
-        n_relevant[i] = m
-        if count_judged:
-            is_counted = end > start
-        else:
-            is_counted = m > 0
-        if not is_counted:
-            counted[i] = 0
-            for s in range(n_slots):
-                out[s, i] = np.nan
-            continue
-        counted[i] = 1
+    numba compiles at length, stays small. `params` (a constant of the closure, so numba
+    drops the other branch before typing) says whether the walk keeps its hits for the
+    codes with a parameter (`_param_slots`): the kernel of the other codes never compiles
+    them.
 
-        ideal_full = 0.0
-        if need_ideal:
-            ideal_full = _fill_ideal(buf, m, all_equal, disc, cutoffs, need_full, need_exp,
-                                     shift, scale, ideal_lin, ideal_exp, spare)
+    The rows go by blocks of _BLOCK: their ideals first (_block_ideals), then the walk of
+    each row, which keeps its sums at each cutoff, then the block's slots (_block_slots).
+    The walk calls no function that takes arrays per row but _snapshot, which LLVM
+    inlines."""
 
-        n_neg = n_items - m
-        hits = np.int64(0)
-        misses = np.int64(0)
-        first_hit = np.int64(0)
-        r_hits = np.int64(0)
-        sum_prec = 0.0
-        dcg_lin = 0.0
-        dcg_exp = 0.0
-        dcg_bin = 0.0
-        cg = 0.0
-        auc_sum = 0.0
-        c = np.int64(0)
-        for p in range(k_max):
-            item = topk[i, p]
-            if item >= 0:
-                st = stamp[item]
-                if st == base:  # relevant, first time in this list
-                    stamp[item] = base + 1
-                    hits += 1
-                    sum_prec += hits / (p + 1.0)
-                    if first_hit == 0:
-                        first_hit = p + 1
-                    v = value[item]
-                    d = disc[p]
-                    dcg_lin += v * scale * d
-                    if need_exp:
-                        dcg_exp += _exp_gain(v, shift) * d
-                    dcg_bin += d
-                    cg += v
-                    if need_acc:
-                        hit_at[hits - 1] = p
-                        hit_value[hits - 1] = v
-                elif st != base + 1:  # not relevant, first time in this list
-                    stamp[item] = base + 1
-                    misses += 1
-                    auc_sum += hits
-                # else: a repeated id; counts for nothing
-            rank = p + 1
-            if rank == m or (rank == k_max and m > k_max):
-                r_hits = hits
-            while c < n_cut and cutoffs[c] == rank:
-                _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp,
-                          dcg_bin, cg, auc_sum)
-                c += 1
-        while c < n_cut:  # cutoffs past the list's columns see the whole list
-            _snapshot(snap, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin,
-                      cg, auc_sum)
-            c += 1
-        _write_slots(out, i, snap, cutoffs, slot_code, slot_cut, slot_param, m, n_neg, r_hits,
-                     scale, shift, ideal_lin, ideal_exp, ideal_full, ideal_bin)
-        if need_acc:
-            _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
-                         hit_value, hits, buf, m)
+    @njit(cache=True, error_model="numpy")
+    def rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
+                  slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
+                  counted, k_max, need_ideal, need_full, need_exp, ideal_bin):
+        n_slots = slot_code.shape[0]
+        n_cut = cutoffs.shape[0]
+        stamp = np.zeros(n_items, np.int64)
+        value = np.empty(n_items, np.float64)
+        buf = np.empty(max(max_row_nnz, 1), np.float64)
+        spare = np.empty(_SMALL, np.float64)              # _sort_top's placed values
+        counts = np.zeros(_TOP_GRADE + 1, np.int64)      # _sort_grades' counts
+        ideal_lin = np.zeros((_BLOCK, n_cut), np.float64)
+        ideal_exp = np.zeros((_BLOCK, n_cut), np.float64)
+        ideal_full = np.zeros(_BLOCK, np.float64)
+        snap = np.empty((_BLOCK, n_cut, _N_SUMS), np.float64)  # the walk's sums
+        user = np.empty((_BLOCK, 3), np.float64)         # r_hits, scale, shift
+        hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
+        hit_value = np.empty(max(k_max, 1), np.float64)  # ... and their values
+        for block in range(lo, hi, _BLOCK):
+            block_end = min(block + _BLOCK, hi)
+            if need_ideal:
+                _block_ideals(block, block_end, indptr, data, rows, disc, cutoffs, need_full,
+                              need_exp, buf, spare, counts, ideal_lin, ideal_exp, ideal_full)
+            for i in range(block, block_end):
+                b = i - block
+                base = 2 * (np.int64(i) + 1)
+                r = rows[i]
+                start = indptr[r]
+                end = indptr[r + 1]
+                m = np.int64(0)
+                top = 0.0
+                for j in range(start, end):
+                    v = data[j]
+                    if v > 0.0:
+                        item = indices[j]
+                        stamp[item] = base
+                        value[item] = v
+                        if params:
+                            buf[m] = v
+                        m += 1
+                        top = max(top, v)
+                shift, scale = _gain_scaling(top)
+                n_relevant[i] = m
+                if count_judged:
+                    is_counted = end > start
+                else:
+                    is_counted = m > 0
+                if not is_counted:
+                    counted[i] = 0
+                    for s in range(n_slots):
+                        out[s, i] = np.nan
+                    continue
+                counted[i] = 1
+
+                hits = np.int64(0)
+                misses = np.int64(0)
+                first_hit = np.int64(0)
+                r_hits = np.int64(0)
+                sum_prec = 0.0
+                dcg_lin = 0.0
+                dcg_exp = 0.0
+                dcg_bin = 0.0
+                cg = 0.0
+                auc_sum = 0.0
+                c = np.int64(0)
+                for p in range(k_max):
+                    item = topk[i, p]
+                    if item >= 0:
+                        st = stamp[item]
+                        if st == base:  # relevant, first time in this list
+                            stamp[item] = base + 1
+                            hits += 1
+                            sum_prec += hits / (p + 1.0)
+                            if first_hit == 0:
+                                first_hit = p + 1
+                            v = value[item]
+                            d = disc[p]
+                            dcg_lin += v * scale * d
+                            if need_exp:
+                                dcg_exp += _exp_gain(v, shift) * d
+                            dcg_bin += d
+                            cg += v
+                            if params:
+                                hit_at[hits - 1] = p
+                                hit_value[hits - 1] = v
+                        elif st != base + 1:  # not relevant, first time in this list
+                            stamp[item] = base + 1
+                            misses += 1
+                            auc_sum += hits
+                        # else: a repeated id; counts for nothing
+                    rank = p + 1
+                    if rank == m or (rank == k_max and m > k_max):
+                        r_hits = hits
+                    while c < n_cut and cutoffs[c] == rank:
+                        _snapshot(snap, b, c, hits, misses, first_hit, sum_prec, dcg_lin,
+                                  dcg_exp, dcg_bin, cg, auc_sum)
+                        c += 1
+                while c < n_cut:  # cutoffs past the list's columns see the whole list
+                    _snapshot(snap, b, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp,
+                              dcg_bin, cg, auc_sum)
+                    c += 1
+                user[b, _R_HITS] = r_hits
+                user[b, _SCALE] = scale
+                user[b, _SHIFT] = shift
+                if params:
+                    _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
+                                 hit_value, hits, buf, m, spare)
+            _block_slots(block, block_end, out, snap, user, n_relevant, counted, n_items,
+                         cutoffs, slot_code, slot_cut, slot_param, ideal_lin, ideal_exp,
+                         ideal_full, ideal_bin)
+
+    return rank_rows
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
-                 slot_param, count_judged, disc, max_row_nnz, n_chunks, out, n_relevant,
-                 counted, need_ideal, need_full, need_exp, need_acc, ideal_bin):
-    """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
+_rank_rows = _rows_kernel(False)
+_rank_rows_params = _rows_kernel(True)
 
-    indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
-    topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
-    cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
-    after them. slot_code / slot_cut / slot_param: per output slot, a code of `codes`, an
-    index into cutoffs and a parameter (float64). count_judged: count users with at least
-    one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
-    for j below W and below min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut
-    ideal is requested. need_ideal, need_full, need_exp, need_acc: what the walk keeps for
-    these slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest
-    first), that ideal uncut (over all m values), exponential gains, the hits' positions and
-    values (for the codes with a parameter, `_param_slots`). ideal_bin = cumsum(disc): the
-    binary ideal at j + 1 relevant items.
-    """
-    n_rows = topk.shape[0]
-    k_max = min(topk.shape[1], cutoffs[cutoffs.shape[0] - 1])  # the positions walked
-    for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
-        _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
-                   slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
-                   counted, k_max, need_ideal, need_full, need_exp, need_acc, ideal_bin)
+
+def _driver(params):
+    """rank_metrics over the walk with (params) or without the codes with a parameter."""
+
+    @njit(cache=True, parallel=True, error_model="numpy")
+    def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
+                     slot_param, count_judged, disc, max_row_nnz, n_chunks, out, n_relevant,
+                     counted, need_ideal, need_full, need_exp, ideal_bin):
+        """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
+
+        indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
+        topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
+        cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
+        after them. slot_code / slot_cut / slot_param: per output slot, a code of `codes`, an
+        index into cutoffs and a parameter (float64). count_judged: count users with at least
+        one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
+        for j below W and below min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut
+        ideal is requested. need_ideal, need_full, need_exp: what the walk keeps for these
+        slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest first),
+        that ideal uncut (over all m values), exponential gains. ideal_bin = cumsum(disc): the
+        binary ideal at j + 1 relevant items. Slots of the codes with a parameter (ERR, nERR,
+        RBP: `_param_slots`) need rank_metrics_params, which also keeps the hits' positions and
+        values; rank_metrics leaves them unwritten.
+        """
+        n_rows = topk.shape[0]
+        k_max = min(topk.shape[1], cutoffs[cutoffs.shape[0] - 1])  # the positions walked
+        for chunk in prange(n_chunks):
+            lo = (chunk * n_rows) // n_chunks
+            hi = ((chunk + 1) * n_rows) // n_chunks
+            if params:  # a constant: each driver compiles one of the two walks
+                _rank_rows_params(lo, hi, indptr, indices, data, topk, rows, n_items,
+                                  cutoffs, slot_code, slot_cut, slot_param, count_judged,
+                                  disc, max_row_nnz, out, n_relevant, counted, k_max,
+                                  need_ideal, need_full, need_exp, ideal_bin)
+            else:
+                _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs,
+                           slot_code, slot_cut, slot_param, count_judged, disc, max_row_nnz,
+                           out, n_relevant, counted, k_max, need_ideal, need_full, need_exp,
+                           ideal_bin)
+
+    return rank_metrics
+
+
+rank_metrics = _driver(False)
+rank_metrics_params = _driver(True)
