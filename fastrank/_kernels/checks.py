@@ -12,6 +12,9 @@ import numpy as np
 from numba import njit, prange
 
 
+# a constant, where np.iinfo in a kernel compiles two functions on a first call
+_INT64_MAX = np.int64(np.iinfo(np.int64).max)
+
 @njit(cache=True, inline="always")
 def _bounds(n, chunk, n_chunks):
     return (chunk * n) // n_chunks, ((chunk + 1) * n) // n_chunks
@@ -29,7 +32,7 @@ def scan_rows(indptr, indices, n_chunks, out):
     n_indices = indices.shape[0]
     for chunk in prange(n_chunks):
         lo, hi = _bounds(n_rows, chunk, n_chunks)
-        smallest = np.iinfo(np.int64).max
+        smallest = _INT64_MAX
         largest = np.int64(-1)
         unsorted = 0
         bad_step = 0

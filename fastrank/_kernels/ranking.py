@@ -237,8 +237,9 @@ def _ideal_err(buf, length, top):
     return total
 
 
-# The walk's sums at a cutoff, snap[row in the block, cutoff, sum] (all float64: the counts
-# are exact in it), and its per-user values (m comes from n_relevant).
+# The walk's sums at a cutoff, snap[b * n_cut + c, sum] for row b of the block and cutoff c
+# (all float64: the counts are exact in it), and its per-user values, user[b, value] (m
+# comes from n_relevant).
 _HITS, _MISSES, _FIRST_HIT, _SUM_PREC, _DCG_LIN, _DCG_EXP, _DCG_BIN, _CG, _AUC_SUM = range(9)
 _N_SUMS = 9
 _R_HITS, _SCALE, _SHIFT = range(3)
@@ -249,17 +250,17 @@ _BLOCK = 256
 
 
 @njit(cache=True, error_model="numpy")
-def _snapshot(snap, b, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
+def _snapshot(snap, row, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
               auc_sum):
-    snap[b, c, _HITS] = hits
-    snap[b, c, _MISSES] = misses
-    snap[b, c, _FIRST_HIT] = first_hit
-    snap[b, c, _SUM_PREC] = sum_prec
-    snap[b, c, _DCG_LIN] = dcg_lin
-    snap[b, c, _DCG_EXP] = dcg_exp
-    snap[b, c, _DCG_BIN] = dcg_bin
-    snap[b, c, _CG] = cg
-    snap[b, c, _AUC_SUM] = auc_sum
+    snap[row, _HITS] = hits
+    snap[row, _MISSES] = misses
+    snap[row, _FIRST_HIT] = first_hit
+    snap[row, _SUM_PREC] = sum_prec
+    snap[row, _DCG_LIN] = dcg_lin
+    snap[row, _DCG_EXP] = dcg_exp
+    snap[row, _DCG_BIN] = dcg_bin
+    snap[row, _CG] = cg
+    snap[row, _AUC_SUM] = auc_sum
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -270,6 +271,7 @@ def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs,
     so that each row of `out` is written in order. slot_param[s] is slot s's parameter
     (the registry entry's `kernel_param`), for codes that take one. The codes of per-slot
     sums (ERR, RBP: `_param_slots`) are written with the walk."""
+    n_cut = cutoffs.shape[0]
     for s in range(slot_code.shape[0]):
         code = slot_code[s]
         if code >= codes.ERR:  # written with the walk (_param_slots)
@@ -281,40 +283,42 @@ def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs,
             if not counted[i]:
                 continue
             b = i - lo
+            row = b * n_cut + c
             m = n_relevant[i]
-            hits = snap[b, c, _HITS]
+            mf = np.float64(m)  # every _ratio takes two floats: one compiled version
+            hits = snap[row, _HITS]
             if code == codes.PRECISION:
                 val = hits / k
             elif code == codes.PRECISION_CAPPED:
-                val = _ratio(hits, min(k, m))
+                val = _ratio(hits, np.float64(min(k, m)))
             elif code == codes.RECALL:
-                val = _ratio(hits, m)
+                val = _ratio(hits, mf)
             elif code == codes.F1:
-                val = _ratio(2.0 * hits, k + m)
+                val = _ratio(2.0 * hits, np.float64(k + m))
             elif code == codes.HIT_RATE:
                 val = 1.0 if hits > 0 else 0.0
             elif code == codes.MRR:
-                first_hit = snap[b, c, _FIRST_HIT]
+                first_hit = snap[row, _FIRST_HIT]
                 val = 1.0 / first_hit if first_hit > 0 else 0.0
             elif code == codes.AP_CAPPED:
-                val = _ratio(snap[b, c, _SUM_PREC], min(k, m))
+                val = _ratio(snap[row, _SUM_PREC], np.float64(min(k, m)))
             elif code == codes.AP_FULL:
-                val = _ratio(snap[b, c, _SUM_PREC], m)
+                val = _ratio(snap[row, _SUM_PREC], mf)
             elif code == codes.NDCG:
-                val = _ratio(snap[b, c, _DCG_LIN], ideal_lin[b, c])
+                val = _ratio(snap[row, _DCG_LIN], ideal_lin[b, c])
             elif code == codes.NDCG_UNCUT:
-                val = _ratio(snap[b, c, _DCG_LIN], ideal_full[b])
+                val = _ratio(snap[row, _DCG_LIN], ideal_full[b])
             elif code == codes.NDCG_EXP:
-                val = _ratio(snap[b, c, _DCG_EXP], ideal_exp[b, c])
+                val = _ratio(snap[row, _DCG_EXP], ideal_exp[b, c])
             elif code == codes.NDCG_BINARY:
-                val = _ratio(snap[b, c, _DCG_BIN], ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
+                val = _ratio(snap[row, _DCG_BIN], ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
             elif code == codes.DCG:
                 # exact: scale is a power of two (inf past float64)
-                val = snap[b, c, _DCG_LIN] / user[b, _SCALE]
+                val = snap[row, _DCG_LIN] / user[b, _SCALE]
             elif code == codes.CG:
-                val = snap[b, c, _CG]
+                val = snap[row, _CG]
             elif code == codes.R_PRECISION:
-                val = _ratio(user[b, _R_HITS], m)
+                val = _ratio(user[b, _R_HITS], mf)
             elif code == codes.AUC:
                 n_neg = n_items - m
                 if m == 0:
@@ -322,24 +326,24 @@ def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs,
                 elif n_neg == 0:
                     val = 1.0
                 else:
-                    val = (snap[b, c, _AUC_SUM]
-                           + (hits + m) / 2.0 * (n_neg - snap[b, c, _MISSES])) / (
+                    val = (snap[row, _AUC_SUM]
+                           + (hits + m) / 2.0 * (n_neg - snap[row, _MISSES])) / (
                         m * np.float64(n_neg))
             # the codes added with the registry come last: the classic ones pay no test for them
             elif code == codes.HITS:
                 val = hits
             elif code == codes.RETRIEVED:
-                val = hits + snap[b, c, _MISSES]
+                val = hits + snap[row, _MISSES]
             elif code == codes.N_RELEVANT:
                 val = np.float64(m)
             elif code == codes.F_BETA:
                 b2 = q * q
                 val = _ratio((1.0 + b2) * hits, b2 * m + k)
             elif code == codes.HIT_SHARE:
-                val = _ratio(hits, hits + snap[b, c, _MISSES])
+                val = _ratio(hits, hits + snap[row, _MISSES])
             elif code == codes.DCG_EXP:
                 # undoes the scaling of grades above 512
-                val = snap[b, c, _DCG_EXP] * 2.0 ** user[b, _SHIFT]
+                val = snap[row, _DCG_EXP] * 2.0 ** user[b, _SHIFT]
             else:  # no other code is given (the engine builds the slots from the registry)
                 val = np.nan
             out[s, i] = val
@@ -400,18 +404,22 @@ def _rows_kernel(params):
                   counted, k_max, need_ideal, need_full, need_exp, ideal_bin):
         n_slots = slot_code.shape[0]
         n_cut = cutoffs.shape[0]
+        # sizes as int64 values: each distinct argument type of np.empty and np.zeros (a
+        # literal 256, a tuple of two or three) compiles an implementation of its own
+        n_block = np.int64(_BLOCK)
+        one = np.int64(1)
         stamp = np.zeros(n_items, np.int64)
+        counts = np.zeros(np.int64(_TOP_GRADE + 1), np.int64)  # _sort_grades' counts
         value = np.empty(n_items, np.float64)
-        buf = np.empty(max(max_row_nnz, 1), np.float64)
-        spare = np.empty(_SMALL, np.float64)              # _sort_top's placed values
-        counts = np.zeros(_TOP_GRADE + 1, np.int64)      # _sort_grades' counts
-        ideal_lin = np.zeros((_BLOCK, n_cut), np.float64)
-        ideal_exp = np.zeros((_BLOCK, n_cut), np.float64)
-        ideal_full = np.zeros(_BLOCK, np.float64)
-        snap = np.empty((_BLOCK, n_cut, _N_SUMS), np.float64)  # the walk's sums
-        user = np.empty((_BLOCK, 3), np.float64)         # r_hits, scale, shift
-        hit_at = np.empty(max(k_max, 1), np.int64)       # the positions of the hits
-        hit_value = np.empty(max(k_max, 1), np.float64)  # ... and their values
+        buf = np.empty(max(max_row_nnz, one), np.float64)
+        spare = np.empty(np.int64(_SMALL), np.float64)         # _sort_top's placed values
+        ideal_lin = np.empty((n_block, n_cut), np.float64)     # the block's ideals
+        ideal_exp = np.empty((n_block, n_cut), np.float64)
+        ideal_full = np.empty(n_block, np.float64)
+        snap = np.empty((n_block * n_cut, np.int64(_N_SUMS)), np.float64)  # the walk's sums
+        user = np.empty((n_block, np.int64(3)), np.float64)    # r_hits, scale, shift
+        hit_at = np.empty(max(k_max, one), np.int64)           # the positions of the hits
+        hit_value = np.empty(max(k_max, one), np.float64)      # ... and their values
         for block in range(lo, hi, _BLOCK):
             block_end = min(block + _BLOCK, hi)
             if need_ideal:
@@ -488,12 +496,12 @@ def _rows_kernel(params):
                     if rank == m or (rank == k_max and m > k_max):
                         r_hits = hits
                     while c < n_cut and cutoffs[c] == rank:
-                        _snapshot(snap, b, c, hits, misses, first_hit, sum_prec, dcg_lin,
+                        _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
                                   dcg_exp, dcg_bin, cg, auc_sum)
                         c += 1
                 while c < n_cut:  # cutoffs past the list's columns see the whole list
-                    _snapshot(snap, b, c, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp,
-                              dcg_bin, cg, auc_sum)
+                    _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
+                              dcg_exp, dcg_bin, cg, auc_sum)
                     c += 1
                 user[b, _R_HITS] = r_hits
                 user[b, _SCALE] = scale
