@@ -344,7 +344,8 @@ def walk_needs(slot_code: IntArray) -> dict[str, bool]:
     ideal uncut, exponential gains, the hits' positions and values (codes with a
     parameter: ERR, nERR, RBP). Flags, not work the kernel would compile to find out."""
     found = set(slot_code.tolist())
-    return {"need_ideal": bool(found & {codes.NDCG, codes.NDCG_EXP, codes.NDCG_UNCUT}),
+    return {"need_ideal": bool(found & {codes.NDCG, codes.NDCG_EXP, codes.NDCG_UNCUT,
+                                        codes.NERR}),
             "need_full": codes.NDCG_UNCUT in found,
             "need_exp": bool(found & {codes.NDCG_EXP, codes.DCG_EXP}),
             "need_acc": any(code >= codes.ERR for code in found)}

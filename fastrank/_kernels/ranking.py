@@ -164,59 +164,72 @@ def _gain_scaling(top):
     return shift, scale
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _block_ideals(lo, hi, indptr, data, rows, disc, cutoffs, full, need_exp, buf, spare,
-                  counts, ideal_lin, ideal_exp, ideal_full):
-    """Graded ideal DCG sums of top-K rows lo..hi-1 (a block), from their truth rows'
-    relevant values, largest first.
+def _ideals_kernel(params):
+    """_block_ideals, with (params) or without the ideal ERR of the nERR slots."""
 
-    Writes, for row i and cutoff c, ideal_lin[i - lo, c] (linear gains times the user's
-    `scale`; and ideal_exp[i - lo, c] if need_exp, gains scaled by 2^-shift): the ideal
-    list cut at min(cutoffs[c], m). When `full` is set, ideal_full[i - lo] is the
-    linear-gain ideal over all m values. A block at a time, so that the walk calls no
-    function with arrays per user (numba would count references to each, atomically).
-    """
-    n_cut = cutoffs.shape[0]
-    for i in range(lo, hi):
-        r = rows[i]
-        m = np.int64(0)
-        all_equal = np.bool_(True)
-        graded = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
-        top = 0.0
-        for j in range(indptr[r], indptr[r + 1]):
-            v = data[j]
-            if v > 0.0:
-                # no branches: a row of mixed grades would mispredict them at random
-                all_equal &= (m == 0) | (v == buf[0])
-                graded &= v == math.floor(v)
-                buf[m] = v
-                m += 1
-                top = max(top, v)
-        shift, scale = _gain_scaling(top)
-        limit = m if full else cutoffs[n_cut - 1]
-        if all_equal:
-            length = min(m, limit)
-        elif graded and top <= _TOP_GRADE:
-            length = _sort_grades(buf, m, limit, counts)
-        else:
-            length = _sort_top(buf, m, limit, spare)
-        acc_lin = 0.0
-        acc_exp = 0.0
-        j = 0
-        for c in range(n_cut):  # each cutoff sees the ideal cut at it (the whole one past m)
-            stop = min(cutoffs[c], length)
-            while j < stop:
-                v = buf[j]
-                acc_lin += v * scale * disc[j]
-                if need_exp:
-                    acc_exp += _exp_gain(v, shift) * disc[j]
+    @njit(cache=True, inline="always", error_model="numpy")
+    def block_ideals(lo, hi, indptr, data, rows, disc, cutoffs, full, need_exp, buf, spare,
+                     counts, ideal_lin, ideal_exp, ideal_full, slot_code, slot_cut, slot_param,
+                     ideal_err):
+        """Graded ideal DCG sums of top-K rows lo..hi-1 (a block), from their truth rows'
+        relevant values, largest first.
+
+        Writes, for row i and cutoff c, ideal_lin[i - lo, c] (linear gains times the user's
+        `scale`; and ideal_exp[i - lo, c] if need_exp, gains scaled by 2^-shift): the ideal
+        list cut at min(cutoffs[c], m). When `full` is set, ideal_full[i - lo] is the
+        linear-gain ideal over all m values. With `params`, also ideal_err[i - lo, s], the
+        ideal list's ERR for each nERR slot s (slot_code etc. as in rank_metrics). A block at
+        a time, so that the walk calls no function with arrays per user (numba would count
+        references to each, atomically).
+        """
+        n_cut = cutoffs.shape[0]
+        for i in range(lo, hi):
+            r = rows[i]
+            m = np.int64(0)
+            all_equal = np.bool_(True)
+            graded = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
+            top = 0.0
+            for j in range(indptr[r], indptr[r + 1]):
+                v = data[j]
+                if v > 0.0:
+                    # no branches: a row of mixed grades would mispredict them at random
+                    all_equal &= (m == 0) | (v == buf[0])
+                    graded &= v == math.floor(v)
+                    buf[m] = v
+                    m += 1
+                    top = max(top, v)
+            shift, scale = _gain_scaling(top)
+            limit = m if full else cutoffs[n_cut - 1]
+            if all_equal:
+                length = min(m, limit)
+            elif graded and top <= _TOP_GRADE:
+                length = _sort_grades(buf, m, limit, counts)
+            else:
+                length = _sort_top(buf, m, limit, spare)
+            acc_lin = 0.0
+            acc_exp = 0.0
+            j = 0
+            for c in range(n_cut):  # each cutoff sees the ideal cut at it (the whole one past m)
+                stop = min(cutoffs[c], length)
+                while j < stop:
+                    v = buf[j]
+                    acc_lin += v * scale * disc[j]
+                    if need_exp:
+                        acc_exp += _exp_gain(v, shift) * disc[j]
+                    j += 1
+                ideal_lin[i - lo, c] = acc_lin
+                ideal_exp[i - lo, c] = acc_exp
+            while j < length:  # the uncut ideal (full): the values past the largest cutoff
+                acc_lin += buf[j] * scale * disc[j]
                 j += 1
-            ideal_lin[i - lo, c] = acc_lin
-            ideal_exp[i - lo, c] = acc_exp
-        while j < length:  # the uncut ideal (full): the values past the largest cutoff
-            acc_lin += buf[j] * scale * disc[j]
-            j += 1
-        ideal_full[i - lo] = acc_lin
+            ideal_full[i - lo] = acc_lin
+            if params:  # a constant of the closure: the plain kernel has no ERR code
+                for s in range(slot_code.shape[0]):
+                    if slot_code[s] == codes.NERR:
+                        ideal_err[i - lo, s] = _ideal_err(buf, min(cutoffs[slot_cut[s]], m),
+                                                          slot_param[s])
+
+    return block_ideals
 
 
 @njit(cache=True, error_model="numpy")
@@ -235,6 +248,10 @@ def _ideal_err(buf, length, top):
         total += going * chance / (j + 1.0)
         going *= 1.0 - chance
     return total
+
+
+_block_ideals = _ideals_kernel(False)
+_block_ideals_params = _ideals_kernel(True)
 
 
 # The walk's sums at a cutoff, snap[b * n_cut + c, sum] for row b of the block and cutoff c
@@ -351,12 +368,11 @@ def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs,
 
 @njit(cache=True, error_model="numpy")
 def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_value, hits,
-                 buf, m, spare):
+                 ideal_err, b):
     """The slots of codes with a parameter of row i, from the walk's hits (hit_at: their
     0-based positions, hit_value: their values): ERR and nERR (the cascade), RBP and its
-    residual ((1 - p)·p^position). buf[:m]: the row's relevant values, which nERR's ideal
-    sorts. Kept out of the walk, which the classic codes share."""
-    sorted_ = False
+    residual ((1 - p)·p^position). ideal_err[b, s]: nERR's ideal ERR (_block_ideals).
+    Kept out of the walk, which the classic codes share."""
     for s in range(slot_code.shape[0]):
         code = slot_code[s]
         if code < codes.ERR:
@@ -376,10 +392,7 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
             else:
                 total += (1.0 - q) * q ** np.float64(p)
         if code == codes.NERR:
-            if not sorted_:
-                _sort_top(buf, m, cutoffs[cutoffs.shape[0] - 1], spare)
-                sorted_ = True
-            total = _ratio(total, _ideal_err(buf, min(k, m), q))
+            total = _ratio(total, ideal_err[b, s])
         elif code == codes.RBP_RESID:
             total = 1.0 - total
         out[s, i] = total
@@ -418,13 +431,21 @@ def _rows_kernel(params):
         ideal_full = np.empty(n_block, np.float64)
         snap = np.empty((n_block * n_cut, np.int64(_N_SUMS)), np.float64)  # the walk's sums
         user = np.empty((n_block, np.int64(3)), np.float64)    # r_hits, scale, shift
+        ideal_err = np.empty((n_block, n_slots), np.float64)   # nERR's ideal ERR (params)
         hit_at = np.empty(max(k_max, one), np.int64)           # the positions of the hits
         hit_value = np.empty(max(k_max, one), np.float64)      # ... and their values
         for block in range(lo, hi, _BLOCK):
             block_end = min(block + _BLOCK, hi)
             if need_ideal:
-                _block_ideals(block, block_end, indptr, data, rows, disc, cutoffs, need_full,
-                              need_exp, buf, spare, counts, ideal_lin, ideal_exp, ideal_full)
+                if params:
+                    _block_ideals_params(block, block_end, indptr, data, rows, disc, cutoffs,
+                                         need_full, need_exp, buf, spare, counts, ideal_lin,
+                                         ideal_exp, ideal_full, slot_code, slot_cut,
+                                         slot_param, ideal_err)
+                else:
+                    _block_ideals(block, block_end, indptr, data, rows, disc, cutoffs,
+                                  need_full, need_exp, buf, spare, counts, ideal_lin, ideal_exp,
+                                  ideal_full, slot_code, slot_cut, slot_param, ideal_err)
             for i in range(block, block_end):
                 b = i - block
                 base = 2 * (np.int64(i) + 1)
@@ -439,8 +460,6 @@ def _rows_kernel(params):
                         item = indices[j]
                         stamp[item] = base
                         value[item] = v
-                        if params:
-                            buf[m] = v
                         m += 1
                         top = max(top, v)
                 shift, scale = _gain_scaling(top)
@@ -508,7 +527,7 @@ def _rows_kernel(params):
                 user[b, _SHIFT] = shift
                 if params:
                     _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
-                                 hit_value, hits, buf, m, spare)
+                                 hit_value, hits, ideal_err, b)
             _block_slots(block, block_end, out, snap, user, n_relevant, counted, n_items,
                          cutoffs, slot_code, slot_cut, slot_param, ideal_lin, ideal_exp,
                          ideal_full, ideal_bin)
