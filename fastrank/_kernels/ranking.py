@@ -419,7 +419,7 @@ def _rows_kernel(params):
         n_cut = cutoffs.shape[0]
         # sizes as int64 values: each distinct argument type of np.empty and np.zeros (a
         # literal 256, a tuple of two or three) compiles an implementation of its own
-        n_block = np.int64(_BLOCK)
+        n_block = max(min(np.int64(_BLOCK), hi - lo), np.int64(1))  # rows of a block
         one = np.int64(1)
         stamp = np.zeros(n_items, np.int64)
         counts = np.zeros(np.int64(_TOP_GRADE + 1), np.int64)  # _sort_grades' counts
@@ -434,8 +434,8 @@ def _rows_kernel(params):
         ideal_err = np.empty((n_block, n_slots), np.float64)   # nERR's ideal ERR (params)
         hit_at = np.empty(max(k_max, one), np.int64)           # the positions of the hits
         hit_value = np.empty(max(k_max, one), np.float64)      # ... and their values
-        for block in range(lo, hi, _BLOCK):
-            block_end = min(block + _BLOCK, hi)
+        for block in range(lo, hi, n_block):
+            block_end = min(block + n_block, hi)
             if need_ideal:
                 if params:
                     _block_ideals_params(block, block_end, indptr, data, rows, disc, cutoffs,
