@@ -5,4 +5,8 @@ starts as `np.int64(0)` or `np.bool_(False)`, not a bare `0` or `False`. Numba t
 constant as a literal (`Literal[int](0)`) and compiles the callee once for that type before
 the loop's `+= 1` widens it to int64: every callee twice. tests/test_compile.py checks that
 no kernel compiles a callee for a literal type.
+
+Helpers that only other kernels call are compiled with `no_cpython_wrapper=True,
+no_cfunc_wrapper=True`: numba otherwise builds and optimises a Python-callable wrapper
+for each, which nothing uses.
 """

@@ -31,14 +31,14 @@ from numba import njit, prange
 from . import codes
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _ratio(num, den):
     if den > 0:
         return num / den
     return 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _sift_down(buf, root, end):
     """Restore the min-heap order of buf[:end] below `root`."""
     while True:
@@ -59,7 +59,7 @@ def _sift_down(buf, root, end):
 _SMALL = 32
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _sort_top(buf, m, limit, spare):
     """Move the L = min(m, limit) largest values of buf[:m] to buf[:L], descending; return L.
 
@@ -73,10 +73,8 @@ def _sort_top(buf, m, limit, spare):
         for j in range(m):
             v = buf[j]
             rank = 0
-            for i in range(j):  # ties: the earlier value ranks first
-                rank += buf[i] >= v
-            for i in range(j + 1, m):
-                rank += buf[i] > v
+            for i in range(m):  # ties: the earlier value ranks first
+                rank += (buf[i] > v) | ((buf[i] == v) & (i < j))
             if rank < length:
                 spare[rank] = v
         for j in range(length):
@@ -119,7 +117,7 @@ def _sort_top(buf, m, limit, spare):
 _TOP_GRADE = 15
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _sort_grades(buf, m, limit, counts):
     """Move the L = min(m, limit) largest values of buf[:m], whole numbers in
     1.._TOP_GRADE, to buf[:L], descending; return L. A count per grade (counts: zeros,
@@ -147,7 +145,7 @@ _EXP_TOP = 512.0
 _LIN_TOP = 2.0 ** 512
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _exp_gain(v, shift):
     """(2^v - 1) / 2^shift, computed without overflow for v <= shift + _EXP_TOP."""
     return 2.0 ** (v - shift) - 2.0 ** (-shift)
@@ -232,13 +230,13 @@ def _ideals_kernel(params):
     return block_ideals
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stop_chance(v, top):
     """ERR's chance that a user stops at an item of grade v: (2^min(v, top) - 1) / 2^top."""
     return (2.0 ** (min(v, top) - top)) - 2.0 ** -top
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _ideal_err(buf, length, top):
     """ERR of the ideal list: the user's first `length` values of buf, largest first."""
     total = 0.0
@@ -266,7 +264,7 @@ _R_HITS, _SCALE, _SHIFT = range(3)
 _BLOCK = 256
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _snapshot(snap, row, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
               auc_sum):
     snap[row, _HITS] = hits
@@ -366,7 +364,7 @@ def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs,
             out[s, i] = val
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_value, hits,
                  ideal_err, b):
     """The slots of codes with a parameter of row i, from the walk's hits (hit_at: their
@@ -411,7 +409,7 @@ def _rows_kernel(params):
     The walk calls no function that takes arrays per row but _snapshot, which LLVM
     inlines."""
 
-    @njit(cache=True, error_model="numpy")
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
     def rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                   slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
                   counted, k_max, need_ideal, need_full, need_exp, ideal_bin):
