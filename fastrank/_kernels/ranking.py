@@ -4,9 +4,10 @@ Arrays in, arrays out, nothing raises. The facade (`fastrank.evaluate`) has alre
 checked every index, so the kernel runs without bounds checks.
 
 Layout of the work: users (top-K rows) are split into `n_chunks` contiguous ranges and
-the ranges run under `prange`. Each range allocates its scratch once: an item marker
-(`stamp`) and an item value array, both of length `n_items`, and a buffer for sorting a
-row's relevance values. Nothing is allocated per user.
+the ranges run under `prange`. Each range allocates its scratch once: per item a stamp and
+a value, side by side in `mark` (one cache line holds both, where the walk's lookups are
+random reads), and a buffer for sorting a row's relevance values. Nothing is allocated
+per user.
 
 Within a range, rows go by blocks of `_BLOCK`: the block's graded ideals first, then the
 walk of each row (its sums kept at each cutoff), then the block's slots, a slot at a time.
@@ -14,9 +15,9 @@ No function that takes arrays is copied into the per-user loop: numba counts ref
 to the arrays of a copied-in (inline) function with an atomic increment and decrement,
 which cost a third of the walk's time.
 
-Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into
-`stamp[item]` for every relevant item of the row, and `base + 1` for every item the walk
-has already seen. Stamps of earlier rows never equal either value, so the marker array
+Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into the
+stamp of every relevant item of the row (mark[2 * item], and its value in
+mark[2 * item + 1]), and `base + 1` for every item the walk has already seen. Stamps of earlier rows never equal either value, so the marker array
 needs no clearing between users. Seen items make duplicates in a list count once.
 
 Each user writes only its own column of `out`; means are taken by the facade, so the
@@ -419,9 +420,8 @@ def _rows_kernel(params):
         # literal 256, a tuple of two or three) compiles an implementation of its own
         n_block = max(min(np.int64(_BLOCK), hi - lo), np.int64(1))  # rows of a block
         one = np.int64(1)
-        stamp = np.zeros(n_items, np.int64)
+        mark = np.zeros(2 * n_items, np.float64)  # per item: its stamp, its value
         counts = np.zeros(np.int64(_TOP_GRADE + 1), np.int64)  # _sort_grades' counts
-        value = np.empty(n_items, np.float64)
         buf = np.empty(max(max_row_nnz, one), np.float64)
         spare = np.empty(np.int64(_SMALL), np.float64)         # _sort_top's placed values
         ideal_lin = np.empty((n_block, n_cut), np.float64)     # the block's ideals
@@ -446,7 +446,7 @@ def _rows_kernel(params):
                                   ideal_full, slot_code, slot_cut, slot_param, ideal_err)
             for i in range(block, block_end):
                 b = i - block
-                base = 2 * (np.int64(i) + 1)
+                base = 2.0 * (i + 1)  # exact in float64 below 2^52 rows
                 r = rows[i]
                 start = indptr[r]
                 end = indptr[r + 1]
@@ -456,8 +456,8 @@ def _rows_kernel(params):
                     v = data[j]
                     if v > 0.0:
                         item = indices[j]
-                        stamp[item] = base
-                        value[item] = v
+                        mark[2 * item] = base
+                        mark[2 * item + 1] = v
                         m += 1
                         top = max(top, v)
                 shift, scale = _gain_scaling(top)
@@ -487,14 +487,14 @@ def _rows_kernel(params):
                 for p in range(k_max):
                     item = topk[i, p]
                     if item >= 0:
-                        st = stamp[item]
+                        st = mark[2 * item]
                         if st == base:  # relevant, first time in this list
-                            stamp[item] = base + 1
+                            mark[2 * item] = base + 1
                             hits += 1
                             sum_prec += hits / (p + 1.0)
                             if first_hit == 0:
                                 first_hit = p + 1
-                            v = value[item]
+                            v = mark[2 * item + 1]
                             d = disc[p]
                             dcg_lin += v * scale * d
                             if need_exp:
@@ -505,7 +505,7 @@ def _rows_kernel(params):
                                 hit_at[hits - 1] = p
                                 hit_value[hits - 1] = v
                         elif st != base + 1:  # not relevant, first time in this list
-                            stamp[item] = base + 1
+                            mark[2 * item] = base + 1
                             misses += 1
                             auc_sum += hits
                         # else: a repeated id; counts for nothing
