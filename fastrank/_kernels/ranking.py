@@ -17,8 +17,9 @@ which cost a third of the walk's time.
 
 Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into the
 stamp of every relevant item of the row (mark[2 * item], and its value in
-mark[2 * item + 1]), and `base + 1` for every item the walk has already seen. Stamps of earlier rows never equal either value, so the marker array
-needs no clearing between users. Seen items make duplicates in a list count once.
+mark[2 * item + 1]), and `base + 1` for every item the walk has already seen. Stamps of
+earlier rows never equal either value, so the marker array needs no clearing between
+users. Seen items make duplicates in a list count once.
 
 Each user writes only its own column of `out`; means are taken by the facade, so the
 values are bit-identical for any thread count.
@@ -114,27 +115,8 @@ def _sort_top(buf, m, limit, spare):
 
 
 # Rows whose relevant values are all whole grades up to this are ranked by counting the
-# grades (_sort_grades): the usual case of ratings and judgement scales.
+# grades (in _block_ideals): the usual case of ratings and judgement scales.
 _TOP_GRADE = 15
-
-
-@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _sort_grades(buf, m, limit, counts):
-    """Move the L = min(m, limit) largest values of buf[:m], whole numbers in
-    1.._TOP_GRADE, to buf[:L], descending; return L. A count per grade (counts: zeros,
-    left zeroed), where a comparison sort mispredicts at every step."""
-    length = min(m, limit)
-    for j in range(m):
-        counts[np.int64(buf[j])] += 1
-    pos = 0
-    for g in range(_TOP_GRADE, 0, -1):
-        n = counts[g]
-        counts[g] = 0
-        end = min(pos + n, length)
-        for j in range(pos, end):
-            buf[j] = g
-        pos = end
-    return length
 
 
 # Exponential gains 2^rel - 1 overflow past rel = 1024 (and their sums earlier): a user
@@ -202,7 +184,18 @@ def _ideals_kernel(params):
             if all_equal:
                 length = min(m, limit)
             elif graded and top <= _TOP_GRADE:
-                length = _sort_grades(buf, m, limit, counts)
+                # whole grades 1..top: counted per grade, then written back largest first
+                # (here, not in a function: a call per row cost as much as the counting)
+                length = min(m, limit)
+                for j in range(m):
+                    counts[np.int64(buf[j])] += 1
+                pos = np.int64(0)
+                for g in range(np.int64(top), 0, -1):
+                    end = min(pos + counts[g], length)
+                    counts[g] = 0  # left zeroed for the next row
+                    for j in range(pos, end):
+                        buf[j] = g
+                    pos = end
             else:
                 length = _sort_top(buf, m, limit, spare)
             acc_lin = 0.0
@@ -421,7 +414,7 @@ def _rows_kernel(params):
         n_block = max(min(np.int64(_BLOCK), hi - lo), np.int64(1))  # rows of a block
         one = np.int64(1)
         mark = np.zeros(2 * n_items, np.float64)  # per item: its stamp, its value
-        counts = np.zeros(np.int64(_TOP_GRADE + 1), np.int64)  # _sort_grades' counts
+        counts = np.zeros(np.int64(_TOP_GRADE + 1), np.int64)  # a count per grade
         buf = np.empty(max(max_row_nnz, one), np.float64)
         spare = np.empty(np.int64(_SMALL), np.float64)         # _sort_top's placed values
         ideal_lin = np.empty((n_block, n_cut), np.float64)     # the block's ideals
@@ -484,6 +477,8 @@ def _rows_kernel(params):
                 cg = 0.0
                 auc_sum = 0.0
                 c = np.int64(0)
+                next_cut = cutoffs[0]  # the next cutoff the walk reaches
+                r_rank = min(m, k_max)  # R-precision's hits: at rank m, or the list's end
                 for p in range(k_max):
                     item = topk[i, p]
                     if item >= 0:
@@ -510,12 +505,13 @@ def _rows_kernel(params):
                             auc_sum += hits
                         # else: a repeated id; counts for nothing
                     rank = p + 1
-                    if rank == m or (rank == k_max and m > k_max):
+                    if rank == r_rank:
                         r_hits = hits
-                    while c < n_cut and cutoffs[c] == rank:
+                    if rank == next_cut:  # cutoffs are distinct: one at most per rank
                         _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
                                   dcg_exp, dcg_bin, cg, auc_sum)
                         c += 1
+                        next_cut = cutoffs[c] if c < n_cut else np.int64(-1)
                 while c < n_cut:  # cutoffs past the list's columns see the whole list
                     _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
                               dcg_exp, dcg_bin, cg, auc_sum)
