@@ -63,7 +63,7 @@ _INFAP_EPSILON = 0.00001
 _NEG_NAN = -np.nan  # what 0.0 / 0.0 gives in C on x86: a NaN with its sign bit set
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _lround(x):
     """C's lround for finite x: the nearest integer, halves away from zero."""
     if x >= 0.0:
@@ -73,7 +73,7 @@ def _lround(x):
     return np.int64(whole) - (1 if whole - x >= 0.5 else 0)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _gain_below(a, b):
     """trec_eval's comparison of two gains (comp_rel_gain): their difference cast to a
     C int, so gains less than 1 apart compare equal. True when a sorts after b."""
@@ -81,7 +81,7 @@ def _gain_below(a, b):
     return d >= 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _msort(order, gain, tmp, n):
     """Sort order[:n] by gain as glibc's merge sort does (top-down, stable, the left run
     first on ties) under trec_eval's comparison of gains: the recursion unrolled onto a
@@ -136,7 +136,7 @@ def _msort(order, gain, tmp, n):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _gain_table(counts, max_rel, pair_level, pair_gain, lo, hi, t_level, t_gain, t_count,
                 order, tmp, gain_at):
     """trec_eval's gain table of a query (setup_gains): the `level=gain` pairs first,
@@ -176,7 +176,7 @@ def _gain_table(counts, max_rel, pair_level, pair_gain, lo, hi, t_level, t_gain,
     return nt
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _gain_of(r, gain_at, max_rel):
     lv = np.int64(r)
     if lv < -2 or lv > max_rel:
@@ -184,7 +184,7 @@ def _gain_of(r, gain_at, max_rel):
     return gain_at[lv + 2]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _next_ideal(cur, num_at, order, t_gain, t_count):
     """Step trec_eval's ideal ranking by one document: (level index, number at it,
     its gain) after moving past exhausted levels."""
@@ -196,7 +196,7 @@ def _next_ideal(cur, num_at, order, t_gain, t_count):
     return cur, num_at, gain
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel, log2s):
     """ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg and G of a query with a gain table, each
     walked as trec_eval walks it (m_ndcg.c, m_ndcg_rel.c, m_Rndcg.c, m_G.c)."""
@@ -291,7 +291,7 @@ def _dcg_family(code, rel, n, nt, order, t_gain, t_count, gain_at, max_rel, log2
     return total / sum_ideal if sum_ideal > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _rbp(rel, n, p, nt, order, t_gain, t_level, gain_at, max_rel):
     """Rank-biased precision (m_rbp.c): gains scaled into [0, 1] when any lies outside,
     (1 - p)·Σ gain·p^(rank - 1), the powers multiplied up as trec_eval does."""
@@ -316,7 +316,7 @@ def _rbp(rel, n, p, nt, order, t_gain, t_level, gain_at, max_rel):
     return (1.0 - p) * total
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _has_level(lv, nt, t_level):
     for j in range(nt):
         if t_level[j] == lv:
@@ -324,7 +324,7 @@ def _has_level(lv, nt, t_level):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _infap(rel, n, level, n_rel):
     """Inferred AP (Yilmaz & Aslam 2006, m_infap.c)."""
     nonrel = 0
@@ -354,7 +354,7 @@ def _infap(rel, n, level, n_rel):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _best_after(hits, n, smax):
     """smax[j] = the best precision at any rank from j to n (j = 1..n)."""
     best = 0.0
@@ -363,7 +363,7 @@ def _best_after(hits, n, smax):
         smax[j] = best
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _iprec_fast(found, n, n_rel, first, at, smax, point):
     """_iprec from the ranks of the relevant documents and the best precision below each
     rank, in O(1): the same value (trec_eval's walk, read off precomputed arrays)."""
@@ -379,7 +379,7 @@ def _iprec_fast(found, n, n_rel, first, at, smax, point):
     return smax[at[cut]]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _pt11(rel, n, level, found, n_rel, points, lo, hi):
     """11pt_avg (m_11pt_avg.c): interpolated precision summed over the points as
     trec_eval walks them: from the last point given down while the walk meets its
@@ -405,7 +405,7 @@ def _pt11(rel, n, level, found, n_rel, points, lo, hi):
     return total / (hi - lo)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _rprec_mult(rel, n, level, hits, n_rel, first, fraction):
     """Precision at fraction·R documents (m_Rprec_mult.c: the cutoff is
     (long)(fraction·R + 0.9); 0 before the first relevant document)."""
