@@ -186,9 +186,9 @@ class Plan:
             into.counted[at:at + n_rows], None)
         row = 0
         if not self.passes or self.passes[0].rel is not None:
-            # m and the counted rows come from the truth as given: a pass with no slots
-            rank_into(data, topk, rows, _Pass(None, []), self.judged, threads,
-                      block.values[:0], block.n_relevant, block.counted.view(np.uint8))
+            # m and the counted rows come from the truth as given
+            counts_into(data, rows, self.judged, threads, block.n_relevant,
+                        block.counted.view(np.uint8))
         for ranking in self.passes:
             n_slots = len(ranking.requests)
             view = _at_least(data, ranking.rel)
@@ -408,6 +408,18 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
                ranking.cutoffs, ranking.slot_code, ranking.slot_cut, ranking.slot_param,
                judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted,
                ideal_bin=np.cumsum(disc), **needs)
+
+
+def counts_into(data: Truth, rows: IntArray, judged: bool, threads: int,
+                n_relevant: IntArray, counted: AnyArray) -> None:
+    """n_relevant and counted of checked inputs, as the ranking kernel writes them, where
+    no ranking slot is asked (a kernel that compiles in a fraction of its time)."""
+    from ._kernels.ranking import relevant_counts
+
+    n_rows = rows.shape[0]
+    n_chunks = n_ranges(n_rows, threads, data.indices.shape[0] + n_rows, 1)
+    relevant_counts(data.indptr, data.data, rows, judged, max(n_chunks, 1), n_relevant,
+                    counted)
 
 
 def trec_into(data: Truth, topk: AnyArray, rows: IntArray, trec: _Pass,

@@ -1,5 +1,6 @@
-"""Compile time: no kernel compiles a callee for a literal argument type, and the classic
-metrics compile no code of the codes with a parameter (ERR, nERR, RBP).
+"""Compile time: no kernel compiles a callee for a literal argument type, the classic
+metrics compile no code of the codes with a parameter (ERR, nERR, RBP), and trec_eval's
+measures alone compile no ranking kernel.
 
 Numba types a bare constant (`n = 0`) as a literal; a callee called with it is compiled
 once for `Literal[int](0)` and again for int64 when the loop widens the count (see
@@ -36,10 +37,12 @@ class Listener(event.Listener):
 event.register("numba:compile", Listener())
 truth = sp.csr_array(np.array([[1.0, 0, 2, 0], [0, 3, 0, 1]]))
 topk = np.array([[0, 1, 2], [3, -1, 1]])
+fr.evaluate(truth, topk, ["bpref", "infap", "iprec_at_recall_0.50"], convention="trec")
+print("TREC=" + json.dumps(compiled))
+compiled.clear()
 fr.evaluate(truth, topk, ["precision@2", "recall@2", "ndcg@2", "map@2", "auc@2"])
 print("CLASSIC=" + json.dumps(compiled))
 fr.evaluate(truth, topk, ["precision@2", "ndcg@2", "err@2", "nerr@2", "rbp@2"])
-fr.evaluate(truth, topk, ["bpref", "infap", "iprec_at_recall_0.50"], convention="trec")
 print("LITERAL=" + json.dumps(literal))
 """
 
@@ -68,3 +71,12 @@ def test_the_classic_metrics_compile_no_code_of_the_codes_with_a_parameter(compi
     classic = compile_events["CLASSIC"]
     assert "_driver.<locals>.rank_metrics" in classic
     assert not {"_param_slots", "_ideal_err", "_stop_chance"} & set(classic), classic
+
+
+@pytest.mark.slow
+def test_trec_eval_measures_alone_compile_no_ranking_kernel(compile_events):
+    """m and the counted queries come from a small kernel when no ranking slot is asked
+    (the ranking kernel is most of a first call's compile time)."""
+    trec = compile_events["TREC"]
+    assert "trec_measures" in trec and "relevant_counts" in trec
+    assert not {"_rows_kernel.<locals>.rank_rows", "_driver.<locals>.rank_metrics"} & set(trec)

@@ -255,3 +255,32 @@ def test_few_users_and_a_large_catalogue():
     topk = np.vstack([truth.indices[:5], rng.choice(n_items, 5), truth.indices[20:25]])
     res = fr.evaluate(truth, topk, ["precision@5", "recall@5"])
     assert_array_equal(res.per_user("precision@5"), [1.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("judged", [False, True])
+def test_the_counts_kernel_writes_what_the_ranking_kernel_writes(judged):
+    """A call with no ranking slot (trec_eval's measures only) takes m and the counted rows
+    from a small kernel of their own: the same as the ranking kernel's, with empty rows,
+    rows of stored zeros and negatives, and lists gathered out of order."""
+    from fastrank.engine import _Pass, counts_into, rank_into
+    from fastrank.threads import numba_threads
+    from fastrank.validation import check_truth
+
+    rng = np.random.default_rng(7)
+    dense = rng.choice([0.0, 0.0, 0.0, 1.0, 2.0, -1.0], size=(60, 30))
+    dense[::7] = 0.0  # empty rows
+    truth = sp.csr_array(dense)
+    truth.data[::5] = 0.0  # stored zeros: judged, not relevant
+    data = check_truth(truth)
+    rows = rng.integers(0, 60, 90)
+    topk = rng.integers(-1, 30, (90, 4))
+    expected_m, got_m = np.empty(90, np.int64), np.empty(90, np.int64)
+    expected_c, got_c = np.empty(90, np.uint8), np.empty(90, np.uint8)
+    for threads in (1, 2):
+        with numba_threads(threads):
+            rank_into(data, topk, rows, _Pass(None, []), judged, threads, np.empty((0, 90)),
+                      expected_m, expected_c)
+            counts_into(data, rows, judged, threads, got_m, got_c)
+        assert_array_equal(got_m, expected_m)
+        assert_array_equal(got_c, expected_c)
+    assert 0 < expected_c.sum() < 90

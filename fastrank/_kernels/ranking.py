@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import codes
+from .sorting import SMALL, sort_top
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -38,80 +39,6 @@ def _ratio(num, den):
     if den > 0:
         return num / den
     return 0.0
-
-
-@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _sift_down(buf, root, end):
-    """Restore the min-heap order of buf[:end] below `root`."""
-    while True:
-        child = 2 * root + 1
-        if child >= end:
-            return
-        if child + 1 < end and buf[child + 1] < buf[child]:
-            child += 1
-        if buf[root] <= buf[child]:
-            return
-        tmp = buf[root]
-        buf[root] = buf[child]
-        buf[child] = tmp
-        root = child
-
-
-# Rows with at most this many relevant values are ranked by counting (see _sort_top).
-_SMALL = 32
-
-
-@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _sort_top(buf, m, limit, spare):
-    """Move the L = min(m, limit) largest values of buf[:m] to buf[:L], descending; return L.
-
-    A row of at most _SMALL values places each value by its rank, counted against every
-    other value (m² comparisons without a branch, where an insertion sort mispredicts at
-    every step; spare holds the placed values). A longer row keeps its L largest values in
-    a heap, then sorts them.
-    """
-    length = min(m, limit)
-    if m <= _SMALL:
-        for j in range(m):
-            v = buf[j]
-            rank = 0
-            for i in range(m):  # ties: the earlier value ranks first
-                rank += (buf[i] > v) | ((buf[i] == v) & (i < j))
-            if rank < length:
-                spare[rank] = v
-        for j in range(length):
-            buf[j] = spare[j]
-        return length
-    # a min-heap of the L largest values so far in buf[:L] (a heap select), then sorted
-    # largest first by taking its smallest to the end, L times: a few lines of machine
-    # code where numpy's sort brings numba's whole quicksort to compile
-    for root in range(length // 2 - 1, -1, -1):
-        _sift_down(buf, root, length)
-    for j in range(length, m):
-        if buf[j] > buf[0]:
-            buf[0] = buf[j]
-            _sift_down(buf, np.int64(0), length)
-    for end in range(length - 1, 0, -1):
-        tmp = buf[0]
-        buf[0] = buf[end]
-        buf[end] = tmp
-        _sift_down(buf, np.int64(0), end)
-    return length
-    filled = 0
-    for j in range(m):
-        v = buf[j]
-        if filled < length:
-            pos = filled
-            filled += 1
-        elif v <= buf[length - 1]:
-            continue
-        else:
-            pos = length - 1
-        while pos > 0 and buf[pos - 1] < v:
-            buf[pos] = buf[pos - 1]
-            pos -= 1
-        buf[pos] = v
-    return length
 
 
 # Rows whose relevant values are all whole grades up to this are ranked by counting the
@@ -197,7 +124,7 @@ def _ideals_kernel(params):
                         buf[j] = g
                     pos = end
             else:
-                length = _sort_top(buf, m, limit, spare)
+                length = sort_top(buf, m, limit, spare)
             acc_lin = 0.0
             acc_exp = 0.0
             j = 0
@@ -416,7 +343,7 @@ def _rows_kernel(params):
         mark = np.zeros(2 * n_items, np.float64)  # per item: its stamp, its value
         counts = np.zeros(np.int64(_TOP_GRADE + 1), np.int64)  # a count per grade
         buf = np.empty(max(max_row_nnz, one), np.float64)
-        spare = np.empty(np.int64(_SMALL), np.float64)         # _sort_top's placed values
+        spare = np.empty(np.int64(SMALL), np.float64)         # sort_top's placed values
         ideal_lin = np.empty((n_block, n_cut), np.float64)     # the block's ideals
         ideal_exp = np.empty((n_block, n_cut), np.float64)
         ideal_full = np.empty(n_block, np.float64)
@@ -577,3 +504,28 @@ def _driver(params):
 
 rank_metrics = _driver(False)
 rank_metrics_params = _driver(True)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def relevant_counts(indptr, data, rows, count_judged, n_chunks, n_relevant, counted):
+    """What rank_metrics writes besides its slots, for a call with no ranking slot (the
+    trec_eval measures only), from a kernel a fraction of its size: n_relevant[i] = m, the
+    positive entries of truth row rows[i]; counted[i] = 1 if the row has an entry
+    (count_judged) or a positive one, else 0."""
+    n_rows = rows.shape[0]
+    for chunk in prange(n_chunks):
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        for i in range(lo, hi):
+            r = rows[i]
+            start = indptr[r]
+            end = indptr[r + 1]
+            m = np.int64(0)
+            for j in range(start, end):
+                if data[j] > 0.0:
+                    m += 1
+            n_relevant[i] = m
+            if count_judged:
+                counted[i] = 1 if end > start else 0
+            else:
+                counted[i] = 1 if m > 0 else 0
