@@ -3,6 +3,7 @@ numba cache, as on a fresh install.
 
     python bench/cold_start.py            # 3 runs of each
     python bench/cold_start.py --runs 1 --no-demo
+    python bench/cold_start.py --others     # also trec_eval's measures, evaluate_factors
 
 Prints, per run, the wall and CPU seconds of the first fr.evaluate of the classic metrics
 (precision, recall, ndcg, map at 2, on a 2-user input) and of `fastrank demo` end to end
@@ -40,8 +41,9 @@ class Listener(event.Listener):
 event.register("numba:compile", Listener())
 truth = sp.csr_array(np.array([[1.0, 0, 2, 0], [0, 3, 0, 1]]))
 topk = np.array([[0, 1, 2], [3, -1, 1]])
+factors = np.random.default_rng(0).random((6, 3))
 t, c = time.perf_counter(), time.process_time()
-fr.evaluate(truth, topk, ["precision@2", "recall@2", "ndcg@2", "map@2"])
+CALL
 print(json.dumps({"call": time.perf_counter() - t, "call_cpu": time.process_time() - c,
                   "total": time.perf_counter() - t0, "total_cpu": time.process_time() - c0,
                   "compiles": sorted(took, reverse=True)}))
@@ -52,9 +54,21 @@ def fresh_env():
     return dict(os.environ, NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="numba-cold-"))
 
 
-def first_call():
-    done = subprocess.run([sys.executable, "-c", FIRST_CALL], env=fresh_env(),
-                          capture_output=True, text=True, check=True)
+# the first calls timed: the classic metrics (issue 18's target), and with --others
+# trec_eval's measures alone and the fused factors path
+CALLS = {
+    "fr.evaluate": 'fr.evaluate(truth, topk, ["precision@2", "recall@2", "ndcg@2", "map@2"])',
+    "fr.evaluate, trec_eval's measures": (
+        'fr.evaluate(truth, topk, ["bpref", "infap", "iprec_at_recall_0.50"], '
+        'convention="trec")'),
+    "fr.evaluate_factors": (
+        'fr.evaluate_factors(factors[:2], factors[2:], truth, ["precision@2", "ndcg@2"])'),
+}
+
+
+def first_call(call="fr.evaluate"):
+    done = subprocess.run([sys.executable, "-c", FIRST_CALL.replace("CALL", CALLS[call])],
+                          env=fresh_env(), capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -73,12 +87,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-demo", action="store_true")
+    parser.add_argument("--others", action="store_true",
+                        help="also time the first call of trec_eval's measures alone and of "
+                             "fr.evaluate_factors")
     args = parser.parse_args()
     last = None
     for run in range(args.runs):
         last = first_call()
         print(f"first fr.evaluate, empty cache: {last['call']:6.2f} s wall, "
               f"{last['call_cpu']:6.2f} s CPU (with import: {last['total']:.2f} s)", flush=True)
+    if args.others:
+        for call in list(CALLS)[1:]:
+            for run in range(args.runs):
+                other = first_call(call)
+                print(f"first {call}, empty cache: {other['call']:6.2f} s wall, "
+                      f"{other['call_cpu']:6.2f} s CPU", flush=True)
     if not args.no_demo:
         for run in range(args.runs):
             wall, cpu = demo()
