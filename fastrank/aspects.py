@@ -87,7 +87,9 @@ class Groups:
     aspects: np.ndarray     # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
     masks: np.ndarray       # int64 per group, as Aspects.masks
     by_ptr: np.ndarray      # int64, n_aspects + 1: the groups that hold aspect φ are
-    by_group: np.ndarray    # by_group[by_ptr[φ]:by_ptr[φ + 1]], ascending
+    links: np.ndarray       # links[by_ptr[φ]:by_ptr[φ + 1]], ascending
+    pair_ptr: np.ndarray    # int64, n_aspects² + 1 (or [0]: no pairs): the groups that hold
+                            # φ and ψ are links[pair_ptr[φ·n + ψ]:pair_ptr[φ·n + ψ + 1]]
     width: int              # the most aspects of a group (0 without groups)
 
 
@@ -134,9 +136,39 @@ def aspect_groups(aspects: Aspects) -> Groups:
                               aspect_ptr), shape=(n_groups, aspects.n_aspects)).tocsc()
     by_ptr = by_aspect.indptr.astype(np.int64)
     by_group = by_aspect.indices.astype(np.int64)
+    width = int(sizes.max()) if n_groups else 0
+    pair_ptr, pair_groups = _pairs(group_aspects.astype(np.int64), aspect_ptr, aspects.n_aspects,
+                                   width, by_group.shape[0])
     return Groups(ptr=ptr, items=order.astype(np.int64), item_group=item_group,
                   aspect_ptr=aspect_ptr, aspects=group_aspects, masks=aspects.masks[first],
-                  by_ptr=by_ptr, by_group=by_group, width=int(sizes.max()) if n_groups else 0)
+                  by_ptr=by_ptr, links=np.concatenate([by_group, pair_groups]),
+                  pair_ptr=pair_ptr, width=width)
+
+
+# Pairs of aspects are indexed (n_aspects² offsets) up to this many aspects.
+_PAIR_ASPECTS = 256
+
+
+def _pairs(group_aspects: IntArray, aspect_ptr: IntArray, n_aspects: int, width: int,
+           start: int) -> tuple[IntArray, IntArray]:
+    """The groups of each ordered pair of distinct aspects (φ, ψ), ascending, as offsets
+    (from `start`, for links) at φ·n_aspects + ψ; ([0], []) where there are too many
+    aspects or no group has two."""
+    if width < 2 or n_aspects > _PAIR_ASPECTS:
+        return np.zeros(1, np.int64), np.zeros(0, np.int64)
+    owner = np.repeat(np.arange(aspect_ptr.shape[0] - 1), np.diff(aspect_ptr))
+    keys, groups = [], []
+    for d in range(1, width):  # entries j and j + d of one group: both orders
+        j = np.flatnonzero(owner[d:] == owner[:-d])
+        first, second = group_aspects[j], group_aspects[j + d]
+        keys += [first * n_aspects + second, second * n_aspects + first]
+        groups += [owner[j], owner[j]]
+    key = np.concatenate(keys)
+    group = np.concatenate(groups)
+    pair_ptr = np.full(n_aspects * n_aspects + 1, start, np.int64)
+    np.cumsum(np.bincount(key, minlength=n_aspects * n_aspects), out=pair_ptr[1:])
+    pair_ptr[1:] += start
+    return pair_ptr, group[np.lexsort((group, key))]
 
 
 def _same_sets(aspects: Aspects, items: IntArray, leaders: IntArray) -> BoolArray:

@@ -149,6 +149,37 @@ def test_ideal_reaches_groups_through_their_aspects_like_the_plain_greedy(
                                        atol=1e-15)
 
 
+@pytest.mark.parametrize("n_aspects, binary, seed", [
+    (4, True, 0), (20, True, 1), (20, False, 2), (64, True, 3), (100, False, 4)])
+def test_ideal_through_pairs_of_aspects_equals_the_ideal_through_single_aspects(
+        monkeypatch, n_aspects, binary, seed):
+    """Reaching an aspect's groups pair by pair (an index of groups by two aspects) gives
+    the same ideal, to the bit, as reading each aspect's groups whole."""
+    import fastrank.aspects
+
+    rng = np.random.default_rng(seed)
+    n_users, n_items = 400, 300
+    per_item = rng.integers(1, 5, n_items)
+    rows = np.repeat(np.arange(n_items), per_item)
+    cols = np.concatenate([rng.choice(n_aspects, min(w, n_aspects), replace=False)
+                           for w in per_item])
+    aspects = sp.csr_array((np.ones(rows.shape[0], np.int8), (rows[:cols.shape[0]], cols)),
+                           shape=(n_items, n_aspects))
+    truth, _ = power_law(n_users, n_items, 10, seed=seed)
+    profile, _ = power_law(n_users, n_items, 10, seed=seed + 1)
+    if binary:
+        profile.data[:] = 1.0
+    kw = dict(k=[1, 5, 10], profile=profile, alpha=0.05)
+    paired = fr.AlphaBetaNDCG(truth, aspects, **kw)
+    assert paired.aspects.groups.pair_ptr.shape[0] == n_aspects * n_aspects + 1
+    monkeypatch.setattr(fastrank.aspects, "_PAIR_ASPECTS", 0)
+    single = fr.AlphaBetaNDCG(truth, aspects, **kw)
+    assert single.aspects.groups.pair_ptr.shape[0] == 1
+    np.testing.assert_array_equal(paired.idcg, single.idcg)
+    np.testing.assert_array_equal(paired.status, single.status)
+    assert np.count_nonzero(paired.idcg) > n_users  # not a vacuous comparison
+
+
 def test_greedy_ideal_can_be_beaten_and_the_report_says_so():
     aspects = sp.csr_array(np.array([[1, 1, 1, 1], [1, 0, 0, 1], [1, 0, 0, 1], [0, 1, 0, 0]]))
     truth = sp.csr_array(np.array([[2.0, 0.0, 2.0, 0.0]]))

@@ -203,18 +203,20 @@ def dense_gamma_rows(weights, rows, totals, n_chunks, ptr, out_aspects, out_gamm
 
 
 @njit(cache=True, inline="always")
-def _unseen_bound(s_left, alpha, width):
-    """Above the gain of any group whose aspects the scan has not reached: at most
-    `width` aspects, each of interest at most s_left, so q at least 1 - alpha·s_left
-    (q's own rounding is monotone). The product is lowered by 2**-40 of itself: a group
-    multiplies its factors in another order, and products of the same factors differ
-    in their last bits. 0 when every such gain is 0 (products of ones are exact)."""
+def _unseen_bound(first, s_left, alpha, width):
+    """Above the gain of any group not reached whose product starts from the factor
+    `first` (1.0: none) and has at most `width` further aspects, each of interest at most
+    s_left, so each factor at least 1 - alpha·s_left (q's own rounding is monotone). The
+    product is lowered by 2**-40 of itself: a group multiplies its factors in another
+    order, and products of the same factors differ in their last bits. 0 when every such
+    gain is 0 (products of ones are exact)."""
     q_left = 1.0 - alpha * s_left
-    if q_left >= 1.0:
+    prod = first
+    if q_left < 1.0:
+        for _ in range(width):
+            prod *= q_left
+    if prod >= 1.0:
         return 0.0
-    prod = 1.0
-    for _ in range(width):
-        prod *= q_left
     return 1.0 - (prod - prod * _BOUND_SLACK)
 
 
@@ -276,8 +278,8 @@ def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
 @njit(cache=True, parallel=True)
 def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values, e_indptr,
              e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr, grp_items, grp_aptr,
-             grp_aidx, grp_mask, item_group, by_ptr, by_grp, width, alpha, beta, r_max, cutoffs,
-             disc, max_row_nnz, n_chunks, idcg, status):
+             grp_aidx, grp_mask, item_group, by_ptr, pair_ptr, links, width, alpha, beta, r_max,
+             cutoffs, disc, max_row_nnz, n_chunks, idcg, status):
     """Greedy ideal DCG of αβ-nDCG: idcg[c, i] for cutoff c and user slot i (truth row
     rows[i]); status[i] is OK, NO_PROFILE or NO_TRUTH (idcg 0 for those).
 
@@ -285,23 +287,25 @@ def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values
     exclusion pattern (users x items, may store nothing); item_mask: each item's aspect
     bitmask; grp_ptr / grp_items: the groups of equal aspect set, item ids ascending
     within each; grp_aptr / grp_aidx / grp_mask: each group's aspects; item_group[i]: the
-    group of item i (n_groups for an item without aspects); by_ptr / by_grp: the groups
-    of each aspect; width: the most aspects of a group.
+    group of item i (n_groups for an item without aspects); links[by_ptr[φ]:by_ptr[φ + 1]]:
+    the groups of aspect φ, links[pair_ptr[φ·n_aspects + ψ]:...+ 1]: those of both φ and
+    ψ (pair_ptr holds one entry, and no pairs are used, where the caller built none);
+    width: the most aspects of a group.
     """
     n_rows = rows.shape[0]
     for chunk in prange(n_chunks):
         _ideal_range((chunk * n_rows) // n_chunks, ((chunk + 1) * n_rows) // n_chunks,
                      t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
                      e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr,
-                     grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, by_grp,
-                     width, alpha, beta / r_max, cutoffs, disc, max_row_nnz, idcg, status)
+                     grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr,
+                     links, width, alpha, beta / r_max, cutoffs, disc, max_row_nnz, idcg, status)
 
 
 @njit(cache=True)
 def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
                  e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr,
-                 grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, by_grp, width,
-                 alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status):
+                 grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr, links,
+                 width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status):
     """ab_ideal for the user slots lo..hi-1, with one set of scratch arrays.
 
     The walk of one user keeps a buffer of candidates (b_*: b_ref is the truth position
@@ -316,12 +320,20 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
       (_unseen_bound). The scan stops once _KEEP_MIN distinct gains beat that bound, or
       at once when the best truth gain does (the next pick is then a truth item: no
       group need be looked at). Either way nothing left out ties with the best.
+    * With pairs (pair_ptr), the groups of the aspect φ at place j are themselves reached
+      in that order: through each pair (φ, ψ), ψ at place m = j + 1, j + 2, ..., the
+      groups whose second aspect in the order is ψ; those not reached yet multiply q[φ]
+      by at most width - 1 factors of interest at most that at place m + 1, and φ stops
+      as soon as that bound falls below _KEEP_MIN distinct gains (kept as `pending`, a
+      bound of the groups left out). Only when every pair is done are φ's groups read
+      whole, for those that hold no other aspect of the user (one entry, gain 1 - q[φ]).
+      On the benchmark shapes this looks at a fraction of the groups of the top aspect.
     * Groups whose aspect sets agree on the user's aspects (`actmask`) have equal gains
       now and after every pick, so they share one buffer entry: its members are linked
       from b_head through gnext, and its id is the lowest available among them. Found
       through `table` (open addressing, [stamp, key, entry] per slot, stamp = this
-      scan). Such groups have the same first aspect in the order, so one place finds
-      them all. Without masks (more than 64 aspects) every group is its own entry.
+      scan). Such groups have the same first two aspects in the order, so one place (and
+      one pair) finds them all. Without masks (more than 64 aspects) every group is its own entry.
     * Which candidates are buffered only decides how often the walk must scan again,
       not the result, so the cut is found cheaply: gains go into _BINS equal bins of
       (0, max], and the buffer takes the top bins until it holds at least _KEEP.
@@ -333,6 +345,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
     n_groups = grp_ptr.shape[0] - 1
     n_cut = cutoffs.shape[0]
     k_max = cutoffs[n_cut - 1]
+    pairs = pair_ptr.shape[0] > 1
     mark = np.zeros(n_items, np.int64)
     gstamp = np.zeros(n_groups + 1, np.int64)  # + a spare slot for aspectless items
     gpos = np.zeros(n_groups + 1, np.int64)
@@ -345,6 +358,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
     bucket = np.empty(n_aspects, np.int64)
     b_start = np.empty(n_aspects + 2, np.int64)
     b_top = np.empty(n_aspects + 1, np.float64)
+    o_bucket = np.empty(n_aspects, np.int64)
     arank = np.full(n_aspects, _LAST, np.int64)
     best_few = np.empty(_KEEP_MIN, np.float64)
     width_t = max(max_row_nnz, 1)
@@ -449,9 +463,8 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                 s_top = 0.0
                 for t in range(n_touched):
                     s_top = max(s_top, s[touched[t]])
-                unseen = _unseen_bound(s_top, alpha, width)
+                unseen = _unseen_bound(1.0, s_top, alpha, width)
                 n_cand = 0
-                place = 0  # aspects reached, in order[:place]
                 if unseen > 0.0 and unseen >= _tie_floor(top, True):  # a group may be next
                     # the user's aspects in buckets of falling interest (a counting sort:
                     # bucket 0 holds the largest interest, s_top)
@@ -470,42 +483,72 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                     for t in range(n_touched):  # b_start[k + 1]: where bucket k's next goes
                         k = bucket[t]
                         order[b_start[k + 1]] = touched[t]
+                        o_bucket[b_start[k + 1]] = k
                         b_start[k + 1] += 1
+                    for t in range(n_touched):
+                        arank[order[t]] = t
+                    pending = -1.0  # above the groups left out at the places reached
                     k = 0  # bucket k is order[b_start[k]:b_start[k + 1]]
                     while k < n_b:
                         for place in range(b_start[k], b_start[k + 1]):
                             phi = order[place]
-                            arank[phi] = place
-                            for e in range(by_ptr[phi], by_ptr[phi + 1]):
-                                g = by_grp[e]
-                                if gstamp[g] == base and gpos[g] >= grp_ptr[g + 1]:
-                                    continue  # every item of it is the user's or excluded
-                                prod = 1.0
-                                for a in range(grp_aptr[g], grp_aptr[g + 1]):
-                                    psi = grp_aidx[a]
-                                    if arank[psi] < place:
-                                        prod = -1.0  # found at an earlier place
-                                        break
-                                    prod *= q[psi]
-                                gain = 1.0 - prod
-                                if prod < 0.0 or gain <= 0.0:
-                                    continue
-                                cand[n_cand] = g
-                                gain_c[n_cand] = gain
-                                n_cand += 1
-                                top = max(top, gain)
-                                if gain > few_min:
-                                    n_few, few_min = _keep_few(gain, best_few, n_few)
+                            # with pairs, the groups whose second aspect is at place m,
+                            # m = place + 1, ...; then (m = n_touched) those of phi alone
+                            m = place + 1 if pairs else n_touched
+                            while True:
+                                psi = phi
+                                lim = place  # an aspect of a group at a place < lim: found before
+                                e_lo = by_ptr[phi]
+                                e_hi = by_ptr[phi + 1]
+                                if m < n_touched:
+                                    psi = order[m]
+                                    lim = m + 1
+                                    e_lo = pair_ptr[phi * n_aspects + psi]
+                                    e_hi = pair_ptr[phi * n_aspects + psi + 1]
+                                elif pairs:
+                                    lim = _LAST
+                                for e in range(e_lo, e_hi):
+                                    g = links[e]
+                                    if gstamp[g] == base and gpos[g] >= grp_ptr[g + 1]:
+                                        continue  # every item of it is the user's or excluded
+                                    prod = 1.0
+                                    for a in range(grp_aptr[g], grp_aptr[g + 1]):
+                                        chi = grp_aidx[a]
+                                        if arank[chi] < lim and chi != phi and chi != psi:
+                                            prod = -1.0  # found at another place
+                                            break
+                                        prod *= q[chi]
+                                    gain = 1.0 - prod
+                                    if prod < 0.0 or gain <= 0.0:
+                                        continue
+                                    cand[n_cand] = g
+                                    gain_c[n_cand] = gain
+                                    n_cand += 1
+                                    top = max(top, gain)
+                                    if gain > few_min:
+                                        n_few, few_min = _keep_few(gain, best_few, n_few)
+                                if m == n_touched:
+                                    break  # every group of phi seen
+                                m += 1
+                                left = _unseen_bound(q[phi], 0.0, alpha, 0)
+                                if m < n_touched:
+                                    left = _unseen_bound(q[phi], b_top[o_bucket[m]], alpha,
+                                                         width - 1)
+                                if left <= 0.0 or (few_min > left
+                                                   and left < _tie_floor(top, True)):
+                                    pending = max(pending, left)
+                                    break
                         place = b_start[k + 1]
                         k += 1
                         while k < n_b and b_start[k + 1] == b_start[k]:
                             k += 1  # empty buckets
-                        unseen = -1.0 if k == n_b else _unseen_bound(b_top[k], alpha, width)
+                        unseen = -1.0 if k == n_b else _unseen_bound(1.0, b_top[k], alpha, width)
+                        unseen = max(unseen, pending)
                         if unseen <= 0.0 or (few_min > unseen
                                              and unseen < _tie_floor(top, True)):
                             break
-                for t in range(place):
-                    arank[order[t]] = _LAST
+                    for t in range(n_touched):
+                        arank[order[t]] = _LAST
                 bound = unseen
                 n_buf = 0
                 if top > 0.0:
