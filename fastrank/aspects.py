@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
+from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 from .discounts import discounts
 from .threads import n_ranges
 from .validation import _csr_parts, _index_array, check_scratch, memory_guard
@@ -94,37 +94,21 @@ class Groups:
 
 
 def aspect_groups(aspects: Aspects) -> Groups:
-    """Group the items by aspect set: a 64-bit set hash sorts them (by set size first),
-    and every group is then checked member by member, so a hash collision can only split
-    a group (items that differ become groups of their own), never merge different sets."""
+    """Group the items by aspect set (one hash-table pass, `group_sets`): groups ordered by
+    set size, so that a scan's inner loop over a group's aspects runs the same number of
+    times for long stretches (no branch mispredicts), then by lowest item."""
+    from ._kernels.aspects import group_sets
+
     n_items = aspects.n_items
-    lengths = np.diff(aspects.indptr)
     rng = np.random.default_rng(0x5EED)
     weights = rng.integers(1, 2**63 - 1, size=max(aspects.n_aspects, 1), dtype=np.int64)
-    with np.errstate(over="ignore"):  # int64 sums wrap: a hash, not a count
-        running = np.zeros(aspects.indices.shape[0] + 1, np.int64)
-        np.cumsum(weights[aspects.indices], out=running[1:])
-        hashes = running[aspects.indptr[1:]] - running[aspects.indptr[:-1]]
-        hashes = hashes * np.int64(31) + lengths  # sets of different size rarely collide
-    members = np.flatnonzero(lengths > 0)
-    # Groups of equal width sit together, so that a scan's inner loop over a group's
-    # aspects runs the same number of times for long stretches (no branch mispredicts).
-    order = members[np.lexsort((hashes[members], lengths[members]))]  # ids ascend per hash
-    new = np.ones(order.shape[0], dtype=bool)
-    new[1:] = hashes[order[1:]] != hashes[order[:-1]]
-    leader = order[np.maximum.accumulate(np.where(new, np.arange(order.shape[0]), 0))]
-    same = _same_sets(aspects, order, leader)
-    # A collision: an item whose set differs from its bucket's first is a group of its
-    # own, and the item after it starts a new group (a split, never a merge).
-    odd = ~same
-    new |= odd
-    new[1:] |= odd[:-1]
-    group_of = np.cumsum(new) - 1
-    n_groups = int(group_of[-1]) + 1 if order.size else 0
-    ptr = np.zeros(n_groups + 1, np.int64)
-    np.cumsum(np.bincount(group_of, minlength=n_groups), out=ptr[1:])
-    item_group = np.full(n_items, n_groups, np.int64)  # n_groups: a spare slot
-    item_group[order] = group_of
+    item_group = np.empty(n_items, np.int64)
+    ptr = np.empty(n_items + 1, np.int64)
+    order = np.empty(n_items, np.int64)
+    n_groups = group_sets(aspects.indptr, aspects.indices, weights, item_group, ptr, order)
+    ptr = ptr[: n_groups + 1].copy()
+    order = order[: ptr[-1]].copy()
+    item_group[item_group < 0] = n_groups  # n_groups: a spare slot
     first = order[ptr[:-1]]
     sizes = aspects.indptr[first + 1] - aspects.indptr[first]
     aspect_ptr = np.zeros(n_groups + 1, np.int64)
@@ -169,20 +153,6 @@ def _pairs(group_aspects: IntArray, aspect_ptr: IntArray, n_aspects: int, width:
     np.cumsum(np.bincount(key, minlength=n_aspects * n_aspects), out=pair_ptr[1:])
     pair_ptr[1:] += start
     return pair_ptr, group[np.lexsort((group, key))]
-
-
-def _same_sets(aspects: Aspects, items: IntArray, leaders: IntArray) -> BoolArray:
-    """For each pair (items[j], leaders[j]): do the two items have the same aspect set?"""
-    indptr, indices = aspects.indptr, aspects.indices
-    length = indptr[items + 1] - indptr[items]
-    same = length == indptr[leaders + 1] - indptr[leaders]
-    if not items.size:
-        return same  # type: ignore[no-any-return]
-    width = int(length.max())
-    for j in range(width):  # aspect lists are sorted, so equal sets are equal lists
-        has = same & (length > j)
-        same[has] = indices[indptr[items[has]] + j] == indices[indptr[leaders[has]] + j]
-    return same  # type: ignore[no-any-return]
 
 
 def alpha_ndcg_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,

@@ -180,6 +180,40 @@ def test_ideal_through_pairs_of_aspects_equals_the_ideal_through_single_aspects(
     assert np.count_nonzero(paired.idcg) > n_users  # not a vacuous comparison
 
 
+@pytest.mark.parametrize("n_items, n_aspects, equal_weights", [
+    (0, 3, False), (1, 1, False), (50, 3, False), (400, 12, False), (400, 12, True),
+    (300, 200, True)])
+def test_items_grouped_by_aspect_set_as_a_plain_dictionary_groups_them(
+        n_items, n_aspects, equal_weights):
+    """group_sets (one hash-table pass) against a dictionary of aspect tuples: the same
+    groups, ordered by size then lowest item, items ascending; equal weights make every
+    set of one size collide, which the member-by-member check must keep apart."""
+    from fastrank._kernels.aspects import group_sets
+
+    rng = np.random.default_rng(n_items + n_aspects)
+    aspects = sp.csr_array((rng.random((n_items, n_aspects)) < 3 / n_aspects).astype(np.int8))
+    indptr = aspects.indptr.astype(np.int64)
+    weights = (np.ones(n_aspects, np.int64) if equal_weights
+               else rng.integers(1, 2**63 - 1, n_aspects, dtype=np.int64))
+    item_group = np.empty(n_items, np.int64)
+    ptr = np.empty(n_items + 1, np.int64)
+    items = np.empty(n_items, np.int64)
+    n_groups = group_sets(indptr, aspects.indices, weights, item_group, ptr, items)
+    sets: dict[tuple, list] = {}
+    for i in range(n_items):
+        key = tuple(aspects.indices[indptr[i]:indptr[i + 1]])
+        if key:
+            sets.setdefault(key, []).append(i)
+    expected = sorted(sets.values(), key=lambda members: (len(aspects[[members[0]]].indices),
+                                                           members[0]))
+    assert n_groups == len(expected)
+    got = [list(items[ptr[g]:ptr[g + 1]]) for g in range(n_groups)]
+    assert got == expected
+    for g, members in enumerate(expected):
+        assert (item_group[members] == g).all()
+    assert (item_group[np.diff(indptr) == 0] == -1).all()
+
+
 def test_greedy_ideal_can_be_beaten_and_the_report_says_so():
     aspects = sp.csr_array(np.array([[1, 1, 1, 1], [1, 0, 0, 1], [1, 0, 0, 1], [0, 1, 0, 0]]))
     truth = sp.csr_array(np.array([[2.0, 0.0, 2.0, 0.0]]))

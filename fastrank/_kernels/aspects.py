@@ -202,6 +202,82 @@ def dense_gamma_rows(weights, rows, totals, n_chunks, ptr, out_aspects, out_gamm
                     t += 1
 
 
+@njit(cache=True)
+def group_sets(indptr, indices, weights, item_group, ptr, items):
+    """Group the items that have aspects by equal aspect set (each item's aspects sorted)
+    in one pass over a hash table: groups in the order of their size, then of their lowest
+    item. Writes item_group[i] (-1 for an item without aspects), ptr[:n_groups + 1] and
+    items (the items of group g at items[ptr[g]:ptr[g + 1]], ascending); returns n_groups.
+
+    An item's set hash is the (wrapping) sum of its aspects' random 64-bit weights; a
+    group is found by hash and then checked aspect by aspect, so equal hashes of
+    different sets (collisions) stay apart."""
+    n_items = indptr.shape[0] - 1
+    longest = 0
+    for i in range(n_items):
+        longest = max(longest, indptr[i + 1] - indptr[i])
+    start = np.zeros(longest + 2, np.int64)  # counting sort of the items by set size
+    for i in range(n_items):
+        start[indptr[i + 1] - indptr[i] + 1] += 1
+    for w in range(1, longest + 2):
+        start[w] += start[w - 1]
+    n_members = n_items - start[1]
+    order = np.empty(n_items, np.int64)
+    for i in range(n_items):
+        w = indptr[i + 1] - indptr[i]
+        order[start[w]] = i
+        start[w] += 1
+    size = 4
+    while size < 2 * n_members:
+        size *= 2
+    table = np.full(size, -1, np.int64)
+    leader = np.empty(max(n_members, 1), np.int64)
+    g_hash = np.empty(max(n_members, 1), np.int64)
+    count = np.zeros(max(n_members, 1), np.int64)
+    n_groups = 0
+    for t in range(n_items - n_members, n_items):
+        item = order[t]
+        lo = indptr[item]
+        hi = indptr[item + 1]
+        h = np.int64(0)
+        for a in range(lo, hi):
+            h += weights[indices[a]]
+        slot = ((h * _MIX) >> 21) & (size - 1)
+        while True:
+            g = table[slot]
+            if g < 0:
+                g = n_groups
+                n_groups += 1
+                table[slot] = g
+                leader[g] = item
+                g_hash[g] = h
+                break
+            if g_hash[g] == h:
+                other = indptr[leader[g]]
+                same = indptr[leader[g] + 1] - other == hi - lo
+                a = 0
+                while same and a < hi - lo:
+                    same = indices[other + a] == indices[lo + a]
+                    a += 1
+                if same:
+                    break
+            slot = (slot + 1) & (size - 1)
+        item_group[item] = g
+        count[g] += 1
+    for t in range(n_items - n_members):
+        item_group[order[t]] = -1
+    ptr[0] = 0
+    for g in range(n_groups):
+        ptr[g + 1] = ptr[g] + count[g]
+        count[g] = ptr[g]
+    for t in range(n_items - n_members, n_items):  # ascending ids within a set size
+        item = order[t]
+        g = item_group[item]
+        items[count[g]] = item
+        count[g] += 1
+    return n_groups
+
+
 @njit(cache=True, inline="always")
 def _unseen_bound(first, s_left, alpha, width):
     """Above the gain of any group not reached whose product starts from the factor
