@@ -47,6 +47,11 @@ from numba import njit, prange
 
 _KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
 _KEEP_MIN = 8  # distinct gains above the bound of the groups not reached that end a scan
+# ... for a user with at most _NARROW aspects, whose scans are cheap to repeat: stopping at
+# the first gain that beats the bound halves the groups read (shapes A and R), while
+# users with thousands of aspects (shape B) pay O(aspects) per scan and do better at 8
+_KEEP_MIN_NARROW = 1
+_NARROW = 64
 _BOUND_SLACK = 2.0 ** -40  # see _unseen_bound
 _LAST = np.int64(2**62)  # the place of an aspect the scan has not reached
 _BINS = 64  # bins of the gain histogram that finds the buffer's cut
@@ -297,14 +302,14 @@ def _unseen_bound(first, s_left, alpha, width):
 
 
 @njit(cache=True, inline="always")
-def _keep_few(gain, best_few, n_few):
-    """Add gain to best_few, the _KEEP_MIN largest distinct positive gains seen (n_few of
+def _keep_few(gain, best_few, n_few, cap):
+    """Add gain to best_few, the `cap` largest distinct positive gains seen (n_few of
     them, unsorted); the caller skips gains at or below the smallest once it is full.
     Returns (n_few, the smallest once full, else -1)."""
     for t in range(n_few):
         if best_few[t] == gain:
-            return n_few, (_smallest(best_few, n_few) if n_few == _KEEP_MIN else -1.0)
-    if n_few < _KEEP_MIN:
+            return n_few, (_smallest(best_few, n_few) if n_few == cap else -1.0)
+    if n_few < cap:
         best_few[n_few] = gain
         n_few += 1
     else:
@@ -313,7 +318,7 @@ def _keep_few(gain, best_few, n_few):
             if best_few[t] < best_few[low]:
                 low = t
         best_few[low] = gain
-    return n_few, (_smallest(best_few, n_few) if n_few == _KEEP_MIN else -1.0)
+    return n_few, (_smallest(best_few, n_few) if n_few == cap else -1.0)
 
 
 @njit(cache=True, inline="always")
@@ -393,14 +398,14 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
       interest (a threshold scan): the groups of the aspect at place j that hold no
       aspect of an earlier place are new, and the groups not reached yet have at most
       `width` aspects, each of interest at most that of the aspect at place j + 1
-      (_unseen_bound). The scan stops once _KEEP_MIN distinct gains beat that bound, or
+      (_unseen_bound). The scan stops once keep_min distinct gains beat that bound, or
       at once when the best truth gain does (the next pick is then a truth item: no
       group need be looked at). Either way nothing left out ties with the best.
     * With pairs (pair_ptr), the groups of the aspect φ at place j are themselves reached
       in that order: through each pair (φ, ψ), ψ at place m = j + 1, j + 2, ..., the
       groups whose second aspect in the order is ψ; those not reached yet multiply q[φ]
       by at most width - 1 factors of interest at most that at place m + 1, and φ stops
-      as soon as that bound falls below _KEEP_MIN distinct gains (kept as `pending`, a
+      as soon as that bound falls below keep_min distinct gains (kept as `pending`, a
       bound of the groups left out). Only when every pair is done are φ's groups read
       whole, for those that hold no other aspect of the user (one entry, gain 1 - q[φ]).
       On the benchmark shapes this looks at a fraction of the groups of the top aspect.
@@ -469,6 +474,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
             status[i] = NO_PROFILE
             continue
         status[i] = OK
+        keep_min = _KEEP_MIN_NARROW if n_touched <= _NARROW else _KEEP_MIN
         base = np.int64(i) + 1
         actmask = np.int64(-1)  # all bits: no masks past 64 aspects
         if n_aspects <= 64:
@@ -522,7 +528,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                 scan = False
                 top = 0.0
                 n_few = 0  # distinct gains in best_few, the largest ones seen (unsorted)
-                few_min = -1.0  # their smallest once there are _KEEP_MIN of them
+                few_min = -1.0  # their smallest once there are keep_min of them
                 for j in range(t_start, t_end):
                     gain = 0.0
                     if not tused[j - t_start]:
@@ -535,7 +541,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                     gain_t[j - t_start] = gain
                     top = max(top, gain)
                     if gain > few_min and gain > 0.0:
-                        n_few, few_min = _keep_few(gain, best_few, n_few)
+                        n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
                 s_top = 0.0
                 for t in range(n_touched):
                     s_top = max(s_top, s[touched[t]])
@@ -561,13 +567,15 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                         order[b_start[k + 1]] = touched[t]
                         o_bucket[b_start[k + 1]] = k
                         b_start[k + 1] += 1
-                    for t in range(n_touched):
-                        arank[order[t]] = t
+                    if pairs:  # a pair's group is checked against places not reached yet
+                        for t in range(n_touched):
+                            arank[order[t]] = t
                     pending = -1.0  # above the groups left out at the places reached
                     k = 0  # bucket k is order[b_start[k]:b_start[k + 1]]
                     while k < n_b:
                         for place in range(b_start[k], b_start[k + 1]):
                             phi = order[place]
+                            arank[phi] = place
                             # with pairs, the groups whose second aspect is at place m,
                             # m = place + 1, ...; then (m = n_touched) those of phi alone
                             m = place + 1 if pairs else n_touched
@@ -602,7 +610,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                                     n_cand += 1
                                     top = max(top, gain)
                                     if gain > few_min:
-                                        n_few, few_min = _keep_few(gain, best_few, n_few)
+                                        n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
                                 if m == n_touched:
                                     break  # every group of phi seen
                                 m += 1
@@ -623,7 +631,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                         if unseen <= 0.0 or (few_min > unseen
                                              and unseen < _tie_floor(top, True)):
                             break
-                    for t in range(n_touched):
+                    for t in range(n_touched if pairs else place):
                         arank[order[t]] = _LAST
                 bound = unseen
                 n_buf = 0
