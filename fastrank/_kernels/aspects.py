@@ -36,7 +36,8 @@ gain is 0 every later gain is 0, and the walk stops. Aspect sets are also kept a
 buffered candidates sharing an aspect with it are recomputed.
 
 A scan does not look at every group: it reaches groups through the user's aspects in
-buckets of falling interest and stops once the groups not reached cannot tie the best
+buckets of falling interest (and, up to 256 aspects, an aspect's groups through pairs of
+aspects in the same order) and stops once the groups not reached cannot tie the best
 (see `_ideal_range`). Measured on the benchmark shapes, the gain and decay loops are
 written out where they run, not called: a numba call that takes arrays pays reference
 counting on each array per call.
