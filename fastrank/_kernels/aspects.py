@@ -323,6 +323,36 @@ def _keep_few(gain, best_few, n_few, cap):
 
 
 @njit(cache=True, inline="always")
+def _scan_groups(e_lo, e_hi, links, lim, base, gstamp, gpos, grp_ptr, grp_aptr, grp_aidx,
+                 arank, q, cand, gain_c, n_cand, top, best_few, n_few, few_min, keep_min):
+    """The scan's step over the groups links[e_lo:e_hi]: those with an aspect ranked
+    below lim were found before (the caller lifts the ranks of the aspects the list is
+    of); the others with a positive gain join cand / gain_c. Returns (n_cand, top, n_few,
+    few_min), updated."""
+    for e in range(e_lo, e_hi):
+        g = links[e]
+        if gstamp[g] == base and gpos[g] >= grp_ptr[g + 1]:
+            continue  # every item of it is the user's or excluded
+        prod = 1.0
+        for a in range(grp_aptr[g], grp_aptr[g + 1]):
+            chi = grp_aidx[a]
+            if arank[chi] < lim:
+                prod = -1.0  # found at another place
+                break
+            prod *= q[chi]
+        gain = 1.0 - prod
+        if prod < 0.0 or gain <= 0.0:
+            continue
+        cand[n_cand] = g
+        gain_c[n_cand] = gain
+        n_cand += 1
+        top = max(top, gain)
+        if gain > few_min:
+            n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
+    return n_cand, top, n_few, few_min
+
+
+@njit(cache=True, inline="always")
 def _smallest(values, n):
     low = values[0]
     for t in range(1, n):
@@ -577,43 +607,27 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                         for place in range(b_start[k], b_start[k + 1]):
                             phi = order[place]
                             arank[phi] = place
+                            if not pairs:
+                                n_cand, top, n_few, few_min = _scan_groups(
+                                    by_ptr[phi], by_ptr[phi + 1], links, place, base, gstamp,
+                                    gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
+                                    n_cand, top, best_few, n_few, few_min, keep_min)
+                                continue
                             # with pairs, the groups whose second aspect is at place m,
                             # m = place + 1, ...; then (m = n_touched) those of phi alone
-                            m = place + 1 if pairs else n_touched
-                            while True:
-                                psi = phi
-                                lim = place  # an aspect of a group at a place < lim: found before
-                                e_lo = by_ptr[phi]
-                                e_hi = by_ptr[phi + 1]
-                                if m < n_touched:
-                                    psi = order[m]
-                                    lim = m + 1
-                                    e_lo = pair_ptr[phi * n_aspects + psi]
-                                    e_hi = pair_ptr[phi * n_aspects + psi + 1]
-                                elif pairs:
-                                    lim = _LAST
-                                for e in range(e_lo, e_hi):
-                                    g = links[e]
-                                    if gstamp[g] == base and gpos[g] >= grp_ptr[g + 1]:
-                                        continue  # every item of it is the user's or excluded
-                                    prod = 1.0
-                                    for a in range(grp_aptr[g], grp_aptr[g + 1]):
-                                        chi = grp_aidx[a]
-                                        if arank[chi] < lim and chi != phi and chi != psi:
-                                            prod = -1.0  # found at another place
-                                            break
-                                        prod *= q[chi]
-                                    gain = 1.0 - prod
-                                    if prod < 0.0 or gain <= 0.0:
-                                        continue
-                                    cand[n_cand] = g
-                                    gain_c[n_cand] = gain
-                                    n_cand += 1
-                                    top = max(top, gain)
-                                    if gain > few_min:
-                                        n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
-                                if m == n_touched:
-                                    break  # every group of phi seen
+                            # (the ranks of phi and psi are lifted past every place while
+                            # their own list is read)
+                            arank[phi] = _LAST
+                            m = place + 1
+                            while m < n_touched:
+                                psi = order[m]
+                                arank[psi] = _LAST
+                                n_cand, top, n_few, few_min = _scan_groups(
+                                    pair_ptr[phi * n_aspects + psi],
+                                    pair_ptr[phi * n_aspects + psi + 1], links, m + 1, base,
+                                    gstamp, gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand,
+                                    gain_c, n_cand, top, best_few, n_few, few_min, keep_min)
+                                arank[psi] = m
                                 m += 1
                                 left = _unseen_bound(q[phi], 0.0, alpha, 0)
                                 if m < n_touched:
@@ -623,6 +637,12 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                                                    and left < _tie_floor(top, True)):
                                     pending = max(pending, left)
                                     break
+                            if m == n_touched:  # not stopped: the groups of phi alone
+                                n_cand, top, n_few, few_min = _scan_groups(
+                                    by_ptr[phi], by_ptr[phi + 1], links, _LAST, base, gstamp,
+                                    gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
+                                    n_cand, top, best_few, n_few, few_min, keep_min)
+                            arank[phi] = place
                         place = b_start[k + 1]
                         k += 1
                         while k < n_b and b_start[k + 1] == b_start[k]:
