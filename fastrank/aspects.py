@@ -121,9 +121,9 @@ def aspect_groups(aspects: Aspects) -> Groups:
     by_ptr = by_aspect.indptr.astype(np.int64)
     by_group = by_aspect.indices.astype(np.int64)
     width = int(sizes.max()) if n_groups else 0
-    pair_ptr, pair_groups = _pairs(group_aspects.astype(np.int64), aspect_ptr, aspects.n_aspects,
-                                   width, by_group.shape[0])
-    return Groups(ptr=ptr, items=order.astype(np.int64), item_group=item_group,
+    pair_ptr, pair_groups = _pairs(group_aspects, aspect_ptr, aspects.n_aspects, width,
+                                   by_group.shape[0])
+    return Groups(ptr=ptr, items=order, item_group=item_group,
                   aspect_ptr=aspect_ptr, aspects=group_aspects, masks=aspects.masks[first],
                   by_ptr=by_ptr, links=np.concatenate([by_group, pair_groups]),
                   pair_ptr=pair_ptr, width=width)
@@ -140,6 +140,7 @@ def _pairs(group_aspects: IntArray, aspect_ptr: IntArray, n_aspects: int, width:
     aspects or no group has two."""
     if width < 2 or n_aspects > _PAIR_ASPECTS:
         return np.zeros(1, np.int64), np.zeros(0, np.int64)
+    group_aspects = group_aspects.astype(np.int64)  # pair keys reach n_aspects²
     owner = np.repeat(np.arange(aspect_ptr.shape[0] - 1), np.diff(aspect_ptr))
     keys, groups = [], []
     for d in range(1, width):  # entries j and j + d of one group: both orders
