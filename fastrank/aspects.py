@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
+from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 from .discounts import discounts
 from .threads import n_ranges
 from .validation import _csr_parts, _index_array, check_scratch, memory_guard
@@ -87,42 +87,28 @@ class Groups:
     aspects: np.ndarray     # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
     masks: np.ndarray       # int64 per group, as Aspects.masks
     by_ptr: np.ndarray      # int64, n_aspects + 1: the groups that hold aspect φ are
-    by_group: np.ndarray    # by_group[by_ptr[φ]:by_ptr[φ + 1]], ascending
+    links: np.ndarray       # links[by_ptr[φ]:by_ptr[φ + 1]], ascending
+    pair_ptr: np.ndarray    # int64, n_aspects² + 1 (or [0]: no pairs): the groups that hold
+                            # φ and ψ are links[pair_ptr[φ·n + ψ]:pair_ptr[φ·n + ψ + 1]]
     width: int              # the most aspects of a group (0 without groups)
 
 
 def aspect_groups(aspects: Aspects) -> Groups:
-    """Group the items by aspect set: a 64-bit set hash sorts them (by set size first),
-    and every group is then checked member by member, so a hash collision can only split
-    a group (items that differ become groups of their own), never merge different sets."""
+    """Group the items by aspect set (one hash-table pass, `group_sets`): groups ordered by
+    set size, so that a scan's inner loop over a group's aspects runs the same number of
+    times for long stretches (no branch mispredicts), then by lowest item."""
+    from ._kernels.aspects import group_sets
+
     n_items = aspects.n_items
-    lengths = np.diff(aspects.indptr)
     rng = np.random.default_rng(0x5EED)
     weights = rng.integers(1, 2**63 - 1, size=max(aspects.n_aspects, 1), dtype=np.int64)
-    with np.errstate(over="ignore"):  # int64 sums wrap: a hash, not a count
-        running = np.zeros(aspects.indices.shape[0] + 1, np.int64)
-        np.cumsum(weights[aspects.indices], out=running[1:])
-        hashes = running[aspects.indptr[1:]] - running[aspects.indptr[:-1]]
-        hashes = hashes * np.int64(31) + lengths  # sets of different size rarely collide
-    members = np.flatnonzero(lengths > 0)
-    # Groups of equal width sit together, so that a scan's inner loop over a group's
-    # aspects runs the same number of times for long stretches (no branch mispredicts).
-    order = members[np.lexsort((hashes[members], lengths[members]))]  # ids ascend per hash
-    new = np.ones(order.shape[0], dtype=bool)
-    new[1:] = hashes[order[1:]] != hashes[order[:-1]]
-    leader = order[np.maximum.accumulate(np.where(new, np.arange(order.shape[0]), 0))]
-    same = _same_sets(aspects, order, leader)
-    # A collision: an item whose set differs from its bucket's first is a group of its
-    # own, and the item after it starts a new group (a split, never a merge).
-    odd = ~same
-    new |= odd
-    new[1:] |= odd[:-1]
-    group_of = np.cumsum(new) - 1
-    n_groups = int(group_of[-1]) + 1 if order.size else 0
-    ptr = np.zeros(n_groups + 1, np.int64)
-    np.cumsum(np.bincount(group_of, minlength=n_groups), out=ptr[1:])
-    item_group = np.full(n_items, n_groups, np.int64)  # n_groups: a spare slot
-    item_group[order] = group_of
+    item_group = np.empty(n_items, np.int64)
+    ptr = np.empty(n_items + 1, np.int64)
+    order = np.empty(n_items, np.int64)
+    n_groups = group_sets(aspects.indptr, aspects.indices, weights, item_group, ptr, order)
+    ptr = ptr[: n_groups + 1].copy()
+    order = order[: ptr[-1]].copy()
+    item_group[item_group < 0] = n_groups  # n_groups: a spare slot
     first = order[ptr[:-1]]
     sizes = aspects.indptr[first + 1] - aspects.indptr[first]
     aspect_ptr = np.zeros(n_groups + 1, np.int64)
@@ -134,23 +120,40 @@ def aspect_groups(aspects: Aspects) -> Groups:
                               aspect_ptr), shape=(n_groups, aspects.n_aspects)).tocsc()
     by_ptr = by_aspect.indptr.astype(np.int64)
     by_group = by_aspect.indices.astype(np.int64)
-    return Groups(ptr=ptr, items=order.astype(np.int64), item_group=item_group,
+    width = int(sizes.max()) if n_groups else 0
+    pair_ptr, pair_groups = _pairs(group_aspects, aspect_ptr, aspects.n_aspects, width,
+                                   by_group.shape[0])
+    return Groups(ptr=ptr, items=order, item_group=item_group,
                   aspect_ptr=aspect_ptr, aspects=group_aspects, masks=aspects.masks[first],
-                  by_ptr=by_ptr, by_group=by_group, width=int(sizes.max()) if n_groups else 0)
+                  by_ptr=by_ptr, links=np.concatenate([by_group, pair_groups]),
+                  pair_ptr=pair_ptr, width=width)
 
 
-def _same_sets(aspects: Aspects, items: IntArray, leaders: IntArray) -> BoolArray:
-    """For each pair (items[j], leaders[j]): do the two items have the same aspect set?"""
-    indptr, indices = aspects.indptr, aspects.indices
-    length = indptr[items + 1] - indptr[items]
-    same = length == indptr[leaders + 1] - indptr[leaders]
-    if not items.size:
-        return same  # type: ignore[no-any-return]
-    width = int(length.max())
-    for j in range(width):  # aspect lists are sorted, so equal sets are equal lists
-        has = same & (length > j)
-        same[has] = indices[indptr[items[has]] + j] == indices[indptr[leaders[has]] + j]
-    return same  # type: ignore[no-any-return]
+# Pairs of aspects are indexed (n_aspects² offsets) up to this many aspects.
+_PAIR_ASPECTS = 256
+
+
+def _pairs(group_aspects: IntArray, aspect_ptr: IntArray, n_aspects: int, width: int,
+           start: int) -> tuple[IntArray, IntArray]:
+    """The groups of each ordered pair of distinct aspects (φ, ψ), ascending, as offsets
+    (from `start`, for links) at φ·n_aspects + ψ; ([0], []) where there are too many
+    aspects or no group has two."""
+    if width < 2 or n_aspects > _PAIR_ASPECTS:
+        return np.zeros(1, np.int64), np.zeros(0, np.int64)
+    group_aspects = group_aspects.astype(np.int64)  # pair keys reach n_aspects²
+    owner = np.repeat(np.arange(aspect_ptr.shape[0] - 1), np.diff(aspect_ptr))
+    keys, groups = [], []
+    for d in range(1, width):  # entries j and j + d of one group: both orders
+        j = np.flatnonzero(owner[d:] == owner[:-d])
+        first, second = group_aspects[j], group_aspects[j + d]
+        keys += [first * n_aspects + second, second * n_aspects + first]
+        groups += [owner[j], owner[j]]
+    key = np.concatenate(keys)
+    group = np.concatenate(groups)
+    pair_ptr = np.full(n_aspects * n_aspects + 1, start, np.int64)
+    np.cumsum(np.bincount(key, minlength=n_aspects * n_aspects), out=pair_ptr[1:])
+    pair_ptr[1:] += start
+    return pair_ptr, group[np.lexsort((group, key))]
 
 
 def alpha_ndcg_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,

@@ -291,7 +291,7 @@ class AlphaBetaNDCG:
         ab_ideal(t.indptr, t.indices, t.data, self.users, *self._gam, self._ex[0], self._ex[1],
                  a.indptr, a.indices, a.masks, a.n_aspects, groups.ptr, groups.items,
                  groups.aspect_ptr, groups.aspects, groups.masks, groups.item_group,
-                 groups.by_ptr, groups.by_group, groups.width, self.alpha, self.beta,
+                 groups.by_ptr, groups.pair_ptr, groups.links, groups.width, self.alpha, self.beta,
                  self.r_max, self.cutoffs, discounts(min(int(self.cutoffs[-1]), a.n_items)),
                  t.max_row_nnz, chunks, idcg, status)  # at most n_items picks
         for arr in (idcg, status):

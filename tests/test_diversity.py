@@ -149,6 +149,71 @@ def test_ideal_reaches_groups_through_their_aspects_like_the_plain_greedy(
                                        atol=1e-15)
 
 
+@pytest.mark.parametrize("n_aspects, binary, seed", [
+    (4, True, 0), (20, True, 1), (20, False, 2), (64, True, 3), (100, False, 4)])
+def test_ideal_through_pairs_of_aspects_equals_the_ideal_through_single_aspects(
+        monkeypatch, n_aspects, binary, seed):
+    """Reaching an aspect's groups pair by pair (an index of groups by two aspects) gives
+    the same ideal, to the bit, as reading each aspect's groups whole."""
+    import fastrank.aspects
+
+    rng = np.random.default_rng(seed)
+    n_users, n_items = 400, 300
+    per_item = rng.integers(1, 5, n_items)
+    rows = np.repeat(np.arange(n_items), per_item)
+    cols = np.concatenate([rng.choice(n_aspects, min(w, n_aspects), replace=False)
+                           for w in per_item])
+    aspects = sp.csr_array((np.ones(rows.shape[0], np.int8), (rows[:cols.shape[0]], cols)),
+                           shape=(n_items, n_aspects))
+    truth, _ = power_law(n_users, n_items, 10, seed=seed)
+    profile, _ = power_law(n_users, n_items, 10, seed=seed + 1)
+    if binary:
+        profile.data[:] = 1.0
+    kw = dict(k=[1, 5, 10], profile=profile, alpha=0.05)
+    paired = fr.AlphaBetaNDCG(truth, aspects, **kw)
+    assert paired.aspects.groups.pair_ptr.shape[0] == n_aspects * n_aspects + 1
+    monkeypatch.setattr(fastrank.aspects, "_PAIR_ASPECTS", 0)
+    single = fr.AlphaBetaNDCG(truth, aspects, **kw)
+    assert single.aspects.groups.pair_ptr.shape[0] == 1
+    np.testing.assert_array_equal(paired.idcg, single.idcg)
+    np.testing.assert_array_equal(paired.status, single.status)
+    assert np.count_nonzero(paired.idcg) > n_users  # not a vacuous comparison
+
+
+@pytest.mark.parametrize("n_items, n_aspects, equal_weights", [
+    (0, 3, False), (1, 1, False), (50, 3, False), (400, 12, False), (400, 12, True),
+    (300, 200, True)])
+def test_items_grouped_by_aspect_set_as_a_plain_dictionary_groups_them(
+        n_items, n_aspects, equal_weights):
+    """group_sets (one hash-table pass) against a dictionary of aspect tuples: the same
+    groups, ordered by size then lowest item, items ascending; equal weights make every
+    set of one size collide, which the member-by-member check must keep apart."""
+    from fastrank._kernels.aspects import group_sets
+
+    rng = np.random.default_rng(n_items + n_aspects)
+    aspects = sp.csr_array((rng.random((n_items, n_aspects)) < 3 / n_aspects).astype(np.int8))
+    indptr = aspects.indptr.astype(np.int64)
+    weights = (np.ones(n_aspects, np.int64) if equal_weights
+               else rng.integers(1, 2**63 - 1, n_aspects, dtype=np.int64))
+    item_group = np.empty(n_items, np.int64)
+    ptr = np.empty(n_items + 1, np.int64)
+    items = np.empty(n_items, np.int64)
+    n_groups = group_sets(indptr, aspects.indices, weights, item_group, ptr, items)
+    sets: dict[tuple, list] = {}
+    for i in range(n_items):
+        key = tuple(aspects.indices[indptr[i]:indptr[i + 1]])
+        if key:
+            sets.setdefault(key, []).append(i)
+    expected = sorted(sets.values(), key=lambda members: (len(aspects[[members[0]]].indices),
+                                                           members[0]))
+    assert n_groups == len(expected)
+    got = [list(items[ptr[g]:ptr[g + 1]]) for g in range(n_groups)]
+    assert got == expected
+    for g, members in enumerate(expected):
+        assert (item_group[members] == g).all()
+    assert (item_group[np.diff(indptr) == 0] == -1).all()
+
+
 def test_greedy_ideal_can_be_beaten_and_the_report_says_so():
     aspects = sp.csr_array(np.array([[1, 1, 1, 1], [1, 0, 0, 1], [1, 0, 0, 1], [0, 1, 0, 0]]))
     truth = sp.csr_array(np.array([[2.0, 0.0, 2.0, 0.0]]))

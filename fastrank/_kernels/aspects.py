@@ -36,7 +36,8 @@ gain is 0 every later gain is 0, and the walk stops. Aspect sets are also kept a
 buffered candidates sharing an aspect with it are recomputed.
 
 A scan does not look at every group: it reaches groups through the user's aspects in
-buckets of falling interest and stops once the groups not reached cannot tie the best
+buckets of falling interest (and, up to 256 aspects, an aspect's groups through pairs of
+aspects in the same order) and stops once the groups not reached cannot tie the best
 (see `_ideal_range`). Measured on the benchmark shapes, the gain and decay loops are
 written out where they run, not called: a numba call that takes arrays pays reference
 counting on each array per call.
@@ -47,6 +48,11 @@ from numba import njit, prange
 
 _KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
 _KEEP_MIN = 8  # distinct gains above the bound of the groups not reached that end a scan
+# ... for a user with at most _NARROW aspects, whose scans are cheap to repeat: stopping at
+# the first gain that beats the bound halves the groups read (shapes A and R), while
+# users with thousands of aspects (shape B) pay O(aspects) per scan and do better at 8
+_KEEP_MIN_NARROW = 1
+_NARROW = 64
 _BOUND_SLACK = 2.0 ** -40  # see _unseen_bound
 _LAST = np.int64(2**62)  # the place of an aspect the scan has not reached
 _BINS = 64  # bins of the gain histogram that finds the buffer's cut
@@ -202,31 +208,109 @@ def dense_gamma_rows(weights, rows, totals, n_chunks, ptr, out_aspects, out_gamm
                     t += 1
 
 
+@njit(cache=True)
+def group_sets(indptr, indices, weights, item_group, ptr, items):
+    """Group the items that have aspects by equal aspect set (each item's aspects sorted)
+    in one pass over a hash table: groups in the order of their size, then of their lowest
+    item. Writes item_group[i] (-1 for an item without aspects), ptr[:n_groups + 1] and
+    items (the items of group g at items[ptr[g]:ptr[g + 1]], ascending); returns n_groups.
+
+    An item's set hash is the (wrapping) sum of its aspects' random 64-bit weights; a
+    group is found by hash and then checked aspect by aspect, so equal hashes of
+    different sets (collisions) stay apart."""
+    n_items = indptr.shape[0] - 1
+    longest = 0
+    for i in range(n_items):
+        longest = max(longest, indptr[i + 1] - indptr[i])
+    start = np.zeros(longest + 2, np.int64)  # counting sort of the items by set size
+    for i in range(n_items):
+        start[indptr[i + 1] - indptr[i] + 1] += 1
+    for w in range(1, longest + 2):
+        start[w] += start[w - 1]
+    n_members = n_items - start[1]
+    order = np.empty(n_items, np.int64)
+    for i in range(n_items):
+        w = indptr[i + 1] - indptr[i]
+        order[start[w]] = i
+        start[w] += 1
+    size = 4
+    while size < 2 * n_members:
+        size *= 2
+    table = np.full(size, -1, np.int64)
+    leader = np.empty(max(n_members, 1), np.int64)
+    g_hash = np.empty(max(n_members, 1), np.int64)
+    count = np.zeros(max(n_members, 1), np.int64)
+    n_groups = 0
+    for t in range(n_items - n_members, n_items):
+        item = order[t]
+        lo = indptr[item]
+        hi = indptr[item + 1]
+        h = np.int64(0)
+        for a in range(lo, hi):
+            h += weights[indices[a]]
+        slot = ((h * _MIX) >> 21) & (size - 1)
+        while True:
+            g = table[slot]
+            if g < 0:
+                g = n_groups
+                n_groups += 1
+                table[slot] = g
+                leader[g] = item
+                g_hash[g] = h
+                break
+            if g_hash[g] == h:
+                other = indptr[leader[g]]
+                same = indptr[leader[g] + 1] - other == hi - lo
+                a = 0
+                while same and a < hi - lo:
+                    same = indices[other + a] == indices[lo + a]
+                    a += 1
+                if same:
+                    break
+            slot = (slot + 1) & (size - 1)
+        item_group[item] = g
+        count[g] += 1
+    for t in range(n_items - n_members):
+        item_group[order[t]] = -1
+    ptr[0] = 0
+    for g in range(n_groups):
+        ptr[g + 1] = ptr[g] + count[g]
+        count[g] = ptr[g]
+    for t in range(n_items - n_members, n_items):  # ascending ids within a set size
+        item = order[t]
+        g = item_group[item]
+        items[count[g]] = item
+        count[g] += 1
+    return n_groups
+
+
 @njit(cache=True, inline="always")
-def _unseen_bound(s_left, alpha, width):
-    """Above the gain of any group whose aspects the scan has not reached: at most
-    `width` aspects, each of interest at most s_left, so q at least 1 - alpha·s_left
-    (q's own rounding is monotone). The product is lowered by 2**-40 of itself: a group
-    multiplies its factors in another order, and products of the same factors differ
-    in their last bits. 0 when every such gain is 0 (products of ones are exact)."""
+def _unseen_bound(first, s_left, alpha, width):
+    """Above the gain of any group not reached whose product starts from the factor
+    `first` (1.0: none) and has at most `width` further aspects, each of interest at most
+    s_left, so each factor at least 1 - alpha·s_left (q's own rounding is monotone). The
+    product is lowered by 2**-40 of itself: a group multiplies its factors in another
+    order, and products of the same factors differ in their last bits. 0 when every such
+    gain is 0 (products of ones are exact)."""
     q_left = 1.0 - alpha * s_left
-    if q_left >= 1.0:
+    prod = first
+    if q_left < 1.0:
+        for _ in range(width):
+            prod *= q_left
+    if prod >= 1.0:
         return 0.0
-    prod = 1.0
-    for _ in range(width):
-        prod *= q_left
     return 1.0 - (prod - prod * _BOUND_SLACK)
 
 
 @njit(cache=True, inline="always")
-def _keep_few(gain, best_few, n_few):
-    """Add gain to best_few, the _KEEP_MIN largest distinct positive gains seen (n_few of
+def _keep_few(gain, best_few, n_few, cap):
+    """Add gain to best_few, the `cap` largest distinct positive gains seen (n_few of
     them, unsorted); the caller skips gains at or below the smallest once it is full.
     Returns (n_few, the smallest once full, else -1)."""
     for t in range(n_few):
         if best_few[t] == gain:
-            return n_few, (_smallest(best_few, n_few) if n_few == _KEEP_MIN else -1.0)
-    if n_few < _KEEP_MIN:
+            return n_few, (_smallest(best_few, n_few) if n_few == cap else -1.0)
+    if n_few < cap:
         best_few[n_few] = gain
         n_few += 1
     else:
@@ -235,7 +319,37 @@ def _keep_few(gain, best_few, n_few):
             if best_few[t] < best_few[low]:
                 low = t
         best_few[low] = gain
-    return n_few, (_smallest(best_few, n_few) if n_few == _KEEP_MIN else -1.0)
+    return n_few, (_smallest(best_few, n_few) if n_few == cap else -1.0)
+
+
+@njit(cache=True, inline="always")
+def _scan_groups(e_lo, e_hi, links, lim, base, gstamp, gpos, grp_ptr, grp_aptr, grp_aidx,
+                 arank, q, cand, gain_c, n_cand, top, best_few, n_few, few_min, keep_min):
+    """The scan's step over the groups links[e_lo:e_hi]: those with an aspect ranked
+    below lim were found before (the caller lifts the ranks of the aspects the list is
+    of); the others with a positive gain join cand / gain_c. Returns (n_cand, top, n_few,
+    few_min), updated."""
+    for e in range(e_lo, e_hi):
+        g = links[e]
+        if gstamp[g] == base and gpos[g] >= grp_ptr[g + 1]:
+            continue  # every item of it is the user's or excluded
+        prod = 1.0
+        for a in range(grp_aptr[g], grp_aptr[g + 1]):
+            chi = grp_aidx[a]
+            if arank[chi] < lim:
+                prod = -1.0  # found at another place
+                break
+            prod *= q[chi]
+        gain = 1.0 - prod
+        if prod < 0.0 or gain <= 0.0:
+            continue
+        cand[n_cand] = g
+        gain_c[n_cand] = gain
+        n_cand += 1
+        top = max(top, gain)
+        if gain > few_min:
+            n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
+    return n_cand, top, n_few, few_min
 
 
 @njit(cache=True, inline="always")
@@ -276,8 +390,8 @@ def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
 @njit(cache=True, parallel=True)
 def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values, e_indptr,
              e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr, grp_items, grp_aptr,
-             grp_aidx, grp_mask, item_group, by_ptr, by_grp, width, alpha, beta, r_max, cutoffs,
-             disc, max_row_nnz, n_chunks, idcg, status):
+             grp_aidx, grp_mask, item_group, by_ptr, pair_ptr, links, width, alpha, beta, r_max,
+             cutoffs, disc, max_row_nnz, n_chunks, idcg, status):
     """Greedy ideal DCG of αβ-nDCG: idcg[c, i] for cutoff c and user slot i (truth row
     rows[i]); status[i] is OK, NO_PROFILE or NO_TRUTH (idcg 0 for those).
 
@@ -285,23 +399,25 @@ def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values
     exclusion pattern (users x items, may store nothing); item_mask: each item's aspect
     bitmask; grp_ptr / grp_items: the groups of equal aspect set, item ids ascending
     within each; grp_aptr / grp_aidx / grp_mask: each group's aspects; item_group[i]: the
-    group of item i (n_groups for an item without aspects); by_ptr / by_grp: the groups
-    of each aspect; width: the most aspects of a group.
+    group of item i (n_groups for an item without aspects); links[by_ptr[φ]:by_ptr[φ + 1]]:
+    the groups of aspect φ, links[pair_ptr[φ·n_aspects + ψ]:...+ 1]: those of both φ and
+    ψ (pair_ptr holds one entry, and no pairs are used, where the caller built none);
+    width: the most aspects of a group.
     """
     n_rows = rows.shape[0]
     for chunk in prange(n_chunks):
         _ideal_range((chunk * n_rows) // n_chunks, ((chunk + 1) * n_rows) // n_chunks,
                      t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
                      e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr,
-                     grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, by_grp,
-                     width, alpha, beta / r_max, cutoffs, disc, max_row_nnz, idcg, status)
+                     grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr,
+                     links, width, alpha, beta / r_max, cutoffs, disc, max_row_nnz, idcg, status)
 
 
 @njit(cache=True)
 def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
                  e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr,
-                 grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, by_grp, width,
-                 alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status):
+                 grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr, links,
+                 width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status):
     """ab_ideal for the user slots lo..hi-1, with one set of scratch arrays.
 
     The walk of one user keeps a buffer of candidates (b_*: b_ref is the truth position
@@ -313,15 +429,23 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
       interest (a threshold scan): the groups of the aspect at place j that hold no
       aspect of an earlier place are new, and the groups not reached yet have at most
       `width` aspects, each of interest at most that of the aspect at place j + 1
-      (_unseen_bound). The scan stops once _KEEP_MIN distinct gains beat that bound, or
+      (_unseen_bound). The scan stops once keep_min distinct gains beat that bound, or
       at once when the best truth gain does (the next pick is then a truth item: no
       group need be looked at). Either way nothing left out ties with the best.
+    * With pairs (pair_ptr), the groups of the aspect φ at place j are themselves reached
+      in that order: through each pair (φ, ψ), ψ at place m = j + 1, j + 2, ..., the
+      groups whose second aspect in the order is ψ; those not reached yet multiply q[φ]
+      by at most width - 1 factors of interest at most that at place m + 1, and φ stops
+      as soon as that bound falls below keep_min distinct gains (kept as `pending`, a
+      bound of the groups left out). Only when every pair is done are φ's groups read
+      whole, for those that hold no other aspect of the user (one entry, gain 1 - q[φ]).
+      On the benchmark shapes this looks at a fraction of the groups of the top aspect.
     * Groups whose aspect sets agree on the user's aspects (`actmask`) have equal gains
       now and after every pick, so they share one buffer entry: its members are linked
       from b_head through gnext, and its id is the lowest available among them. Found
       through `table` (open addressing, [stamp, key, entry] per slot, stamp = this
-      scan). Such groups have the same first aspect in the order, so one place finds
-      them all. Without masks (more than 64 aspects) every group is its own entry.
+      scan). Such groups have the same first two aspects in the order, so one place (and
+      one pair) finds them all. Without masks (more than 64 aspects) every group is its own entry.
     * Which candidates are buffered only decides how often the walk must scan again,
       not the result, so the cut is found cheaply: gains go into _BINS equal bins of
       (0, max], and the buffer takes the top bins until it holds at least _KEEP.
@@ -333,6 +457,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
     n_groups = grp_ptr.shape[0] - 1
     n_cut = cutoffs.shape[0]
     k_max = cutoffs[n_cut - 1]
+    pairs = pair_ptr.shape[0] > 1
     mark = np.zeros(n_items, np.int64)
     gstamp = np.zeros(n_groups + 1, np.int64)  # + a spare slot for aspectless items
     gpos = np.zeros(n_groups + 1, np.int64)
@@ -345,6 +470,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
     bucket = np.empty(n_aspects, np.int64)
     b_start = np.empty(n_aspects + 2, np.int64)
     b_top = np.empty(n_aspects + 1, np.float64)
+    o_bucket = np.empty(n_aspects, np.int64)
     arank = np.full(n_aspects, _LAST, np.int64)
     best_few = np.empty(_KEEP_MIN, np.float64)
     width_t = max(max_row_nnz, 1)
@@ -379,6 +505,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
             status[i] = NO_PROFILE
             continue
         status[i] = OK
+        keep_min = _KEEP_MIN_NARROW if n_touched <= _NARROW else _KEEP_MIN
         base = np.int64(i) + 1
         actmask = np.int64(-1)  # all bits: no masks past 64 aspects
         if n_aspects <= 64:
@@ -432,7 +559,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                 scan = False
                 top = 0.0
                 n_few = 0  # distinct gains in best_few, the largest ones seen (unsorted)
-                few_min = -1.0  # their smallest once there are _KEEP_MIN of them
+                few_min = -1.0  # their smallest once there are keep_min of them
                 for j in range(t_start, t_end):
                     gain = 0.0
                     if not tused[j - t_start]:
@@ -445,13 +572,12 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                     gain_t[j - t_start] = gain
                     top = max(top, gain)
                     if gain > few_min and gain > 0.0:
-                        n_few, few_min = _keep_few(gain, best_few, n_few)
+                        n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
                 s_top = 0.0
                 for t in range(n_touched):
                     s_top = max(s_top, s[touched[t]])
-                unseen = _unseen_bound(s_top, alpha, width)
+                unseen = _unseen_bound(1.0, s_top, alpha, width)
                 n_cand = 0
-                place = 0  # aspects reached, in order[:place]
                 if unseen > 0.0 and unseen >= _tie_floor(top, True):  # a group may be next
                     # the user's aspects in buckets of falling interest (a counting sort:
                     # bucket 0 holds the largest interest, s_top)
@@ -470,42 +596,64 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
                     for t in range(n_touched):  # b_start[k + 1]: where bucket k's next goes
                         k = bucket[t]
                         order[b_start[k + 1]] = touched[t]
+                        o_bucket[b_start[k + 1]] = k
                         b_start[k + 1] += 1
+                    if pairs:  # a pair's group is checked against places not reached yet
+                        for t in range(n_touched):
+                            arank[order[t]] = t
+                    pending = -1.0  # above the groups left out at the places reached
                     k = 0  # bucket k is order[b_start[k]:b_start[k + 1]]
                     while k < n_b:
                         for place in range(b_start[k], b_start[k + 1]):
                             phi = order[place]
                             arank[phi] = place
-                            for e in range(by_ptr[phi], by_ptr[phi + 1]):
-                                g = by_grp[e]
-                                if gstamp[g] == base and gpos[g] >= grp_ptr[g + 1]:
-                                    continue  # every item of it is the user's or excluded
-                                prod = 1.0
-                                for a in range(grp_aptr[g], grp_aptr[g + 1]):
-                                    psi = grp_aidx[a]
-                                    if arank[psi] < place:
-                                        prod = -1.0  # found at an earlier place
-                                        break
-                                    prod *= q[psi]
-                                gain = 1.0 - prod
-                                if prod < 0.0 or gain <= 0.0:
-                                    continue
-                                cand[n_cand] = g
-                                gain_c[n_cand] = gain
-                                n_cand += 1
-                                top = max(top, gain)
-                                if gain > few_min:
-                                    n_few, few_min = _keep_few(gain, best_few, n_few)
+                            if not pairs:
+                                n_cand, top, n_few, few_min = _scan_groups(
+                                    by_ptr[phi], by_ptr[phi + 1], links, place, base, gstamp,
+                                    gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
+                                    n_cand, top, best_few, n_few, few_min, keep_min)
+                                continue
+                            # with pairs, the groups whose second aspect is at place m,
+                            # m = place + 1, ...; then (m = n_touched) those of phi alone
+                            # (the ranks of phi and psi are lifted past every place while
+                            # their own list is read)
+                            arank[phi] = _LAST
+                            m = place + 1
+                            while m < n_touched:
+                                psi = order[m]
+                                arank[psi] = _LAST
+                                n_cand, top, n_few, few_min = _scan_groups(
+                                    pair_ptr[phi * n_aspects + psi],
+                                    pair_ptr[phi * n_aspects + psi + 1], links, m + 1, base,
+                                    gstamp, gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand,
+                                    gain_c, n_cand, top, best_few, n_few, few_min, keep_min)
+                                arank[psi] = m
+                                m += 1
+                                left = _unseen_bound(q[phi], 0.0, alpha, 0)
+                                if m < n_touched:
+                                    left = _unseen_bound(q[phi], b_top[o_bucket[m]], alpha,
+                                                         width - 1)
+                                if left <= 0.0 or (few_min > left
+                                                   and left < _tie_floor(top, True)):
+                                    pending = max(pending, left)
+                                    break
+                            if m == n_touched:  # not stopped: the groups of phi alone
+                                n_cand, top, n_few, few_min = _scan_groups(
+                                    by_ptr[phi], by_ptr[phi + 1], links, _LAST, base, gstamp,
+                                    gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
+                                    n_cand, top, best_few, n_few, few_min, keep_min)
+                            arank[phi] = place
                         place = b_start[k + 1]
                         k += 1
                         while k < n_b and b_start[k + 1] == b_start[k]:
                             k += 1  # empty buckets
-                        unseen = -1.0 if k == n_b else _unseen_bound(b_top[k], alpha, width)
+                        unseen = -1.0 if k == n_b else _unseen_bound(1.0, b_top[k], alpha, width)
+                        unseen = max(unseen, pending)
                         if unseen <= 0.0 or (few_min > unseen
                                              and unseen < _tie_floor(top, True)):
                             break
-                for t in range(place):
-                    arank[order[t]] = _LAST
+                    for t in range(n_touched if pairs else place):
+                        arank[order[t]] = _LAST
                 bound = unseen
                 n_buf = 0
                 if top > 0.0:
