@@ -243,12 +243,20 @@ def map_ia(ids, k, row, aspects, full=False, weights=None):
 
 
 def grade(value, max_grade, binary):
-    """R = (2^g - 1)/2^g_max (exact for integer grades); 1/2 for binary grades."""
+    """R = (2^g - 1)/2^g_max (exact for integer grades); 1/2 for binary grades.
+
+    A whole grade under a fractional g_max is (2^g - 1) times one common factor (the float
+    2^-g_max), so that R(2) = 3·R(1) exactly, as in the reals: gains that tie in the reals
+    (item A at grade 1 on three intents, item B at grade 2 on one) tie here too, and the
+    greedy ideal takes the lower id, as SPEC §4 says. Rounding each R on its own made B
+    win by an ulp and the ideal differ by 0.5%."""
     if binary:
         return Fraction(1, 2)
     g, top = Fraction(value), Fraction(max_grade)
     if g.denominator == 1 and top.denominator == 1:
         return (Fraction(2) ** int(g) - 1) / Fraction(2) ** int(top)
+    if g.denominator == 1:
+        return (Fraction(2) ** int(g) - 1) * Fraction(2.0 ** -max_grade)
     return Fraction(2.0 ** (value - max_grade) - 2.0 ** -max_grade)
 
 

@@ -348,3 +348,22 @@ def test_given_intent_probabilities_match_the_reference(case):
                 err_ia(ids, k, view, sets, 3.0, False, given),
                 nerr_ia(ids, k, view, sets, 3.0, False, given)]
         np.testing.assert_allclose(values[[0, 1, 3, 4], 0, u], want, rtol=1e-12, atol=1e-15)
+
+
+def test_nerr_ia_ideal_takes_the_lower_id_of_gains_that_tie_under_a_fractional_max_grade():
+    """R(2) = 3·R(1) under max_grade=4.5: an item of grade 1 on three of four intents and one
+    of grade 2 on one intent gain the same; the greedy ideal takes the lower id (found by
+    hypothesis: the reference once rounded each R on its own and took the other)."""
+    truth = np.zeros((4, 6))
+    truth[2] = [1, 1, 1, 2, 1, 1]
+    aspects = np.zeros((6, 5), np.int8)
+    for item, intents in enumerate([[], [0], [0, 1, 2], [0], [], [0, 1, 3]]):
+        aspects[item, intents] = 1
+    truth, aspects = sp.csr_array(truth), sp.csr_array(aspects)
+    topk = np.array([[0, 0], [0, 0], [0, 1], [0, 0]], dtype=np.int32)
+    res = fr.evaluate(truth, topk, ["err_ia(max_grade=4.5)@2", "nerr_ia(max_grade=4.5)@2"],
+                      item_aspects=aspects)
+    for name in ("err_ia", "nerr_ia"):
+        want = reference_values(truth, topk, aspects, name, 2, "recsys", max_grade=4.5)
+        np.testing.assert_allclose(res.per_user(f"{name}(max_grade=4.5)@2"), want,
+                                   rtol=1e-12, atol=1e-15)
