@@ -333,9 +333,10 @@ def _rows_kernel(params):
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
     def rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                   slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
-                  counted, k_max, need_ideal, need_full, need_exp, ideal_bin):
+                  counted, need_ideal, need_full, need_exp, ideal_bin):
         n_slots = slot_code.shape[0]
         n_cut = cutoffs.shape[0]
+        k_max = min(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
         # sizes as int64 values: each distinct argument type of np.empty and np.zeros (a
         # literal 256, a tuple of two or three) compiles an implementation of its own
         n_block = max(min(np.int64(_BLOCK), hi - lo), np.int64(1))  # rows of a block
@@ -484,19 +485,20 @@ def _driver(params):
         values; rank_metrics leaves them unwritten.
         """
         n_rows = topk.shape[0]
-        k_max = min(topk.shape[1], cutoffs[cutoffs.shape[0] - 1])  # the positions walked
         for chunk in prange(n_chunks):
             lo = (chunk * n_rows) // n_chunks
             hi = ((chunk + 1) * n_rows) // n_chunks
-            if params:  # a constant: each driver compiles one of the two walks
+            # a constant: each driver compiles one of the two walks (named as globals: a
+            # closure over a dispatcher would get a new numba cache key in every process)
+            if params:
                 _rank_rows_params(lo, hi, indptr, indices, data, topk, rows, n_items,
                                   cutoffs, slot_code, slot_cut, slot_param, count_judged,
-                                  disc, max_row_nnz, out, n_relevant, counted, k_max,
-                                  need_ideal, need_full, need_exp, ideal_bin)
+                                  disc, max_row_nnz, out, n_relevant, counted, need_ideal,
+                                  need_full, need_exp, ideal_bin)
             else:
                 _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs,
                            slot_code, slot_cut, slot_param, count_judged, disc, max_row_nnz,
-                           out, n_relevant, counted, k_max, need_ideal, need_full, need_exp,
+                           out, n_relevant, counted, need_ideal, need_full, need_exp,
                            ideal_bin)
 
     return rank_metrics

@@ -421,10 +421,15 @@ def _rprec_mult(rel, n, level, hits, n_rel, first, fraction):
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, slot_point,
                slot_lo, slot_hi, extra_level, extra_value, judged_only, num_docs, max_level,
-               n_docs, log2s, max_row_nnz, k_max, n_slots, n_extra, out):
+               n_docs, log2s, max_row_nnz, out):
     """Queries lo..hi-1 of trec_measures, with scratch of their own: the body of its
     prange, a plain function so that the parallel driver, which numba compiles at length
     (it analyses every statement of a prange body), stays small."""
+    k_max = topk.shape[1]
+    n_slots = slot_code.shape[0]
+    n_extra = np.int64(0)  # the longest range of extra values a slot has
+    for s in range(n_slots):
+        n_extra = max(n_extra, slot_hi[s] - slot_lo[s])
     rel = np.empty(max(k_max, 1), np.float64)  # the level of each ranked document
     hits = np.empty(k_max + 1, np.int64)       # relevant in the first j documents
     at = np.empty(k_max + 1, np.int64)         # the rank of the j-th relevant document
@@ -668,15 +673,9 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
     log2(j + 2), the discount divisor of rank j + 1, long enough for the longest ranking
     and the longest truth row."""
     n_rows = topk.shape[0]
-    k_max = topk.shape[1]
-    n_slots = slot_code.shape[0]
-    n_extra = np.int64(0)
-    for s in range(n_slots):
-        n_extra = max(n_extra, slot_hi[s] - slot_lo[s])
     for chunk in prange(n_chunks):
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks
         _trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut,
                    slot_point, slot_lo, slot_hi, extra_level, extra_value, judged_only,
-                   num_docs, max_level, n_docs, log2s, max_row_nnz, k_max, n_slots, n_extra,
-                   out)
+                   num_docs, max_level, n_docs, log2s, max_row_nnz, out)
