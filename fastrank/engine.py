@@ -32,7 +32,7 @@ from .means import counts_judged, mean_of, sum_parts
 from .result import Result
 from .threads import n_ranges
 from .validation import (LARGEST_INT, Truth, check_memory, check_scratch, memory_guard,
-                         optional_scratch)
+                         optional_scratch, out_of_memory)
 
 # Bytes of the ranking kernel's scratch per item and range: an int64 stamp, a float64 value.
 _RANK_BYTES = 16
@@ -391,6 +391,7 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
               threads: int, out: FloatArray, n_relevant: IntArray, counted: BoolArray) -> None:
     """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
     from ._kernels import ranking as kernels  # numba loads on first use, not at import
+    from ._kernels.first_class import compiled
 
     n_rows, width = topk.shape
     max_row_nnz = data.max_row_nnz
@@ -400,14 +401,19 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
     disc = discounts(max(min(width, largest), ideal, 1))
     n_chunks = n_ranges(n_rows, threads, n_rows * width + data.indices.shape[0], data.n_items)
     check_scratch(data.n_items, _RANK_BYTES, n_chunks)
-    needs = dict(ranking.needs)
-    # the kernel that keeps the hits for ERR, nERR and RBP compiles only when they are asked
-    kernel = kernels.rank_metrics_params if needs.pop("need_acc") else kernels.rank_metrics
+    needs = ranking.needs
+    args = (data.indptr, data.indices, data.data, topk, rows, data.n_items, ranking.cutoffs,
+            ranking.slot_code, ranking.slot_cut, ranking.slot_param, judged, disc,
+            max_row_nnz, out, n_relevant, counted, needs["need_ideal"], needs["need_full"],
+            needs["need_exp"], np.cumsum(disc))
+    done = np.zeros(n_chunks, np.int64)
     with memory_guard("the ranking kernel"):
-        kernel(data.indptr, data.indices, data.data, topk, rows, data.n_items,
-               ranking.cutoffs, ranking.slot_code, ranking.slot_cut, ranking.slot_param,
-               judged, disc, max_row_nnz, n_chunks, out, n_relevant, counted,
-               ideal_bin=np.cumsum(disc), **needs)
+        # the walk that keeps the hits for ERR, nERR and RBP compiles only when they are asked
+        walk = compiled(kernels.rank_rows_params if needs["need_acc"] else kernels.rank_rows,
+                        0, 0, *args)
+        kernels.rank_metrics(*args, walk, n_chunks, done)
+    if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+        raise out_of_memory("the ranking kernel")
 
 
 def counts_into(data: Truth, rows: IntArray, judged: bool, threads: int,

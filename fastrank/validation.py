@@ -485,9 +485,14 @@ def memory_guard(what: str) -> Iterator[None]:
     except SystemError as err:
         if not isinstance(err.__cause__, MemoryError):
             raise
-        raise ValueError(f"{what} ran out of memory for its per-item markers; free memory, "
-                         f"use fewer threads (n_threads=1), or number the items that occur "
-                         f"0..n-1") from None
+        raise out_of_memory(what) from None
+
+
+def out_of_memory(what: str) -> ValueError:
+    """The error of a kernel whose per-item markers could not be allocated."""
+    return ValueError(f"{what} ran out of memory for its per-item markers; free memory, "
+                      f"use fewer threads (n_threads=1), or number the items that occur "
+                      f"0..n-1")
 
 
 def _size(n_bytes: float) -> str | None:

@@ -284,3 +284,15 @@ def test_the_counts_kernel_writes_what_the_ranking_kernel_writes(judged):
         assert_array_equal(got_m, expected_m)
         assert_array_equal(got_c, expected_c)
     assert 0 < expected_c.sum() < 90
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_walk_that_cannot_allocate_its_markers_raises_a_value_error(monkeypatch):
+    """The walk runs through its C wrapper, which cannot raise: a failed allocation comes
+    back as an unfinished range, and the facade says what ran out (the scratch check that
+    normally refuses such a catalogue first is switched off)."""
+    engine = __import__("fastrank.engine", fromlist=["check_scratch"])
+    monkeypatch.setattr(engine, "check_scratch", lambda *args, **kwargs: None)
+    truth = sp.csr_array((np.ones(2), (np.array([0, 1]), np.array([0, 5]))), shape=(2, 2 ** 42))
+    with pytest.raises(ValueError, match="ranking kernel ran out of memory"):
+        fr.evaluate(truth, np.array([[0, 1], [5, 0]]), ["ndcg@2"], n_threads=1)

@@ -11,9 +11,10 @@ per user.
 
 Within a range, rows go by blocks of `_BLOCK`: the block's graded ideals first, then the
 walk of each row (its sums kept at each cutoff), then the block's slots, a slot at a time.
-No function that takes arrays is copied into the per-user loop: numba counts references
-to the arrays of a copied-in (inline) function with an atomic increment and decrement,
-which cost a third of the walk's time.
+No function that takes arrays is called per user: numba counts references to a called
+function's arrays with an atomic increment and decrement each, which cost a third of the
+walk's time. The block helpers are functions of their own (called once a block), which
+compiles faster than copying them into the walk (`inline="always"`).
 
 Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into the
 stamp of every relevant item of the row (mark[2 * item], and its value in
@@ -75,7 +76,7 @@ def _gain_scaling(top):
 def _ideals_kernel(params):
     """_block_ideals, with (params) or without the ideal ERR of the nERR slots."""
 
-    @njit(cache=True, inline="always", error_model="numpy")
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
     def block_ideals(lo, hi, indptr, data, rows, disc, cutoffs, full, need_exp, buf, spare,
                      counts, ideal_lin, ideal_exp, ideal_full, slot_code, slot_cut, slot_param,
                      ideal_err):
@@ -199,7 +200,7 @@ def _snapshot(snap, row, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dc
     snap[row, _AUC_SUM] = auc_sum
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs, slot_code,
                  slot_cut, slot_param, ideal_lin, ideal_exp, ideal_full, ideal_bin):
     """Write every slot of the counted rows lo..hi-1 from the walk's sums at the slot's
@@ -318,39 +319,45 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
 
 
 def _rows_kernel(params):
-    """The walk of top-K rows lo..hi-1 with scratch of its own (see rank_metrics): the
-    body of rank_metrics' prange, a plain function so that the parallel driver, which
-    numba compiles at length, stays small. `params` (a constant of the closure, so numba
-    drops the other branch before typing) says whether the walk keeps its hits for the
-    codes with a parameter (`_param_slots`): the kernel of the other codes never compiles
-    them.
+    """The walk of top-K rows lo..hi-1 with scratch of its own (see rank_metrics), which
+    rank_metrics' prange calls through a pointer; returns 1. `params` (a constant of the
+    closure, so numba drops the other branch before typing) says whether the walk keeps
+    its hits for the codes with a parameter (`_param_slots`): the kernel of the other
+    codes never compiles them.
 
     The rows go by blocks of _BLOCK: their ideals first (_block_ideals), then the walk of
     each row, which keeps its sums at each cutoff, then the block's slots (_block_slots).
     The walk calls no function that takes arrays per row but _snapshot, which LLVM
     inlines."""
 
-    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
+    # the C wrapper stays: rank_metrics calls the walk through it (first_class.compiled)
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
     def rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                   slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
                   counted, need_ideal, need_full, need_exp, ideal_bin):
         n_slots = slot_code.shape[0]
         n_cut = cutoffs.shape[0]
         k_max = min(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
-        # sizes as int64 values: each distinct argument type of np.empty and np.zeros (a
-        # literal 256, a tuple of two or three) compiles an implementation of its own
+        # every scratch array is np.empty of an int64 size, float64 or int64, reshaped:
+        # each distinct argument type of np.empty or np.zeros (a literal size, a tuple, a
+        # dtype) compiles an implementation of its own on a first call
         n_block = max(min(np.int64(_BLOCK), hi - lo), np.int64(1))  # rows of a block
         one = np.int64(1)
-        mark = np.zeros(2 * n_items, np.float64)  # per item: its stamp, its value
-        counts = np.zeros(np.int64(_TOP_GRADE + 1), np.int64)  # a count per grade
+        mark = np.empty(2 * n_items, np.float64)  # per item: its stamp, its value
+        for q in range(2 * n_items):
+            mark[q] = 0.0
+        counts = np.empty(np.int64(_TOP_GRADE + 1), np.int64)  # a count per grade
+        for q in range(_TOP_GRADE + 1):
+            counts[q] = 0
         buf = np.empty(max(max_row_nnz, one), np.float64)
         spare = np.empty(np.int64(SMALL), np.float64)         # sort_top's placed values
-        ideal_lin = np.empty((n_block, n_cut), np.float64)     # the block's ideals
-        ideal_exp = np.empty((n_block, n_cut), np.float64)
-        ideal_full = np.empty(n_block, np.float64)
-        snap = np.empty((n_block * n_cut, np.int64(_N_SUMS)), np.float64)  # the walk's sums
-        user = np.empty((n_block, np.int64(3)), np.float64)    # r_hits, scale, shift
-        ideal_err = np.empty((n_block, n_slots), np.float64)   # nERR's ideal ERR (params)
+        ideal_lin = np.empty(n_block * n_cut, np.float64).reshape((n_block, n_cut))
+        ideal_exp = np.empty(n_block * n_cut, np.float64).reshape((n_block, n_cut))
+        ideal_full = np.empty(n_block, np.float64)            # the block's ideals
+        snap = np.empty(n_block * n_cut * _N_SUMS, np.float64).reshape(
+            (n_block * n_cut, np.int64(_N_SUMS)))             # the walk's sums
+        user = np.empty(n_block * 3, np.float64).reshape((n_block, np.int64(3)))
+        ideal_err = np.empty(n_block * n_slots, np.float64).reshape((n_block, n_slots))
         hit_at = np.empty(max(k_max, one), np.int64)           # the positions of the hits
         hit_value = np.empty(max(k_max, one), np.float64)      # ... and their values
         for block in range(lo, hi, n_block):
@@ -453,59 +460,51 @@ def _rows_kernel(params):
             _block_slots(block, block_end, out, snap, user, n_relevant, counted, n_items,
                          cutoffs, slot_code, slot_cut, slot_param, ideal_lin, ideal_exp,
                          ideal_full, ideal_bin)
+        return np.int64(1)
 
     return rank_rows
 
 
-_rank_rows = _rows_kernel(False)
-_rank_rows_params = _rows_kernel(True)
+rank_rows = _rows_kernel(False)
+rank_rows_params = _rows_kernel(True)
 
 
-def _driver(params):
-    """rank_metrics over the walk with (params) or without the codes with a parameter."""
+@njit(cache=True, parallel=True, error_model="numpy")
+def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
+                 slot_param, count_judged, disc, max_row_nnz, out, n_relevant, counted,
+                 need_ideal, need_full, need_exp, ideal_bin, walk, n_chunks, done):
+    """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
 
-    @njit(cache=True, parallel=True, error_model="numpy")
-    def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
-                     slot_param, count_judged, disc, max_row_nnz, n_chunks, out, n_relevant,
-                     counted, need_ideal, need_full, need_exp, ideal_bin):
-        """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
+    indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
+    topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
+    cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
+    after them. slot_code / slot_cut / slot_param: per output slot, a code of `codes`, an
+    index into cutoffs and a parameter (float64). count_judged: count users with at least
+    one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
+    for j below W and below min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut
+    ideal is requested. need_ideal, need_full, need_exp: what the walk keeps for these
+    slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest first),
+    that ideal uncut (over all m values), exponential gains. ideal_bin = cumsum(disc): the
+    binary ideal at j + 1 relevant items.
 
-        indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
-        topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
-        cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
-        after them. slot_code / slot_cut / slot_param: per output slot, a code of `codes`, an
-        index into cutoffs and a parameter (float64). count_judged: count users with at least
-        one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
-        for j below W and below min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut
-        ideal is requested. need_ideal, need_full, need_exp: what the walk keeps for these
-        slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest first),
-        that ideal uncut (over all m values), exponential gains. ideal_bin = cumsum(disc): the
-        binary ideal at j + 1 relevant items. Slots of the codes with a parameter (ERR, nERR,
-        RBP: `_param_slots`) need rank_metrics_params, which also keeps the hits' positions and
-        values; rank_metrics leaves them unwritten.
-        """
-        n_rows = topk.shape[0]
-        for chunk in prange(n_chunks):
-            lo = (chunk * n_rows) // n_chunks
-            hi = ((chunk + 1) * n_rows) // n_chunks
-            # a constant: each driver compiles one of the two walks (named as globals: a
-            # closure over a dispatcher would get a new numba cache key in every process)
-            if params:
-                _rank_rows_params(lo, hi, indptr, indices, data, topk, rows, n_items,
-                                  cutoffs, slot_code, slot_cut, slot_param, count_judged,
-                                  disc, max_row_nnz, out, n_relevant, counted, need_ideal,
-                                  need_full, need_exp, ideal_bin)
-            else:
-                _rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs,
+    walk: `rank_rows` or `rank_rows_params` compiled for these arguments, as a first-class
+    function (`first_class.compiled`): the walk of a range of rows. Slots of the codes with
+    a parameter (ERR, nERR, RBP: `_param_slots`) need rank_rows_params, which also keeps
+    the hits' positions and values; rank_rows leaves them unwritten. done[chunk] = 1 once
+    range `chunk` is walked (0 if its scratch could not be allocated).
+
+    The walk is called through a pointer, not linked in: numba would otherwise optimise and
+    emit its code again for the parallel region and again for this function, which was a
+    third of a first call's compile time.
+    """
+    n_rows = topk.shape[0]
+    for chunk in prange(n_chunks):
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        done[chunk] = walk(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs,
                            slot_code, slot_cut, slot_param, count_judged, disc, max_row_nnz,
                            out, n_relevant, counted, need_ideal, need_full, need_exp,
                            ideal_bin)
-
-    return rank_metrics
-
-
-rank_metrics = _driver(False)
-rank_metrics_params = _driver(True)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
