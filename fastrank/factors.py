@@ -24,7 +24,7 @@ from .progress import progress_bar
 from .streaming import Evaluator
 from .threads import numba_threads
 from .validation import (LARGEST_INT, _n_chunks, _scan, check_int, check_memory, check_pattern,
-                         check_truth, rows_or_all)
+                         check_truth, out_of_memory, rows_or_all)
 
 if TYPE_CHECKING:
     from .grammar import Request
@@ -130,7 +130,8 @@ class _Scorer:
         """(ids, scores, auc, negatives) of users `rows`: their top min(k, n_items) (later
         positions could only be padding); auc is full-ranking when truth is given, with
         each user's number of negatives (non-excluded non-relevant items)."""
-        from ._kernels.factors import score_topk
+        from ._kernels.factors import score_topk, topk_blocks
+        from ._kernels.first_class import compiled
 
         n = rows.shape[0]
         k = self.width(k)
@@ -151,10 +152,13 @@ class _Scorer:
         n_blocks = -(-n // block)
         n_chunks = min(n_blocks, 4 * threads)
         with single_threaded_blas():
-            score_topk(self.user_factors, self.item_factors, rows, k, self.ex_indptr,
-                       self.ex_indices, block, self.tile, n_chunks, self.desc_ties,
-                       truth is not None, t_indptr, t_indices, t_data, ids, scores, auc,
-                       negatives)
+            args = (self.user_factors, self.item_factors, rows, k, self.ex_indptr,
+                    self.ex_indices, block, self.tile, self.desc_ties, truth is not None,
+                    t_indptr, t_indices, t_data, ids, scores, auc, negatives)
+            done = np.zeros(n_chunks, np.int64)
+            score_topk(*args, compiled(topk_blocks, 0, 0, *args), n_chunks, done)
+        if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+            raise out_of_memory("the scoring kernel")
         return ids, scores, auc, negatives
 
 

@@ -42,9 +42,15 @@ print("TREC=" + json.dumps(compiled))
 compiled.clear()
 fr.evaluate(truth, topk, ["precision@2", "recall@2", "ndcg@2", "map@2", "auc@2"])
 print("CLASSIC=" + json.dumps(compiled))
-from fastrank._kernels import ranking
-print("DRIVER=" + json.dumps([fn.name for c in ranking.rank_metrics.overloads.values()
-                              for fn in c.library.get_defined_functions()]))
+compiled.clear()
+factors = np.random.default_rng(0).random((6, 3))
+fr.evaluate_factors(factors[:2], factors[2:], truth, ["precision@2", "ndcg@2", "auc"])
+print("FACTORS=" + json.dumps(compiled))
+from fastrank._kernels import factors, ranking, trec
+print("DRIVERS=" + json.dumps({driver.__name__: [fn.name for c in driver.overloads.values()
+                                                 for fn in c.library.get_defined_functions()]
+                               for driver in (ranking.rank_metrics, trec.trec_measures,
+                                              factors.score_topk)}))
 fr.evaluate(truth, topk, ["precision@2", "ndcg@2", "err@2", "nerr@2", "rbp@2"])
 print("LITERAL=" + json.dumps(literal))
 """
@@ -86,10 +92,23 @@ def test_trec_eval_measures_alone_compile_no_ranking_kernel(compile_events):
 
 
 @pytest.mark.slow
-def test_the_parallel_driver_calls_the_walk_without_linking_it_in(compile_events):
-    """rank_metrics takes the walk as a first-class function: numba compiles the walk once,
-    where linking it into the driver optimised and emitted it twice more (its parallel
-    region and itself), a third of a first call."""
-    defined = compile_events["DRIVER"]
-    assert any("rank_metrics" in name for name in defined), defined
-    assert not [name for name in defined if "rank_rows" in name], defined
+@pytest.mark.parametrize("driver, walk", [("rank_metrics", "rank_rows"),
+                                          ("trec_measures", "trec_rows"),
+                                          ("score_topk", "topk_blocks")])
+def test_the_parallel_drivers_call_their_walk_without_linking_it_in(compile_events, driver,
+                                                                     walk):
+    """Each parallel driver takes its walk as a first-class function: numba compiles the
+    walk once, where linking it into the driver optimised and emitted it twice more (the
+    parallel region and the driver itself), a third of a first call."""
+    defined = compile_events["DRIVERS"][driver]
+    assert any(driver in name for name in defined), defined
+    assert not [name for name in defined if walk in name], defined
+
+
+@pytest.mark.slow
+def test_the_factors_path_compiles_no_shape_error_message(compile_events):
+    """np.dot and slice assignments build a shape-mismatch message in compiled code (1.8 s
+    of a first call): the factors kernels call BLAS and copy rows without them."""
+    found = [name for name in compile_events["FACTORS"]
+             if "shape_context" in name or "ol_str" in name]
+    assert found == [], found

@@ -7,8 +7,8 @@ Layout of the work. The users to score are cut into blocks of `block` users; blo
 grouped into `n_chunks` contiguous ranges run under `prange`. A range allocates its
 scratch once: the block's user factors, one tile of scores (`block x tile`, sized to
 stay in the core's L2 cache) and the block's AUC counters. For each block the items are
-walked tile by tile: one BLAS call (`np.dot`, single-threaded inside the worker: the
-facade limits BLAS threads) scores the tile, excluded items are set to -inf, and each
+walked tile by tile: one BLAS call (`gemm.product_into`, single-threaded inside the
+worker: the facade limits BLAS threads) scores the tile, excluded items are set to -inf, and each
 user's running top-k is updated from the tile while it is still in cache. So no more
 than one tile of scores per worker ever exists.
 
@@ -27,6 +27,8 @@ count, so every value is bit-identical for any number of threads.
 
 import numpy as np
 from numba import njit, prange
+
+from .gemm import product_into
 
 _CHUNK = 64
 
@@ -81,10 +83,97 @@ def _count_vs(row, x):
     return greater, equal
 
 
-@njit(cache=True, parallel=True)
+# the C wrapper stays: score_topk calls the walk through it (first_class.compiled)
+@njit(cache=True, no_cpython_wrapper=True)
+def topk_blocks(b_lo, b_hi, user_factors, item_factors, rows, k, ex_indptr, ex_indices,
+                block, tile, desc_ties, want_auc, t_indptr, t_indices, t_data, ids_out,
+                scores_out, auc_out, neg_out):
+    """Blocks b_lo..b_hi-1 (of `block` users each) of score_topk, with scratch of their
+    own; returns 1."""
+    n_rows = rows.shape[0]
+    n_items, n_factors = item_factors.shape
+    dtype = item_factors.dtype
+    ublk = np.empty((block, n_factors), dtype=dtype)
+    buf = np.empty(block * tile, dtype=dtype)
+    counts = np.zeros(block, dtype=np.int64)
+    ex_pos = np.zeros(block, dtype=np.int64)
+    pos_start = np.zeros(block + 1, dtype=np.int64)
+    for b in range(b_lo, b_hi):
+        s = b * block
+        n_blk = min(block, n_rows - s)
+        for r in range(n_blk):
+            u = rows[s + r]
+            # element loops: a slice assignment compiles numba's shape-mismatch error
+            for f in range(n_factors):
+                ublk[r, f] = user_factors[u, f]
+            for j in range(ids_out.shape[1]):
+                ids_out[s + r, j] = -1
+                scores_out[s + r, j] = -np.inf
+            counts[r] = 0
+            ex_pos[r] = ex_indptr[u]
+        users = ublk[:n_blk]
+        # the block's positives (none unless want_auc) and their AUC counters
+        pos_items, pos_scores, pos_ok = _positives(
+            users, item_factors, rows, s, n_blk, want_auc, t_indptr, t_indices, t_data,
+            ex_indptr, ex_indices, pos_start)
+        greater = np.zeros(pos_items.shape[0], dtype=np.int64)
+        equal = np.zeros(pos_items.shape[0], dtype=np.int64)
+        pos_at = pos_start.copy()
+        for t0 in range(0, n_items, tile):
+            t1 = min(t0 + tile, n_items)
+            width = t1 - t0
+            scores = buf[:n_blk * width].reshape((n_blk, width))
+            product_into(users, item_factors[t0:t1].T, scores)
+            for r in range(n_blk):
+                u = rows[s + r]
+                row = scores[r]
+                p = ex_pos[r]
+                hi = ex_indptr[u + 1]
+                while p < hi and ex_indices[p] < t1:
+                    row[ex_indices[p] - t0] = -np.inf
+                    p += 1
+                ex_pos[r] = p
+                counts[r] = _scan(row, t0, k, ids_out[s + r], scores_out[s + r],
+                                  counts[r], desc_ties)
+                if want_auc:
+                    # Positives are not negatives: hide them, then count the
+                    # negatives scored above / level with each positive.
+                    q = pos_at[r]
+                    while q < pos_start[r + 1] and pos_items[q] < t1:
+                        row[pos_items[q] - t0] = -np.inf
+                        q += 1
+                    pos_at[r] = q
+                    for q in range(pos_start[r], pos_start[r + 1]):
+                        if pos_ok[q]:
+                            g, e = _count_vs(row, pos_scores[q])
+                            greater[q] += g
+                            equal[q] += e
+        if want_auc:
+            for r in range(n_blk):
+                u = rows[s + r]
+                m = pos_start[r + 1] - pos_start[r]
+                n_ok = 0
+                for q in range(pos_start[r], pos_start[r + 1]):
+                    n_ok += pos_ok[q]
+                n_neg = n_items - (ex_indptr[u + 1] - ex_indptr[u]) - n_ok
+                neg_out[s + r] = n_neg
+                if m == 0:
+                    auc_out[s + r] = np.nan
+                elif n_neg <= 0:
+                    auc_out[s + r] = 1.0
+                else:
+                    total = 0.0
+                    for q in range(pos_start[r], pos_start[r + 1]):
+                        if pos_ok[q]:
+                            total += (n_neg - greater[q]) - 0.5 * equal[q]
+                    auc_out[s + r] = total / (m * n_neg)
+    return np.int64(1)
+
+
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def score_topk(user_factors, item_factors, rows, k, ex_indptr, ex_indices, block, tile,
-               n_chunks, desc_ties, want_auc, t_indptr, t_indices, t_data,
-               ids_out, scores_out, auc_out, neg_out):
+               desc_ties, want_auc, t_indptr, t_indices, t_data, ids_out, scores_out,
+               auc_out, neg_out, walk, n_chunks, done):
     """Top-k ids and scores (and full-ranking AUC) of the users `rows` from factors.
 
     ids_out[i], scores_out[i]: the top-k of user rows[i] (-1 / -inf padded); auc_out[i]
@@ -92,89 +181,24 @@ def score_topk(user_factors, item_factors, rows, k, ex_indptr, ex_indices, block
     with value > 0 are the positives), and neg_out[i] its number of negatives there
     (GAUC leaves out a user without any). ex_indptr / ex_indices: the sorted excluded items
     of every user (an empty pattern when nothing is excluded).
+
+    walk: `topk_blocks` compiled for these arguments, as a first-class function
+    (`first_class.compiled`), called through a pointer: linked in, its code was optimised
+    and emitted again for the parallel region and for this function. done[chunk] = 1 once
+    range `chunk` is done (0 if its scratch could not be allocated).
     """
     n_rows = rows.shape[0]
-    n_items, n_factors = item_factors.shape
     n_blocks = (n_rows + block - 1) // block
     per_chunk = (n_blocks + n_chunks - 1) // n_chunks
-    dtype = item_factors.dtype
     for chunk in prange(n_chunks):
-        b_lo = chunk * per_chunk
+        b_lo = np.int64(chunk) * per_chunk
         b_hi = min(n_blocks, b_lo + per_chunk)
         if b_lo >= b_hi:
-            continue
-        ublk = np.empty((block, n_factors), dtype=dtype)
-        buf = np.empty(block * tile, dtype=dtype)
-        counts = np.zeros(block, dtype=np.int64)
-        ex_pos = np.zeros(block, dtype=np.int64)
-        pos_start = np.zeros(block + 1, dtype=np.int64)
-        for b in range(b_lo, b_hi):
-            s = b * block
-            n_blk = min(block, n_rows - s)
-            for r in range(n_blk):
-                u = rows[s + r]
-                ublk[r, :] = user_factors[u, :]
-                ids_out[s + r, :] = -1
-                scores_out[s + r, :] = -np.inf
-                counts[r] = 0
-                ex_pos[r] = ex_indptr[u]
-            users = ublk[:n_blk]
-            # the block's positives (none unless want_auc) and their AUC counters
-            pos_items, pos_scores, pos_ok = _positives(
-                users, item_factors, rows, s, n_blk, want_auc, t_indptr, t_indices, t_data,
-                ex_indptr, ex_indices, pos_start)
-            greater = np.zeros(pos_items.shape[0], dtype=np.int64)
-            equal = np.zeros(pos_items.shape[0], dtype=np.int64)
-            pos_at = pos_start.copy()
-            for t0 in range(0, n_items, tile):
-                t1 = min(t0 + tile, n_items)
-                width = t1 - t0
-                scores = buf[:n_blk * width].reshape((n_blk, width))
-                np.dot(users, item_factors[t0:t1].T, scores)
-                for r in range(n_blk):
-                    u = rows[s + r]
-                    row = scores[r]
-                    p = ex_pos[r]
-                    hi = ex_indptr[u + 1]
-                    while p < hi and ex_indices[p] < t1:
-                        row[ex_indices[p] - t0] = -np.inf
-                        p += 1
-                    ex_pos[r] = p
-                    counts[r] = _scan(row, t0, k, ids_out[s + r], scores_out[s + r],
-                                      counts[r], desc_ties)
-                    if want_auc:
-                        # Positives are not negatives: hide them, then count the
-                        # negatives scored above / level with each positive.
-                        q = pos_at[r]
-                        while q < pos_start[r + 1] and pos_items[q] < t1:
-                            row[pos_items[q] - t0] = -np.inf
-                            q += 1
-                        pos_at[r] = q
-                        for q in range(pos_start[r], pos_start[r + 1]):
-                            if pos_ok[q]:
-                                g, e = _count_vs(row, pos_scores[q])
-                                greater[q] += g
-                                equal[q] += e
-            if want_auc:
-                for r in range(n_blk):
-                    u = rows[s + r]
-                    m = pos_start[r + 1] - pos_start[r]
-                    n_ok = 0
-                    for q in range(pos_start[r], pos_start[r + 1]):
-                        n_ok += pos_ok[q]
-                    n_neg = n_items - (ex_indptr[u + 1] - ex_indptr[u]) - n_ok
-                    neg_out[s + r] = n_neg
-                    if m == 0:
-                        auc_out[s + r] = np.nan
-                    elif n_neg <= 0:
-                        auc_out[s + r] = 1.0
-                    else:
-                        total = 0.0
-                        for q in range(pos_start[r], pos_start[r + 1]):
-                            if pos_ok[q]:
-                                total += (n_neg - greater[q]) - 0.5 * equal[q]
-                        auc_out[s + r] = total / (m * n_neg)
-    return ids_out
+            done[chunk] = 1
+        else:
+            done[chunk] = walk(b_lo, b_hi, user_factors, item_factors, rows, k, ex_indptr,
+                               ex_indices, block, tile, desc_ties, want_auc, t_indptr,
+                               t_indices, t_data, ids_out, scores_out, auc_out, neg_out)
 
 
 @njit(cache=True)
@@ -215,8 +239,10 @@ def _positives(users, item_factors, rows, s, n_blk, want, t_indptr, t_indices, t
     width = max(total, 2)
     gathered = np.zeros((width, item_factors.shape[1]), dtype=item_factors.dtype)
     for q in range(total):
-        gathered[q, :] = item_factors[items[q], :]
-    product = np.dot(users, gathered.T)
+        for f in range(item_factors.shape[1]):
+            gathered[q, f] = item_factors[items[q], f]
+    product = np.empty((users.shape[0], width), dtype=item_factors.dtype)
+    product_into(users, gathered.T, product)
     scores = np.empty(total, dtype=item_factors.dtype)
     for r in range(n_blk):
         for q in range(pos_start[r], pos_start[r + 1]):

@@ -469,7 +469,7 @@ rank_rows = _rows_kernel(False)
 rank_rows_params = _rows_kernel(True)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=True, error_model="numpy", no_cfunc_wrapper=True)
 def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
                  slot_param, count_judged, disc, max_row_nnz, out, n_relevant, counted,
                  need_ideal, need_full, need_exp, ideal_bin, walk, n_chunks, done):

@@ -418,13 +418,14 @@ def _rprec_mult(rel, n, level, hits, n_rel, first, fraction):
     return 0.0
 
 
-@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, slot_point,
-               slot_lo, slot_hi, extra_level, extra_value, judged_only, num_docs, max_level,
-               n_docs, log2s, max_row_nnz, out):
-    """Queries lo..hi-1 of trec_measures, with scratch of their own: the body of its
-    prange, a plain function so that the parallel driver, which numba compiles at length
-    (it analyses every statement of a prange body), stays small."""
+# the C wrapper stays: trec_measures calls the walk through it (first_class.compiled)
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
+def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, slot_point,
+              slot_lo, slot_hi, extra_level, extra_value, judged_only, num_docs, max_level,
+              n_docs, log2s, max_row_nnz, out):
+    """Queries lo..hi-1 of trec_measures, with scratch of their own; returns 1. The
+    parallel driver calls it through a pointer (numba analyses every statement of a
+    prange body, and would optimise and emit a linked-in walk twice more)."""
     k_max = topk.shape[1]
     n_slots = slot_code.shape[0]
     n_extra = np.int64(0)  # the longest range of extra values a slot has
@@ -654,12 +655,13 @@ def _trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, 
                     val = _dcg_family(code, rel, n, nt, order, t_gain, t_count,
                                       gain_at, max_rel, log2s)
             out[s, i] = val
+    return np.int64(1)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=True, error_model="numpy", no_cfunc_wrapper=True)
 def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_point,
                   slot_lo, slot_hi, extra_level, extra_value, judged_only, num_docs,
-                  max_level, n_docs, log2s, max_row_nnz, n_chunks, out):
+                  max_level, n_docs, log2s, max_row_nnz, out, walk, n_chunks, done):
     """out[s, i] = the measure of slot s for query i (see the codes above).
 
     slot_cut holds a cutoff (P .. UNJ), slot_point a real parameter (the recall point of
@@ -671,11 +673,16 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
     range keeps a mark per document (one load per ranked document); 0: documents are
     found in their row by binary search, with no scratch per document. log2s[j] =
     log2(j + 2), the discount divisor of rank j + 1, long enough for the longest ranking
-    and the longest truth row."""
+    and the longest truth row.
+
+    walk: `trec_rows` compiled for these arguments, as a first-class function
+    (`first_class.compiled`); done[chunk] = 1 once range `chunk` is done (0 if its scratch
+    could not be allocated)."""
     n_rows = topk.shape[0]
     for chunk in prange(n_chunks):
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks
-        _trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut,
-                   slot_point, slot_lo, slot_hi, extra_level, extra_value, judged_only,
-                   num_docs, max_level, n_docs, log2s, max_row_nnz, out)
+        done[chunk] = walk(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut,
+                           slot_point, slot_lo, slot_hi, extra_level, extra_value,
+                           judged_only, num_docs, max_level, n_docs, log2s, max_row_nnz,
+                           out)
