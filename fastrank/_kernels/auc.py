@@ -25,7 +25,7 @@ _NEGATIVE = 1
 _HIT = 2
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def partial_aucs(t_indptr, t_indices, t_data, topk, rows, counted, slot_code, slot_k,
                  n_items, n_chunks, out, short):
     """out[s, i] and short[s, i] of slot s (code slot_code[s], cutoff slot_k[s]), row i."""

@@ -65,7 +65,7 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, n_shown, nov, pop, pairs, lu
         out[s, i] = val
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def beyond_metrics(topk, rows, counted, cutoffs, slot_code, slot_cut, novelty, popularity,
                    t_indptr, t_indices, t_data, baseline, ild_mode, a_indptr, a_indices,
                    vectors, n_items, n_chunks, out, exposure):

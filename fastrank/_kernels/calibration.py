@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def miscalibration(topk, rows, counted, slot_k, slot_alpha, slot_weighted, slot_discount,
                    tr_indptr, tr_indices, tr_data, a_indptr, a_indices, n_items, n_aspects,
                    n_chunks, out):

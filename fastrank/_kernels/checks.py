@@ -11,6 +11,8 @@ float64 values, as the caller holds them.
 import numpy as np
 from numba import njit, prange
 
+from .compare import greater, lesser
+
 
 # a constant, where np.iinfo in a kernel compiles two functions on a first call
 _INT64_MAX = np.int64(np.iinfo(np.int64).max)
@@ -20,7 +22,7 @@ def _bounds(n, chunk, n_chunks):
     return (chunk * n) // n_chunks, ((chunk + 1) * n) // n_chunks
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def scan_rows(indptr, indices, n_chunks, out):
     """For chunk c of the rows of a compressed matrix whose indptr starts at 0 and ends at
     len(indices): out[c] = (smallest index, largest index, 1 if some row's indices do not
@@ -47,8 +49,8 @@ def scan_rows(indptr, indices, n_chunks, out):
             previous = np.int64(-1)
             for j in range(start, end):
                 index = np.int64(indices[j])
-                smallest = min(smallest, index)
-                largest = max(largest, index)
+                smallest = lesser(smallest, index)
+                largest = greater(largest, index)
                 if index <= previous:
                     unsorted = 1
                 previous = index
@@ -58,7 +60,7 @@ def scan_rows(indptr, indices, n_chunks, out):
         out[chunk, 3] = bad_step
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def largest_square_norm(rows, n_chunks, out):
     """out[c] = the largest Σ_j rows[i, j]² (in float64) over chunk c of the rows of a
     2-D float array (0.0 for an empty chunk), and out[c] = NaN where a row holds a NaN or
@@ -78,5 +80,5 @@ def largest_square_norm(rows, n_chunks, out):
             if not finite:
                 largest = np.nan
                 break
-            largest = max(largest, total)
+            largest = greater(largest, total)
         out[chunk] = largest

@@ -42,7 +42,7 @@ def _write_slots(out, i, c, slot_code, slot_cut, m_scaled, total, rec, dcg, ap):
         out[s, i] = num / den if den > 0.0 else 0.0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def debiased_metrics(t_indptr, t_indices, t_data, topk, rows, counted, weights, w_mean,
                      cutoffs, slot_code, slot_cut, disc, n_items, n_chunks, out):
     """out[s, i]: slot s (code slot_code[s] at cutoff cutoffs[slot_cut[s]]) of row i.

@@ -46,7 +46,7 @@ def _insert(s, j, k, count, top_s, top_i, desc_ties):
     return count + 1 if count < k else k
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _scan(row, offset, k, top_i, top_s, count, desc_ties):
     """Update a user's top list (count filled) from the scores of items offset + j."""
     n = row.shape[0]
@@ -72,7 +72,7 @@ def _scan(row, offset, k, top_i, top_s, count, desc_ties):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _count_vs(row, x):
     """(number of scores > x, number == x) in row; a vectorised pass."""
     greater = 0
@@ -201,7 +201,7 @@ def score_topk(user_factors, item_factors, rows, k, ex_indptr, ex_indices, block
                                t_indices, t_data, ids_out, scores_out, auc_out, neg_out)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _positives(users, item_factors, rows, s, n_blk, want, t_indptr, t_indices, t_data,
                ex_indptr, ex_indices, pos_start):
     """The block's positive (value > 0) truth items, their scores and whether each is
@@ -250,7 +250,7 @@ def _positives(users, item_factors, rows, s, n_blk, want, t_indptr, t_indices, t
     return items, scores, ok
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def positive_counts(indptr, data, rows, out):
     """out[i] = m of truth row rows[i]: its number of stored values > 0."""
     for i in range(rows.shape[0]):

@@ -1,11 +1,11 @@
-"""Kernels handed to a parallel driver as first-class functions (pointers), not linked in.
+"""Walks handed to a parallel driver as first-class functions (pointers), not linked in.
 
 A jitted function that another one calls is linked into the caller: numba copies the
 callee's code into the caller's module, optimises it again and emits it again. A `prange`
 driver is two such callers (its parallel region and itself), so a big walk called from a
 `prange` compiled three times. Passed as an argument of numba's first-class function type,
-the walk compiles once and the driver calls it through its C wrapper: the driver's own
-compile stays a fraction of a second, and both are cached on disk as before.
+the walk compiles once and the driver calls it through its C wrapper; both are cached on
+disk as before.
 """
 
 from typing import Any, Dict, Tuple
@@ -22,8 +22,8 @@ _compiled: Dict[Tuple[Any, ...], CompileResultWAP] = {}
 
 def compiled(kernel: Dispatcher, *args: Any) -> CompileResultWAP:
     """`kernel` compiled (or loaded from numba's cache) for the types of `args`, as a
-    function a jitted caller takes as an argument. The kernel returns an int64; a
-    C wrapper cannot raise, and returns 0 where the kernel raised (an allocation failed)."""
+    function a jitted caller takes as an argument. The kernel returns an int64; a C wrapper
+    cannot raise, and returns 0 where the kernel raised (an allocation failed)."""
     key = (kernel,) + tuple(compute_fingerprint(a) for a in args)
     found = _compiled.get(key)
     if found is None:

@@ -38,7 +38,7 @@ N_FIELDS = 5
 _TIE_REL = 2.0 ** -40  # gains this close (relative) are ties (as fastrank._kernels.aspects)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _grade(value, binary, g_max):
     """R of a relevant item: 1/2 (binary), else (2^g - 1)/2^g_max without overflow."""
     if binary:
@@ -46,7 +46,7 @@ def _grade(value, binary, g_max):
     return np.exp2(value - g_max) - np.exp2(-g_max)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def intent_aware(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_aspects,
                  n_items, w_indptr, w_indices, w_data, has_weights, alpha, binary, g_max,
                  map_full, want_ideal, cutoffs, disc, max_row_nnz, n_chunks, out, n_intents):
@@ -157,7 +157,7 @@ def intent_aware(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n
                 ap[a] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices, pa, s,
                   binary, g_max, k_max, cutoffs, ideal):
     """ideal[c]: the ERR-IA of the greedy ideal at each cutoff. Consumes s."""

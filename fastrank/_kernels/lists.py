@@ -13,7 +13,7 @@ from numba import njit, prange
 _SHORT = 32
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def group_rows(rows, n_rows):
     """(order, starts): a stable counting sort of the records by row; the records of row r
     are order[starts[r]:starts[r + 1]]."""
@@ -31,7 +31,7 @@ def group_rows(rows, n_rows):
     return order, starts
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)
 def sort_rows(order, starts, first, second):
     """Sort each row's records in `order` by `first` descending, ties by `second` descending,
     remaining ties in their given order."""

@@ -23,7 +23,7 @@ JACCARD = 0
 RBO = 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _compact(row, k, seen, stamp, out):
     """The real items of row's first k slots, first occurrences only, into out; how many."""
     n = 0
@@ -36,7 +36,7 @@ def _compact(row, k, seen, stamp, out):
     return n
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def list_overlap(a, b, slot_code, slot_k, slot_p, n_items, n_chunks, out):
     """out[s, i]: slot s (code slot_code[s], cutoff slot_k[s], persistence slot_p[s]) of
     the lists a[i] and b[i]."""

@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import codes
+from .compare import greater, lesser
 from .sorting import SMALL, sort_top
 
 
@@ -66,7 +67,7 @@ def _exp_gain(v, shift):
 def _gain_scaling(top):
     """(shift, scale) of a user whose largest grade is `top`: exponential gains are
     computed as (2^v - 1) / 2^shift and linear ones times scale (see _EXP_TOP, _LIN_TOP)."""
-    shift = max(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
+    shift = greater(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
     scale = 1.0  # 1: the plain linear gains
     if top > _LIN_TOP:
         scale = 2.0 ** -np.float64(math.frexp(top)[1])
@@ -106,20 +107,20 @@ def _ideals_kernel(params):
                     graded &= v == math.floor(v)
                     buf[m] = v
                     m += 1
-                    top = max(top, v)
+                    top = greater(top, v)
             shift, scale = _gain_scaling(top)
             limit = m if full else cutoffs[n_cut - 1]
             if all_equal:
-                length = min(m, limit)
+                length = lesser(m, limit)
             elif graded and top <= _TOP_GRADE:
                 # whole grades 1..top: counted per grade, then written back largest first
                 # (here, not in a function: a call per row cost as much as the counting)
-                length = min(m, limit)
+                length = lesser(m, limit)
                 for j in range(m):
                     counts[np.int64(buf[j])] += 1
                 pos = np.int64(0)
                 for g in range(np.int64(top), 0, -1):
-                    end = min(pos + counts[g], length)
+                    end = lesser(pos + counts[g], length)
                     counts[g] = 0  # left zeroed for the next row
                     for j in range(pos, end):
                         buf[j] = g
@@ -130,7 +131,7 @@ def _ideals_kernel(params):
             acc_exp = 0.0
             j = 0
             for c in range(n_cut):  # each cutoff sees the ideal cut at it (the whole one past m)
-                stop = min(cutoffs[c], length)
+                stop = lesser(cutoffs[c], length)
                 while j < stop:
                     v = buf[j]
                     acc_lin += v * scale * disc[j]
@@ -146,7 +147,7 @@ def _ideals_kernel(params):
             if params:  # a constant of the closure: the plain kernel has no ERR code
                 for s in range(slot_code.shape[0]):
                     if slot_code[s] == codes.NERR:
-                        ideal_err[i - lo, s] = _ideal_err(buf, min(cutoffs[slot_cut[s]], m),
+                        ideal_err[i - lo, s] = _ideal_err(buf, lesser(cutoffs[slot_cut[s]], m),
                                                           slot_param[s])
 
     return block_ideals
@@ -155,7 +156,7 @@ def _ideals_kernel(params):
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stop_chance(v, top):
     """ERR's chance that a user stops at an item of grade v: (2^min(v, top) - 1) / 2^top."""
-    return (2.0 ** (min(v, top) - top)) - 2.0 ** -top
+    return (2.0 ** (lesser(v, top) - top)) - 2.0 ** -top
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -227,7 +228,7 @@ def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs,
             if code == codes.PRECISION:
                 val = hits / k
             elif code == codes.PRECISION_CAPPED:
-                val = _ratio(hits, np.float64(min(k, m)))
+                val = _ratio(hits, np.float64(lesser(k, m)))
             elif code == codes.RECALL:
                 val = _ratio(hits, mf)
             elif code == codes.F1:
@@ -238,7 +239,7 @@ def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs,
                 first_hit = snap[row, _FIRST_HIT]
                 val = 1.0 / first_hit if first_hit > 0 else 0.0
             elif code == codes.AP_CAPPED:
-                val = _ratio(snap[row, _SUM_PREC], np.float64(min(k, m)))
+                val = _ratio(snap[row, _SUM_PREC], np.float64(lesser(k, m)))
             elif code == codes.AP_FULL:
                 val = _ratio(snap[row, _SUM_PREC], mf)
             elif code == codes.NDCG:
@@ -248,7 +249,7 @@ def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs,
             elif code == codes.NDCG_EXP:
                 val = _ratio(snap[row, _DCG_EXP], ideal_exp[b, c])
             elif code == codes.NDCG_BINARY:
-                val = _ratio(snap[row, _DCG_BIN], ideal_bin[min(k, m) - 1]) if m > 0 else 0.0
+                val = _ratio(snap[row, _DCG_BIN], ideal_bin[lesser(k, m) - 1]) if m > 0 else 0.0
             elif code == codes.DCG:
                 # exact: scale is a power of two (inf past float64)
                 val = snap[row, _DCG_LIN] / user[b, _SCALE]
@@ -337,11 +338,11 @@ def _rows_kernel(params):
                   counted, need_ideal, need_full, need_exp, ideal_bin):
         n_slots = slot_code.shape[0]
         n_cut = cutoffs.shape[0]
-        k_max = min(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
+        k_max = lesser(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
         # every scratch array is np.empty of an int64 size, float64 or int64, reshaped:
         # each distinct argument type of np.empty or np.zeros (a literal size, a tuple, a
         # dtype) compiles an implementation of its own on a first call
-        n_block = max(min(np.int64(_BLOCK), hi - lo), np.int64(1))  # rows of a block
+        n_block = greater(lesser(np.int64(_BLOCK), hi - lo), np.int64(1))  # rows of a block
         one = np.int64(1)
         mark = np.empty(2 * n_items, np.float64)  # per item: its stamp, its value
         for q in range(2 * n_items):
@@ -349,7 +350,7 @@ def _rows_kernel(params):
         counts = np.empty(np.int64(_TOP_GRADE + 1), np.int64)  # a count per grade
         for q in range(_TOP_GRADE + 1):
             counts[q] = 0
-        buf = np.empty(max(max_row_nnz, one), np.float64)
+        buf = np.empty(greater(max_row_nnz, one), np.float64)
         spare = np.empty(np.int64(SMALL), np.float64)         # sort_top's placed values
         ideal_lin = np.empty(n_block * n_cut, np.float64).reshape((n_block, n_cut))
         ideal_exp = np.empty(n_block * n_cut, np.float64).reshape((n_block, n_cut))
@@ -358,10 +359,10 @@ def _rows_kernel(params):
             (n_block * n_cut, np.int64(_N_SUMS)))             # the walk's sums
         user = np.empty(n_block * 3, np.float64).reshape((n_block, np.int64(3)))
         ideal_err = np.empty(n_block * n_slots, np.float64).reshape((n_block, n_slots))
-        hit_at = np.empty(max(k_max, one), np.int64)           # the positions of the hits
-        hit_value = np.empty(max(k_max, one), np.float64)      # ... and their values
+        hit_at = np.empty(greater(k_max, one), np.int64)           # the positions of the hits
+        hit_value = np.empty(greater(k_max, one), np.float64)      # ... and their values
         for block in range(lo, hi, n_block):
-            block_end = min(block + n_block, hi)
+            block_end = lesser(block + n_block, hi)
             if need_ideal:
                 if params:
                     _block_ideals_params(block, block_end, indptr, data, rows, disc, cutoffs,
@@ -387,7 +388,7 @@ def _rows_kernel(params):
                         mark[2 * item] = base
                         mark[2 * item + 1] = v
                         m += 1
-                        top = max(top, v)
+                        top = greater(top, v)
                 shift, scale = _gain_scaling(top)
                 n_relevant[i] = m
                 if count_judged:
@@ -413,7 +414,7 @@ def _rows_kernel(params):
                 auc_sum = 0.0
                 c = np.int64(0)
                 next_cut = cutoffs[0]  # the next cutoff the walk reaches
-                r_rank = min(m, k_max)  # R-precision's hits: at rank m, or the list's end
+                r_rank = lesser(m, k_max)  # R-precision's hits: at rank m, or the list's end
                 for p in range(k_max):
                     item = topk[i, p]
                     if item >= 0:
@@ -507,7 +508,7 @@ def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
                            ideal_bin)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=True, error_model="numpy", no_cfunc_wrapper=True)
 def relevant_counts(indptr, data, rows, count_judged, n_chunks, n_relevant, counted):
     """What rank_metrics writes besides its slots, for a call with no ranking slot (the
     trec_eval measures only), from a kernel a fraction of its size: n_relevant[i] = m, the

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)
 def value_errors(indptr, data, predicted, squared, absolute):
     """Per user: the sum of squared and of absolute errors of predicted[j] - data[j]."""
     for u in prange(indptr.shape[0] - 1):
@@ -23,7 +23,7 @@ def value_errors(indptr, data, predicted, squared, absolute):
         absolute[u] = s1
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)
 def factor_errors(indptr, indices, data, user_factors, item_factors, squared, absolute):
     """As value_errors, with predictions user_factors[u] . item_factors[i] (float64 sums)."""
     n_factors = user_factors.shape[1]
@@ -42,7 +42,7 @@ def factor_errors(indptr, indices, data, user_factors, item_factors, squared, ab
         absolute[u] = s1
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)
 def pattern_values(t_indptr, t_indices, p_indptr, p_indices, p_data, out, found):
     """out[j] = the prediction stored at truth entry j's (user, item) and found[j] = 1, or
     found[j] = 0 if none is. Both patterns have sorted, duplicate-free columns per row."""

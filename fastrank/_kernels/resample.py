@@ -27,7 +27,7 @@ def _below(r, n):
     return np.int64(((r >> uint64(32)) * uint64(n)) >> uint64(32))
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)
 def bootstrap_means(num, den, ratio, centre, seed, out):
     """out[r] = the mean of resample r: n draws with replacement from the n users, the
     mean being sum(num[j]) / n, or sum(num[j]) / sum(den[j]) when ratio (pooled means).
@@ -52,7 +52,7 @@ def bootstrap_means(num, den, ratio, centre, seed, out):
             out[r] = centre + top / n
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)
 def signflip_sums(diff, seed, out):
     """out[p] = sum(s_i * diff[i]) for permutation p, with independent random signs s_i
     (the paired randomization test's null distribution of the summed difference)."""

@@ -19,7 +19,7 @@ OPTIMISTIC = 1
 AVERAGE = 2
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)
 def count_cases(scores, positive, case_ptr, above, equal):
     """For row u and its positive columns j (in column order), case c = case_ptr[u] + i:
     above[c] = negatives (cells with positive == 0) of row u scored higher than
@@ -46,7 +46,7 @@ def count_cases(scores, positive, case_ptr, above, equal):
             c += 1
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)
 def user_values(above, equal, offset, case_ptr, tables, ties, out):
     """out[v, u] = the mean over user u's cases c (case_ptr[u] .. case_ptr[u + 1]) of the
     table value at the case's sampled rank: tables[v, offset[c] + r - 1], with
@@ -72,7 +72,7 @@ def user_values(above, equal, offset, case_ptr, tables, ties, out):
             out[v, u] = total / (hi - lo)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)
 def rank_rows(r_lo, n_items, m, hypergeometric, log_fact, sqrt_weight, out):
     """out[i, j] = sqrt_weight[i] * P(r = j + 1 | R = r_lo + i) for the full ranks of this
     block. log_fact[x] = log(x!) for x = 0..n_items (0..m for the binomial).
@@ -98,7 +98,7 @@ def rank_rows(r_lo, n_items, m, hypergeometric, log_fact, sqrt_weight, out):
             out[i, j] *= scale
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _binomial_row(p, m, log_fact, row):
     for j in range(m + 1):
         row[j] = 0.0
@@ -118,7 +118,7 @@ def _binomial_row(p, m, log_fact, row):
         row[j - 1] = row[j] * (j / (m - j + 1.0)) / odds
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _hypergeometric_row(big_n, big_k, m, log_fact, row):
     for j in range(m + 1):
         row[j] = 0.0

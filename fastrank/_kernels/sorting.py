@@ -6,6 +6,8 @@ insertion sort mispredicts at every step. Shared by the ranking and trec_eval ke
 import numpy as np
 from numba import njit
 
+from .compare import lesser
+
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _sift_down(buf, root, end):
@@ -37,7 +39,7 @@ def sort_top(buf, m, limit, spare):
     every step; spare holds the placed values). A longer row keeps its L largest values in
     a heap, then sorts them.
     """
-    length = min(m, limit)
+    length = lesser(m, limit)
     if m <= SMALL:
         for j in range(m):
             v = buf[j]

@@ -6,7 +6,7 @@ side; the stable first occurrences) for any thread count."""
 from numba import njit, prange
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def search_left(cdf, u, out):
     """out[j] = the smallest i with cdf[i] >= u[j] (np.searchsorted(cdf, u), side 'left'),
     capped at len(cdf) - 1; cdf sorted ascending."""
@@ -24,7 +24,7 @@ def search_left(cdf, u, out):
         out[j] = min(lo, n - 1)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def first_distinct(candidates, drop, k, out):
     """out[i] = the first k distinct ids of candidates[i], in order, leaving out the slots
     where drop[i] is set (drop of shape (0, 0): none); an id seen in an earlier slot, kept
