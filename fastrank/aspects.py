@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 from .discounts import discounts
 from .threads import n_ranges
-from .validation import _csr_parts, _index_array, check_scratch, memory_guard
+from .validation import _csr_parts, _index_array, check_scratch, memory_guard, out_of_memory
 
 if TYPE_CHECKING:
     from .validation import Truth
@@ -184,7 +184,9 @@ def intent_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,
     `fastrank._kernels.intents`; the number of intents per row) of checked inputs:
     the kernel run for `fr.intent_aware` and `fr.evaluate`. `weights` (CSR arrays of
     users x aspects, non-negative) gives P(intent | user) instead of uniform."""
+    from ._kernels.first_class import compiled
     from ._kernels.intents import N_FIELDS, intent_aware as kernel  # numba: on first use
+    from ._kernels.intents import intent_rows
 
     n = rows.shape[0]
     k_max = int(cutoffs[-1])
@@ -198,12 +200,14 @@ def intent_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,
                    np.zeros(0, np.float64))
     chunks = max(n_ranges(n, threads, n * k_max, data.n_items), 1)
     check_scratch(data.n_items, 16, chunks)
-    with memory_guard("the intent-aware kernel"):
-        kernel(data.indptr, data.indices, data.data, rows, topk, aspects.indptr,
-               aspects.indices, aspects.n_aspects, data.n_items, weights[0], weights[1],
-               weights[2], has_weights, float(alpha),
-               bool(binary), float(max_grade), bool(map_full), bool(want_ideal), cutoffs,
-               discounts(k_max), data.max_row_nnz, chunks, out, n_intents)
+    args = (data.indptr, data.indices, data.data, rows, topk, aspects.indptr, aspects.indices,
+            aspects.n_aspects, data.n_items, weights[0], weights[1], weights[2], has_weights,
+            float(alpha), bool(binary), float(max_grade), bool(map_full), bool(want_ideal),
+            cutoffs, discounts(k_max), data.max_row_nnz, out, n_intents)
+    done = np.zeros(chunks, np.int64)
+    kernel(*args, compiled(intent_rows, 0, chunks, *args), chunks, done)
+    if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+        raise out_of_memory("the intent-aware kernel")
     return out, n_intents
 
 

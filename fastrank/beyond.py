@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from .aspects import check_aspects
 from .threads import n_ranges
-from .validation import Truth, _csr_parts, check_scratch, memory_guard
+from .validation import Truth, _csr_parts, check_scratch, out_of_memory
 
 if TYPE_CHECKING:
     from .grammar import Request
@@ -159,7 +159,8 @@ class BeyondPlan:
             ) -> tuple[FloatArray, IntArray | None]:
         """(per-user values, one row per per-user spec; exposure of the counted users'
         lists, int64 (cutoffs x n_items), or None without catalogue specs)."""
-        from ._kernels.beyond import beyond_metrics
+        from ._kernels.beyond import beyond_metrics, beyond_rows
+        from ._kernels.first_class import compiled
 
         n_rows = topk.shape[0]
         baseline = self.baseline if baseline is None else baseline
@@ -175,12 +176,14 @@ class BeyondPlan:
         exposure = np.zeros((n_chunks if self.catalogue else 0, self.cutoffs.shape[0],
                              self.n_items), np.int32)
         out = np.empty((len(self.per_user), n_rows), np.float64)
-        with memory_guard("the beyond-accuracy kernel"):
-            beyond_metrics(topk, rows, counted.view(np.uint8), self.cutoffs, self.slot_code,
-                           self.slot_cut, self.novelty, self.counts, data.indptr,
-                           data.indices, data.data, base, self.ild_mode, self.a_indptr,
-                           self.a_indices, self.vectors, self.n_items, n_chunks, out,
-                           exposure)
+        args = (topk, rows, counted.view(np.uint8), self.cutoffs, self.slot_code,
+                self.slot_cut, self.novelty, self.counts, data.indptr, data.indices, data.data,
+                base, self.ild_mode, self.a_indptr, self.a_indices, self.vectors, self.n_items,
+                out, exposure)
+        done = np.zeros(n_chunks, np.int64)
+        beyond_metrics(*args, compiled(beyond_rows, 0, n_chunks, *args), n_chunks, done)
+        if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+            raise out_of_memory("the beyond-accuracy kernel")
         shown = exposure.sum(axis=0, dtype=np.int64) if self.catalogue else None
         return out, shown
 

@@ -28,7 +28,7 @@ from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from .aspects import check_aspects
 from .beyond import train_parts
 from .threads import n_ranges
-from .validation import Truth, check_scratch, memory_guard
+from .validation import Truth, check_scratch, out_of_memory
 
 if TYPE_CHECKING:
     from .grammar import Request
@@ -70,7 +70,8 @@ class CalibrationPlan:
     def run(self, data: Truth, topk: AnyArray, rows: IntArray, counted: BoolArray,
             threads: int) -> FloatArray:
         """Per-user values, one row per request (NaN where not counted or without p)."""
-        from ._kernels.calibration import miscalibration
+        from ._kernels.calibration import miscalibration, miscalibration_rows
+        from ._kernels.first_class import compiled
 
         n_rows = topk.shape[0]
         n_train = self.train[0].shape[0] - 1
@@ -82,9 +83,12 @@ class CalibrationPlan:
         n_chunks = max(n_ranges(n_rows, threads, n_rows * topk.shape[1], self.n_items), 1)
         check_scratch(self.n_items + 3 * self.n_aspects, 8, n_chunks)
         out = np.empty((len(self.per_user), n_rows), np.float64)
-        with memory_guard("the miscalibration kernel"):
-            miscalibration(topk, rows, counted.view(np.uint8), self.slot_k, self.slot_alpha,
-                           self.slot_weighted, self.slot_discount, *self.train,
-                           self.a_indptr, self.a_indices, self.n_items, self.n_aspects,
-                           n_chunks, out)
+        args = (topk, rows, counted.view(np.uint8), self.slot_k, self.slot_alpha,
+                self.slot_weighted, self.slot_discount, *self.train, self.a_indptr,
+                self.a_indices, self.n_items, self.n_aspects, out)
+        done = np.zeros(n_chunks, np.int64)
+        miscalibration(*args, compiled(miscalibration_rows, 0, n_chunks, *args), n_chunks,
+                       done)
+        if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+            raise out_of_memory("the miscalibration kernel")
         return out

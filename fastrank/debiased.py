@@ -33,7 +33,7 @@ from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from .beyond import popularity
 from .discounts import discounts
 from .threads import n_ranges
-from .validation import Truth, check_scratch, memory_guard
+from .validation import Truth, check_scratch, out_of_memory
 
 if TYPE_CHECKING:
     from .grammar import Request
@@ -121,7 +121,8 @@ class DebiasedPlan:
     def run(self, data: Truth, topk: AnyArray, rows: IntArray, counted: BoolArray,
             threads: int) -> FloatArray:
         """Per-user values, one row per request of `per_user`, NaN where not counted."""
-        from ._kernels.debiased import debiased_metrics
+        from ._kernels.debiased import debiased_metrics, debiased_rows
+        from ._kernels.first_class import compiled
 
         n_rows, width = topk.shape
         means = self.mean_weights(data)
@@ -135,11 +136,14 @@ class DebiasedPlan:
             slot_code = np.array([r.code for r in group], dtype=np.int64)
             slot_cut = np.array([position[r.k] for r in group], dtype=np.int64)
             disc = discounts(max(min(width, int(cutoffs[-1])), 1))
-            with memory_guard("the debiased kernel"):
-                debiased_metrics(data.indptr, data.indices, data.data, topk, rows,
-                                 counted.view(np.uint8), weights, w_mean, cutoffs, slot_code,
-                                 slot_cut, disc, self.n_items, n_chunks,
-                                 out[row:row + len(group)])
+            args = (data.indptr, data.indices, data.data, topk, rows, counted.view(np.uint8),
+                    weights, w_mean, cutoffs, slot_code, slot_cut, disc, self.n_items,
+                    out[row:row + len(group)])
+            done = np.zeros(n_chunks, np.int64)
+            debiased_metrics(*args, compiled(debiased_rows, 0, n_chunks, *args), n_chunks,
+                             done)
+            if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+                raise out_of_memory("the debiased kernel")
             row += len(group)
         return out
 

@@ -46,11 +46,17 @@ compiled.clear()
 factors = np.random.default_rng(0).random((6, 3))
 fr.evaluate_factors(factors[:2], factors[2:], truth, ["precision@2", "ndcg@2", "auc"])
 print("FACTORS=" + json.dumps(compiled))
-from fastrank._kernels import factors, ranking, trec
+train = sp.csr_array(np.array([[0, 1.0, 0, 1], [1, 0, 1, 0]]))
+aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1], [0, 1]], np.int8))
+fr.evaluate(truth, topk, ["novelty@2", "recall_ips@2", "miscalibration@2", "err_ia@2"],
+            train=train, item_aspects=aspects)
+from fastrank._kernels import beyond, calibration, debiased, factors, intents, ranking, trec
+drivers = (ranking.rank_metrics, trec.trec_measures, factors.score_topk,
+           beyond.beyond_metrics, debiased.debiased_metrics, calibration.miscalibration,
+           intents.intent_aware)
 print("DRIVERS=" + json.dumps({driver.__name__: [fn.name for c in driver.overloads.values()
                                                  for fn in c.library.get_defined_functions()]
-                               for driver in (ranking.rank_metrics, trec.trec_measures,
-                                              factors.score_topk)}))
+                               for driver in drivers}))
 fr.evaluate(truth, topk, ["precision@2", "ndcg@2", "err@2", "nerr@2", "rbp@2"])
 print("LITERAL=" + json.dumps(literal))
 """
@@ -94,7 +100,11 @@ def test_trec_eval_measures_alone_compile_no_ranking_kernel(compile_events):
 @pytest.mark.slow
 @pytest.mark.parametrize("driver, walk", [("rank_metrics", "rank_rows"),
                                           ("trec_measures", "trec_rows"),
-                                          ("score_topk", "topk_blocks")])
+                                          ("score_topk", "topk_blocks"),
+                                          ("beyond_metrics", "beyond_rows"),
+                                          ("debiased_metrics", "debiased_rows"),
+                                          ("miscalibration", "miscalibration_rows"),
+                                          ("intent_aware", "intent_rows")])
 def test_the_parallel_drivers_call_their_walk_without_linking_it_in(compile_events, driver,
                                                                      walk):
     """Each parallel driver takes its walk as a first-class function: numba compiles the

@@ -221,7 +221,8 @@ def test_dtypes_read_only_inputs_and_users(workload):
 
 
 def test_bit_identical_for_any_threads_and_ranges(workload):
-    from fastrank._kernels.debiased import debiased_metrics
+    from fastrank._kernels.debiased import debiased_metrics, debiased_rows
+    from fastrank._kernels.first_class import compiled
     from fastrank.validation import check_topk, check_truth
 
     truth, topk, train = workload
@@ -243,8 +244,11 @@ def test_bit_identical_for_any_threads_and_ranges(workload):
     outs = []
     for n_chunks in (1, 7, 600):
         out = np.empty((12, 600))
-        debiased_metrics(data.indptr, data.indices, data.data, ids, rows, counted, weights,
-                         3.0, cutoffs, codes, cuts, disc, 80, n_chunks, out)
+        args = (data.indptr, data.indices, data.data, ids, rows, counted, weights, 3.0,
+                cutoffs, codes, cuts, disc, 80, out)
+        done = np.zeros(n_chunks, np.int64)
+        debiased_metrics(*args, compiled(debiased_rows, 0, n_chunks, *args), n_chunks, done)
+        assert done.all()
         outs.append(out)
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0], outs[2])
