@@ -3,7 +3,7 @@ numba cache, as on a fresh install.
 
     python bench/cold_start.py            # 3 runs of each
     python bench/cold_start.py --runs 1 --no-demo
-    python bench/cold_start.py --others     # also trec_eval's measures, evaluate_factors
+    python bench/cold_start.py --others     # also trec_eval's measures, evaluate_factors, ...
 
 Prints, per run, the wall and CPU seconds of the first fr.evaluate of the classic metrics
 (precision, recall, ndcg, map at 2, on a 2-user input) and of `fastrank demo` end to end
@@ -42,6 +42,8 @@ event.register("numba:compile", Listener())
 truth = sp.csr_array(np.array([[1.0, 0, 2, 0], [0, 3, 0, 1]]))
 topk = np.array([[0, 1, 2], [3, -1, 1]])
 factors = np.random.default_rng(0).random((6, 3))
+train = sp.csr_array(np.array([[0, 1.0, 0, 1], [1, 0, 1, 0]]))
+aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1], [0, 1]], np.int8))
 t, c = time.perf_counter(), time.process_time()
 CALL
 print(json.dumps({"call": time.perf_counter() - t, "call_cpu": time.process_time() - c,
@@ -55,7 +57,7 @@ def fresh_env():
 
 
 # the first calls timed: the classic metrics (issue 18's target), and with --others
-# trec_eval's measures alone and the fused factors path
+# trec_eval's measures alone, the fused factors path and the other metric families
 CALLS = {
     "fr.evaluate": 'fr.evaluate(truth, topk, ["precision@2", "recall@2", "ndcg@2", "map@2"])',
     "fr.evaluate, trec_eval's measures": (
@@ -63,6 +65,15 @@ CALLS = {
         'convention="trec")'),
     "fr.evaluate_factors": (
         'fr.evaluate_factors(factors[:2], factors[2:], truth, ["precision@2", "ndcg@2"])'),
+    "fr.evaluate, the beyond-accuracy set": (
+        'fr.evaluate(truth, topk, ["novelty@2", "arp@2", "ild@2", "serendipity@2", '
+        '"coverage@2", "gini@2"], train=train, item_aspects=aspects, baseline=topk[::-1])'),
+    "fr.evaluate, the intent-aware measures": (
+        'fr.evaluate(truth, topk, ["err_ia@2", "p_ia@2", "alpha_dcg@2"], item_aspects=aspects)'),
+    "fr.evaluate, the debiased metrics": (
+        'fr.evaluate(truth, topk, ["recall_ips@2", "ap_ips@2"], train=train)'),
+    "fr.evaluate, miscalibration": (
+        'fr.evaluate(truth, topk, ["miscalibration@2"], train=train, item_aspects=aspects)'),
 }
 
 
@@ -88,8 +99,9 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-demo", action="store_true")
     parser.add_argument("--others", action="store_true",
-                        help="also time the first call of trec_eval's measures alone and of "
-                             "fr.evaluate_factors")
+                        help="also time the first call of trec_eval's measures alone, of "
+                             "fr.evaluate_factors and of the beyond-accuracy, intent-aware, "
+                             "debiased and miscalibration metrics")
     args = parser.parse_args()
     last = None
     for run in range(args.runs):
