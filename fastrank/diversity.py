@@ -138,15 +138,21 @@ def _weights(profile: SparseMatrix | ArrayLike | None,
 
 
 def _gamma(rows: Any, dense: FloatArray | None, from_profile: bool, aspects: Any,
-           users: IntArray, threads: int) -> tuple[IntArray, IntArray, FloatArray]:
-    """γ of each scored user (slot i: truth row users[i]) as CSR arrays (ptr, aspects,
-    shares) from `_weights`' output; an empty row is a γ that is all zero (only a
-    profile may give one: all-zero user-aspect rows are refused)."""
+           users: IntArray, threads: int) -> tuple[Any, ...]:
+    """γ of each scored user (slot i: truth row users[i]) from `_weights`' output, as the
+    αβ kernels read it: (ptr, aspects, shares, dense, totals). From sparse weights or a
+    profile: CSR arrays (ptr, aspects, shares) and an empty dense; an empty row is a γ
+    that is all zero (only a profile may give one: all-zero user-aspect rows are refused).
+    From a dense weight array: the array itself and its row totals, read in place (ptr
+    counts each row's non-zero weights; aspects and shares are empty)."""
     from ._kernels.aspects import gamma_rows, gamma_sizes
 
     n = users.shape[0]
+    none = (np.zeros((0, 0), np.float64), np.zeros(0, np.float64))
     if dense is not None:
-        ptr, idx, values = _dense_gamma(dense, users, threads)
+        ptr, totals = _dense_gamma(dense, users, threads)
+        idx, values = np.zeros(0, np.int64), np.zeros(0, np.float64)
+        none = (dense, totals)
     else:
         chunks = max(n_ranges(n, threads, n * 64, aspects.n_aspects), 1)
         args = rows + (from_profile, aspects.indptr, aspects.indices, aspects.n_aspects,
@@ -164,7 +170,7 @@ def _gamma(rows: Any, dense: FloatArray | None, from_profile: bool, aspects: Any
                 f"user_aspects row {int(zero[0])} is all zero ({zero.size} such rows among "
                 f"the users scored); γ must have a positive weight somewhere: give those "
                 f"users weights, or leave them out with users=")
-    return ptr, idx, values
+    return ptr, idx, values, *none
 
 
 def _offsets(sizes: IntArray) -> IntArray:
@@ -174,10 +180,13 @@ def _offsets(sizes: IntArray) -> IntArray:
 
 
 def _dense_gamma(weights: FloatArray, users: IntArray,
-                 threads: int) -> tuple[IntArray, IntArray, FloatArray]:
-    """γ from a dense users x aspects weight array: checked and normalised by parallel
-    kernels, row by row, without a sparse copy."""
-    from ._kernels.aspects import dense_gamma_rows, dense_weight_rows
+                 threads: int) -> tuple[IntArray, FloatArray]:
+    """(ptr, totals) of a dense users x aspects weight array, checked by a parallel kernel
+    in place: ptr[i + 1] - ptr[i] is the number of non-zero weights of row users[i], and
+    totals[r] the sum of row r, which the αβ kernels divide each weight by. A users x
+    aspects γ is not copied (as CSR it took 16 bytes a weight, written on one call's
+    clock)."""
+    from ._kernels.aspects import dense_weight_rows
 
     n_rows = weights.shape[0]
     chunks = max(n_ranges(n_rows, threads, weights.size, 1), 1)
@@ -190,13 +199,7 @@ def _dense_gamma(weights: FloatArray, users: IntArray,
                          "negative, NaN or infinite value")
     _scale_error(low.min(initial=np.inf), high.max(initial=0.0), "user_aspects",
                  "aspect weights")
-    ptr = _offsets(sizes[users])
-    idx = np.empty(ptr[-1], np.int64)
-    values = np.empty(ptr[-1], np.float64)
-    dense_gamma_rows(weights, users, totals, max(n_ranges(users.shape[0], threads,
-                                                          weights.size, 1), 1),
-                     ptr, idx, values)
-    return ptr, idx, values
+    return _offsets(sizes[users]), totals
 
 
 class AlphaBetaNDCG:
@@ -249,6 +252,9 @@ class AlphaBetaNDCG:
         self.r_max = self._check_r_max(r_max)
         weight_rows, dense = _weights(profile, user_aspects, (n_users, n_items),
                                       self.aspects.n_aspects)
+        if dense is not None and self._keep_gamma and np.may_share_memory(
+                dense, np.asarray(user_aspects)):
+            dense = dense.copy()  # later scores must not see the caller's later changes
         if exclude is None and profile is not None:
             # the profile's items; a dense profile's nonzero ones
             exclude = profile if sp.issparse(profile) else sp.csr_array(np.asarray(profile) != 0)
@@ -261,6 +267,9 @@ class AlphaBetaNDCG:
             self._gam = _gamma(weight_rows, dense, profile is not None, self.aspects,
                                self.users, threads)
             self.idcg, self.status = self._ideal(threads)
+
+    # whether a dense γ the caller owns is copied: it is read at every score()
+    _keep_gamma = True
 
     def _check_r_max(self, r_max: object) -> float:
         top = float(self.truth.data.max()) if self.truth.data.size else 0.0
@@ -369,10 +378,17 @@ def ab_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix, *,
     cutoffs = _check_cutoffs(k, k_max)
     if users is None and topk_arr.ndim == 2 and hasattr(truth, "shape"):
         check_users(None, topk_arr.shape[0], truth.shape[0])  # one list per truth row
-    scorer = AlphaBetaNDCG(truth, item_aspects, k=cutoffs.tolist(), alpha=alpha, beta=beta,
-                           profile=profile, user_aspects=user_aspects, exclude=exclude,
-                           r_max=r_max, users=users, n_threads=n_threads)
+    scorer = _OneCall(truth, item_aspects, k=cutoffs.tolist(), alpha=alpha, beta=beta,
+                      profile=profile, user_aspects=user_aspects, exclude=exclude,
+                      r_max=r_max, users=users, n_threads=n_threads)
     return scorer.score(topk, clip=clip, n_threads=n_threads)
+
+
+class _OneCall(AlphaBetaNDCG):
+    """The scorer of one `ab_ndcg` call: it scores once, at once, so a dense γ is read
+    where the caller holds it instead of being copied."""
+
+    _keep_gamma = False
 
 
 def alpha_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix, *,

@@ -477,3 +477,30 @@ def test_alpha_ndcg_through_evaluate_and_the_evaluator_equals_fr_alpha_ndcg():
         fr.evaluate(truth, topk, ["alpha_ndcg@3"])
     with pytest.raises(ValueError, match="alpha=2.*is not a number in"):
         fr.evaluate(truth, topk, ["alpha_ndcg(alpha=2)@3"], item_aspects=aspects)
+
+
+def test_a_dense_gamma_read_in_place_equals_its_sparse_form_and_the_scorer_keeps_it():
+    """A dense users x aspects γ is read where it lies (not copied to CSR): the same values
+    as the same weights given sparse, at 1 and 2 threads, for scattered users and zero
+    weights; the scorer object copies a γ the caller owns, so later scores ignore the
+    caller's later changes."""
+    rng = np.random.default_rng(12)
+    truth = sp.csr_array((rng.random((60, 90)) < 0.08) * rng.integers(1, 4, (60, 90)))
+    aspects = sp.csr_array((rng.random((90, 30)) < 0.1).astype(np.int8))
+    topk = rng.integers(-1, 90, (60, 8))
+    gamma = rng.random((60, 30)) * (rng.random((60, 30)) < 0.5)
+    gamma[:, 3] += 0.5  # no all-zero row
+    users = np.array([5, 1, 40, 7])
+    for threads in (1, 2):
+        for rows in (None, users):
+            lists = topk if rows is None else topk[rows]
+            dense = fr.ab_ndcg(truth, lists, aspects, k=[2, 8], user_aspects=gamma,
+                               users=rows, n_threads=threads)
+            sparse = fr.ab_ndcg(truth, lists, aspects, k=[2, 8], users=rows,
+                                user_aspects=sp.csr_array(gamma), n_threads=threads)
+            for label in ("ab_ndcg@2", "ab_ndcg@8"):
+                np.testing.assert_array_equal(dense.per_user(label), sparse.per_user(label))
+    scorer = fr.AlphaBetaNDCG(truth, aspects, k=8, user_aspects=gamma)
+    before = scorer.score(topk).per_user("ab_ndcg@8")
+    gamma[:, :] = 1.0
+    np.testing.assert_array_equal(scorer.score(topk).per_user("ab_ndcg@8"), before)

@@ -388,14 +388,18 @@ def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
 
 
 @njit(cache=True, parallel=True)
-def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values, e_indptr,
-             e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr, grp_items, grp_aptr,
-             grp_aidx, grp_mask, item_group, by_ptr, pair_ptr, links, width, alpha, beta, r_max,
-             cutoffs, disc, max_row_nnz, n_chunks, idcg, status):
+def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values, gam_dense,
+             gam_totals, e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects,
+             grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr,
+             links, width, alpha, beta, r_max, cutoffs, disc, max_row_nnz, n_chunks, idcg,
+             status):
     """Greedy ideal DCG of αβ-nDCG: idcg[c, i] for cutoff c and user slot i (truth row
     rows[i]); status[i] is OK, NO_PROFILE or NO_TRUTH (idcg 0 for those).
 
-    gam_*: γ of each slot as CSR (gamma_rows; an empty row: γ all zero); e_*: the
+    gam_*: γ of each slot as CSR (gamma_rows; an empty row: γ all zero), or, where
+    gam_dense has rows, γ of slot i is row rows[i] of gam_dense over gam_totals[rows[i]]
+    (its non-zero entries, gam_ptr[i + 1] - gam_ptr[i] of them; gam_aspects and
+    gam_values are unused): a dense γ is read in place, not copied to CSR; e_*: the
     exclusion pattern (users x items, may store nothing); item_mask: each item's aspect
     bitmask; grp_ptr / grp_items: the groups of equal aspect set, item ids ascending
     within each; grp_aptr / grp_aidx / grp_mask: each group's aspects; item_group[i]: the
@@ -408,16 +412,18 @@ def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values
     for chunk in prange(n_chunks):
         _ideal_range((chunk * n_rows) // n_chunks, ((chunk + 1) * n_rows) // n_chunks,
                      t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
-                     e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr,
+                     gam_dense, gam_totals, e_indptr, e_indices, a_indptr, a_indices,
+                     item_mask, n_aspects, grp_ptr,
                      grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr,
                      links, width, alpha, beta / r_max, cutoffs, disc, max_row_nnz, idcg, status)
 
 
 @njit(cache=True)
 def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
-                 e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects, grp_ptr,
-                 grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr, links,
-                 width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status):
+                 gam_dense, gam_totals, e_indptr, e_indices, a_indptr, a_indices, item_mask,
+                 n_aspects, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group,
+                 by_ptr, pair_ptr, links, width, alpha, p_scale, cutoffs, disc, max_row_nnz,
+                 idcg, status):
     """ab_ideal for the user slots lo..hi-1, with one set of scratch arrays.
 
     The walk of one user keeps a buffer of candidates (b_*: b_ref is the truth position
@@ -455,6 +461,7 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
     """
     n_items = item_group.shape[0]
     n_groups = grp_ptr.shape[0] - 1
+    dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
     n_cut = cutoffs.shape[0]
     k_max = cutoffs[n_cut - 1]
     pairs = pair_ptr.shape[0] > 1
@@ -510,10 +517,17 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
         actmask = np.int64(-1)  # all bits: no masks past 64 aspects
         if n_aspects <= 64:
             actmask = np.int64(0)
+        phi = -1  # a dense γ row's column
         for t in range(n_touched):
-            phi = gam_aspects[gam_ptr[i] + t]
+            if dense:
+                phi += 1
+                while gam_dense[r, phi] == 0.0:
+                    phi += 1
+                s[phi] = gam_dense[r, phi] / gam_totals[r]
+            else:
+                phi = gam_aspects[gam_ptr[i] + t]
+                s[phi] = gam_values[gam_ptr[i] + t]
             touched[t] = phi
-            s[phi] = gam_values[gam_ptr[i] + t]
             q[phi] = 1.0 - alpha * s[phi]
             if n_aspects <= 64:
                 actmask |= np.int64(1) << phi
@@ -785,11 +799,13 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
 
 @njit(cache=True, parallel=True)
 def ab_dcg(t_indptr, t_indices, t_data, rows, topk, gam_ptr, gam_aspects, gam_values,
-           a_indptr, a_indices, n_aspects, n_items, alpha, beta, r_max, cutoffs, disc,
-           n_chunks, dcg):
+           gam_dense, gam_totals, a_indptr, a_indices, n_aspects, n_items, alpha, beta, r_max,
+           cutoffs, disc, n_chunks, dcg):
     """αβ-DCG of each top-K row at every cutoff: dcg[c, i]. Rows without truth or γ get
-    0 (the facade knows them from the ideal's status). A repeated id counts once."""
+    0 (the facade knows them from the ideal's status). A repeated id counts once. gam_*:
+    γ as ab_ideal reads it."""
     n_rows = rows.shape[0]
+    dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
     n_cut = cutoffs.shape[0]
     k_max = cutoffs[n_cut - 1]
     p_scale = beta / r_max
@@ -805,8 +821,13 @@ def ab_dcg(t_indptr, t_indices, t_data, rows, topk, gam_ptr, gam_aspects, gam_va
             r = rows[i]
             if t_indptr[r + 1] == t_indptr[r] or gam_ptr[i + 1] == gam_ptr[i]:
                 continue
-            for t in range(gam_ptr[i], gam_ptr[i + 1]):
-                s[gam_aspects[t]] = gam_values[t]
+            if dense:
+                for phi in range(n_aspects):
+                    if gam_dense[r, phi] != 0.0:
+                        s[phi] = gam_dense[r, phi] / gam_totals[r]
+            else:
+                for t in range(gam_ptr[i], gam_ptr[i + 1]):
+                    s[gam_aspects[t]] = gam_values[t]
             base = 2 * (np.int64(i) + 1)
             for j in range(t_indptr[r], t_indptr[r + 1]):
                 item = t_indices[j]
@@ -830,8 +851,12 @@ def ab_dcg(t_indptr, t_indices, t_data, rows, topk, gam_ptr, gam_aspects, gam_va
                 while c < n_cut and cutoffs[c] == step + 1:
                     dcg[c, i] = acc
                     c += 1
-            for t in range(gam_ptr[i], gam_ptr[i + 1]):
-                s[gam_aspects[t]] = 0.0
+            if dense:
+                for phi in range(n_aspects):
+                    s[phi] = 0.0
+            else:
+                for t in range(gam_ptr[i], gam_ptr[i + 1]):
+                    s[gam_aspects[t]] = 0.0
 
 
 @njit(cache=True)
