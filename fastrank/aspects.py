@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 from .discounts import discounts
 from .threads import n_ranges
-from .validation import _csr_parts, _index_array, check_scratch, memory_guard, out_of_memory
+from .validation import _csr_parts, _index_array, check_scratch, out_of_memory
 
 if TYPE_CHECKING:
     from .validation import Truth
@@ -97,7 +97,7 @@ def aspect_groups(aspects: Aspects) -> Groups:
     """Group the items by aspect set (one hash-table pass, `group_sets`): groups ordered by
     set size, so that a scan's inner loop over a group's aspects runs the same number of
     times for long stretches (no branch mispredicts), then by lowest item."""
-    from ._kernels.aspects import group_sets
+    from ._kernels.aspects import group_index, group_sets
 
     n_items = aspects.n_items
     rng = np.random.default_rng(0x5EED)
@@ -110,16 +110,15 @@ def aspect_groups(aspects: Aspects) -> Groups:
     order = order[: ptr[-1]].copy()
     item_group[item_group < 0] = n_groups  # n_groups: a spare slot
     first = order[ptr[:-1]]
-    sizes = aspects.indptr[first + 1] - aspects.indptr[first]
-    aspect_ptr = np.zeros(n_groups + 1, np.int64)
-    np.cumsum(sizes, out=aspect_ptr[1:])
-    gather = np.repeat(aspects.indptr[first] - aspect_ptr[:-1], sizes) + np.arange(aspect_ptr[-1])
-    group_aspects = aspects.indices[gather]
-    # the transpose (aspects x groups, groups ascending per aspect): scipy's O(nnz) pass
-    by_aspect = sp.csr_array((np.ones(group_aspects.shape[0], np.int8), group_aspects,
-                              aspect_ptr), shape=(n_groups, aspects.n_aspects)).tocsc()
-    by_ptr = by_aspect.indptr.astype(np.int64)
-    by_group = by_aspect.indices.astype(np.int64)
+    n_stored = aspects.indices.shape[0]
+    aspect_ptr = np.empty(n_groups + 1, np.int64)
+    group_aspects = np.empty(n_stored, aspects.indices.dtype)
+    by_ptr = np.empty(aspects.n_aspects + 1, np.int64)
+    by_group = np.empty(n_stored, np.int64)
+    n_links = group_index(aspects.indptr, aspects.indices, ptr, order, aspects.n_aspects,
+                          aspect_ptr, group_aspects, by_ptr, by_group)
+    group_aspects, by_group = group_aspects[:n_links], by_group[:n_links]
+    sizes = np.diff(aspect_ptr)
     width = int(sizes.max()) if n_groups else 0
     pair_ptr, pair_groups = _pairs(group_aspects, aspect_ptr, aspects.n_aspects, width,
                                    by_group.shape[0])
@@ -162,16 +161,21 @@ def alpha_ndcg_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspe
     """(α-nDCG per cutoff and top-K row, NaN where the user has no relevant item; m per
     row) of checked inputs: the kernel run for `fr.alpha_ndcg` and `fr.evaluate`."""
     from ._kernels.aspects import alpha_ndcg as kernel  # numba loads on first use
+    from ._kernels.aspects import alpha_rows
+    from ._kernels.first_class import compiled
 
     n = rows.shape[0]
     out = np.empty((cutoffs.shape[0], n), np.float64)
     n_relevant = np.empty(n, np.int64)
     chunks = max(n_ranges(n, threads, n * int(cutoffs[-1]), data.n_items), 1)
     check_scratch(data.n_items, 8, chunks)
-    with memory_guard("the α-nDCG kernel"):
-        kernel(data.indptr, data.indices, data.data, rows, topk, aspects.indptr,
-               aspects.indices, aspects.n_aspects, data.n_items, alpha, cutoffs,
-               discounts(int(cutoffs[-1])), data.max_row_nnz, chunks, out, n_relevant)
+    args = (data.indptr, data.indices, data.data, rows, topk, aspects.indptr, aspects.indices,
+            aspects.n_aspects, data.n_items, alpha, cutoffs, discounts(int(cutoffs[-1])),
+            data.max_row_nnz, out, n_relevant)
+    done = np.zeros(chunks, np.int64)
+    kernel(*args, compiled(alpha_rows, 0, chunks, *args), chunks, done)
+    if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+        raise out_of_memory("the α-nDCG kernel")
     return out, n_relevant
 
 

@@ -26,7 +26,7 @@ from .factors import positive_counts
 from .result import Result
 from .validation import (_csr_parts, check_bool, check_int, check_pattern,
                          check_scratch, check_topk, check_truth, check_unit, check_users,
-                         memory_guard, rows_or_all)
+                         memory_guard, out_of_memory, rows_or_all)
 
 
 # Bytes per catalogue item of the greedy ideal's scratch in each range of users: an item
@@ -288,7 +288,8 @@ class AlphaBetaNDCG:
         return r_max
 
     def _ideal(self, threads: int) -> tuple[FloatArray, Any]:
-        from ._kernels.aspects import ab_ideal
+        from ._kernels.aspects import ab_ideal, ideal_range
+        from ._kernels.first_class import compiled
 
         groups = self.aspects.groups
         n = self.users.shape[0]
@@ -297,12 +298,17 @@ class AlphaBetaNDCG:
         t, a = self.truth, self.aspects
         chunks = max(n_ranges(n, threads, n * int(groups.ptr.shape[0]), a.n_items), 1)
         check_scratch(a.n_items, _IDEAL_BYTES, chunks)
-        ab_ideal(t.indptr, t.indices, t.data, self.users, *self._gam, self._ex[0], self._ex[1],
-                 a.indptr, a.indices, a.masks, a.n_aspects, groups.ptr, groups.items,
-                 groups.aspect_ptr, groups.aspects, groups.masks, groups.item_group,
-                 groups.by_ptr, groups.pair_ptr, groups.links, groups.width, self.alpha, self.beta,
-                 self.r_max, self.cutoffs, discounts(min(int(self.cutoffs[-1]), a.n_items)),
-                 t.max_row_nnz, chunks, idcg, status)  # at most n_items picks
+        args = (t.indptr, t.indices, t.data, self.users, *self._gam, self._ex[0], self._ex[1],
+                a.indptr, a.indices, a.masks, a.n_aspects, groups.ptr, groups.items,
+                groups.aspect_ptr, groups.aspects, groups.masks, groups.item_group,
+                groups.by_ptr, groups.pair_ptr, groups.links, groups.width, self.alpha,
+                self.beta / self.r_max, self.cutoffs,
+                discounts(min(int(self.cutoffs[-1]), a.n_items)),  # at most n_items picks
+                t.max_row_nnz, idcg, status)
+        done = np.zeros(chunks, np.int64)
+        ab_ideal(*args, compiled(ideal_range, 0, 0, *args), chunks, done)
+        if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+            raise out_of_memory("the αβ-nDCG ideal")
         for arr in (idcg, status):
             arr.flags.writeable = False
         return idcg, status
@@ -320,7 +326,8 @@ class AlphaBetaNDCG:
         above 1 (possible: the greedy ideal is not always optimal). With `clip=True`
         values above 1 are set to 1 (the report still counts them).
         """
-        from ._kernels.aspects import ab_dcg
+        from ._kernels.aspects import ab_dcg, ab_dcg_rows
+        from ._kernels.first_class import compiled
 
         clip = check_bool(clip, "clip")
         t, a = self.truth, self.aspects
@@ -335,9 +342,13 @@ class AlphaBetaNDCG:
         with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG walk"):
             chunks = max(n_ranges(n, threads, n * int(self.cutoffs[-1]), t.n_items), 1)
             check_scratch(t.n_items, 16, chunks)
-            ab_dcg(t.indptr, t.indices, t.data, self.users, topk, *self._gam, a.indptr,
-                   a.indices, a.n_aspects, t.n_items, self.alpha, self.beta, self.r_max,
-                   self.cutoffs, discounts(int(self.cutoffs[-1])), chunks, dcg)
+            args = (t.indptr, t.indices, t.data, self.users, topk, *self._gam, a.indptr,
+                    a.indices, a.n_aspects, t.n_items, self.alpha, self.beta, self.r_max,
+                    self.cutoffs, discounts(int(self.cutoffs[-1])), dcg)
+            done = np.zeros(chunks, np.int64)
+            ab_dcg(*args, compiled(ab_dcg_rows, 0, chunks, *args), chunks, done)
+        if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+            raise out_of_memory("the αβ-nDCG walk")
         return self._result(dcg, clip)
 
     def _result(self, dcg: FloatArray, clip: bool) -> Result:

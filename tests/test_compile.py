@@ -50,10 +50,13 @@ train = sp.csr_array(np.array([[0, 1.0, 0, 1], [1, 0, 1, 0]]))
 aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1], [0, 1]], np.int8))
 fr.evaluate(truth, topk, ["novelty@2", "recall_ips@2", "miscalibration@2", "err_ia@2"],
             train=train, item_aspects=aspects)
-from fastrank._kernels import beyond, calibration, debiased, factors, intents, ranking, trec
+fr.ab_ndcg(truth, topk, aspects, user_aspects=np.ones((2, 2)))
+fr.alpha_ndcg(truth, topk, aspects)
+from fastrank._kernels import (aspects as ak, beyond, calibration, debiased, factors, intents,
+                               ranking, trec)
 drivers = (ranking.rank_metrics, trec.trec_measures, factors.score_topk,
            beyond.beyond_metrics, debiased.debiased_metrics, calibration.miscalibration,
-           intents.intent_aware)
+           intents.intent_aware, ak.ab_ideal, ak.ab_dcg, ak.alpha_ndcg)
 print("DRIVERS=" + json.dumps({driver.__name__: [fn.name for c in driver.overloads.values()
                                                  for fn in c.library.get_defined_functions()]
                                for driver in drivers}))
@@ -104,7 +107,10 @@ def test_trec_eval_measures_alone_compile_no_ranking_kernel(compile_events):
                                           ("beyond_metrics", "beyond_rows"),
                                           ("debiased_metrics", "debiased_rows"),
                                           ("miscalibration", "miscalibration_rows"),
-                                          ("intent_aware", "intent_rows")])
+                                          ("intent_aware", "intent_rows"),
+                                          ("ab_ideal", "ideal_range"),
+                                          ("ab_dcg", "ab_dcg_rows"),
+                                          ("alpha_ndcg", "alpha_rows")])
 def test_the_parallel_drivers_call_their_walk_without_linking_it_in(compile_events, driver,
                                                                      walk):
     """Each parallel driver takes its walk as a first-class function: numba compiles the

@@ -38,7 +38,7 @@ buffered candidates sharing an aspect with it are recomputed.
 A scan does not look at every group: it reaches groups through the user's aspects in
 buckets of falling interest (and, up to 256 aspects, an aspect's groups through pairs of
 aspects in the same order) and stops once the groups not reached cannot tie the best
-(see `_ideal_range`). Measured on the benchmark shapes, the gain and decay loops are
+(see `ideal_range`). Measured on the benchmark shapes, the gain and decay loops are
 written out where they run, not called: a numba call that takes arrays pays reference
 counting on each array per call.
 """
@@ -206,6 +206,43 @@ def dense_gamma_rows(weights, rows, totals, n_chunks, ptr, out_aspects, out_gamm
                     out_aspects[t] = phi
                     out_gamma[t] = v / totals[r]
                     t += 1
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def group_index(a_indptr, a_indices, ptr, items, n_aspects, aspect_ptr, group_aspects,
+                by_ptr, by_group):
+    """The aspects of each group of group_sets and the groups of each aspect, in one
+    serial pass (numpy and scipy took a millisecond over 27,000 items, on the clock of
+    every call). Group g is items[ptr[g]:ptr[g + 1]], one aspect set: its aspects are
+    group_aspects[aspect_ptr[g]:aspect_ptr[g + 1]] (those of its first item, ascending),
+    and the groups that hold aspect φ are by_group[by_ptr[φ]:by_ptr[φ + 1]], ascending.
+    group_aspects and by_group have room for every stored aspect of every item; returns
+    how many of each are written."""
+    n_groups = ptr.shape[0] - 1
+    aspect_ptr[0] = 0
+    for g in range(n_groups):
+        first = items[ptr[g]]
+        a = aspect_ptr[g]
+        for j in range(a_indptr[first], a_indptr[first + 1]):
+            group_aspects[a] = a_indices[j]
+            a += 1
+        aspect_ptr[g + 1] = a
+    n_links = aspect_ptr[n_groups]
+    for phi in range(n_aspects + 1):
+        by_ptr[phi] = 0
+    for t in range(n_links):  # a count per aspect, then the offsets
+        by_ptr[group_aspects[t] + 1] += 1
+    for phi in range(n_aspects):
+        by_ptr[phi + 1] += by_ptr[phi]
+    for g in range(n_groups):  # groups ascending: each aspect's list comes out sorted
+        for t in range(aspect_ptr[g], aspect_ptr[g + 1]):
+            phi = group_aspects[t]
+            by_group[by_ptr[phi]] = g
+            by_ptr[phi] += 1
+    for phi in range(n_aspects, 0, -1):  # each offset moved to the next aspect's: back
+        by_ptr[phi] = by_ptr[phi - 1]
+    by_ptr[0] = 0
+    return n_links
 
 
 @njit(cache=True)
@@ -387,12 +424,12 @@ def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
     gpos[g] = pos
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values, gam_dense,
              gam_totals, e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects,
              grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr,
-             links, width, alpha, beta, r_max, cutoffs, disc, max_row_nnz, n_chunks, idcg,
-             status):
+             links, width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status, walk,
+             n_chunks, done):
     """Greedy ideal DCG of αβ-nDCG: idcg[c, i] for cutoff c and user slot i (truth row
     rows[i]); status[i] is OK, NO_PROFILE or NO_TRUTH (idcg 0 for those).
 
@@ -406,24 +443,29 @@ def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values
     group of item i (n_groups for an item without aspects); links[by_ptr[φ]:by_ptr[φ + 1]]:
     the groups of aspect φ, links[pair_ptr[φ·n_aspects + ψ]:...+ 1]: those of both φ and
     ψ (pair_ptr holds one entry, and no pairs are used, where the caller built none);
-    width: the most aspects of a group.
+    width: the most aspects of a group; p_scale = beta / r_max.
+
+    walk: `ideal_range` compiled for these arguments, as a first-class function
+    (`first_class.compiled`): done[chunk] = 1 once range `chunk` is done (0 if its scratch
+    could not be allocated).
     """
     n_rows = rows.shape[0]
     for chunk in prange(n_chunks):
-        _ideal_range((chunk * n_rows) // n_chunks, ((chunk + 1) * n_rows) // n_chunks,
-                     t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
-                     gam_dense, gam_totals, e_indptr, e_indices, a_indptr, a_indices,
-                     item_mask, n_aspects, grp_ptr,
-                     grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr,
-                     links, width, alpha, beta / r_max, cutoffs, disc, max_row_nnz, idcg, status)
+        done[chunk] = walk((chunk * n_rows) // n_chunks, ((chunk + 1) * n_rows) // n_chunks,
+                           t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects,
+                           gam_values, gam_dense, gam_totals, e_indptr, e_indices, a_indptr,
+                           a_indices, item_mask, n_aspects, grp_ptr, grp_items, grp_aptr,
+                           grp_aidx, grp_mask, item_group, by_ptr, pair_ptr, links, width,
+                           alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status)
 
 
-@njit(cache=True)
-def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
-                 gam_dense, gam_totals, e_indptr, e_indices, a_indptr, a_indices, item_mask,
-                 n_aspects, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group,
-                 by_ptr, pair_ptr, links, width, alpha, p_scale, cutoffs, disc, max_row_nnz,
-                 idcg, status):
+# the C wrapper stays: ab_ideal calls the walk through it (first_class.compiled)
+@njit(cache=True, no_cpython_wrapper=True)
+def ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
+                gam_dense, gam_totals, e_indptr, e_indices, a_indptr, a_indices, item_mask,
+                n_aspects, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group,
+                by_ptr, pair_ptr, links, width, alpha, p_scale, cutoffs, disc, max_row_nnz,
+                idcg, status):
     """ab_ideal for the user slots lo..hi-1, with one set of scratch arrays.
 
     The walk of one user keeps a buffer of candidates (b_*: b_ref is the truth position
@@ -795,68 +837,87 @@ def _ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects
             phi = touched[t]
             s[phi] = 0.0
             q[phi] = 1.0
+    return np.int64(1)
 
 
-@njit(cache=True, parallel=True)
-def ab_dcg(t_indptr, t_indices, t_data, rows, topk, gam_ptr, gam_aspects, gam_values,
-           gam_dense, gam_totals, a_indptr, a_indices, n_aspects, n_items, alpha, beta, r_max,
-           cutoffs, disc, n_chunks, dcg):
-    """αβ-DCG of each top-K row at every cutoff: dcg[c, i]. Rows without truth or γ get
-    0 (the facade knows them from the ideal's status). A repeated id counts once. gam_*:
-    γ as ab_ideal reads it."""
+# the C wrapper stays: ab_dcg calls the walk through it (first_class.compiled)
+@njit(cache=True, no_cpython_wrapper=True)
+def ab_dcg_rows(chunk, n_chunks, t_indptr, t_indices, t_data, rows, topk, gam_ptr, gam_aspects,
+                gam_values, gam_dense, gam_totals, a_indptr, a_indices, n_aspects, n_items, alpha,
+                beta, r_max, cutoffs, disc, dcg):
+    """Rows of range `chunk` (of n_chunks) of ab_dcg, with scratch of their own;
+    returns 1."""
     n_rows = rows.shape[0]
     dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
     n_cut = cutoffs.shape[0]
     k_max = cutoffs[n_cut - 1]
     p_scale = beta / r_max
+    lo = (chunk * n_rows) // n_chunks
+    hi = ((chunk + 1) * n_rows) // n_chunks
+    mark = np.zeros(n_items, np.int64)
+    value = np.empty(n_items, np.float64)
+    s = np.zeros(n_aspects, np.float64)
+    for i in range(lo, hi):
+        for c in range(n_cut):
+            dcg[c, i] = 0.0
+        r = rows[i]
+        if t_indptr[r + 1] == t_indptr[r] or gam_ptr[i + 1] == gam_ptr[i]:
+            continue
+        if dense:
+            for phi in range(n_aspects):
+                if gam_dense[r, phi] != 0.0:
+                    s[phi] = gam_dense[r, phi] / gam_totals[r]
+        else:
+            for t in range(gam_ptr[i], gam_ptr[i + 1]):
+                s[gam_aspects[t]] = gam_values[t]
+        base = 2 * (np.int64(i) + 1)
+        for j in range(t_indptr[r], t_indptr[r + 1]):
+            item = t_indices[j]
+            mark[item] = base
+            value[item] = max(t_data[j], 0.0)
+        acc = 0.0
+        c = 0
+        for step in range(k_max):
+            item = topk[i, step]
+            if item >= 0 and mark[item] != base + 1:  # not padding, not a repeat
+                p = alpha
+                if mark[item] == base:
+                    p = value[item] * p_scale
+                mark[item] = base + 1
+                prod = 1.0
+                for a in range(a_indptr[item], a_indptr[item + 1]):
+                    prod *= 1.0 - p * s[a_indices[a]]
+                acc += (1.0 - prod) * disc[step]
+                for a in range(a_indptr[item], a_indptr[item + 1]):
+                    s[a_indices[a]] *= 1.0 - p
+            while c < n_cut and cutoffs[c] == step + 1:
+                dcg[c, i] = acc
+                c += 1
+        if dense:
+            for phi in range(n_aspects):
+                s[phi] = 0.0
+        else:
+            for t in range(gam_ptr[i], gam_ptr[i + 1]):
+                s[gam_aspects[t]] = 0.0
+    return np.int64(1)
+
+
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
+def ab_dcg(t_indptr, t_indices, t_data, rows, topk, gam_ptr, gam_aspects, gam_values, gam_dense,
+           gam_totals, a_indptr, a_indices, n_aspects, n_items, alpha, beta, r_max, cutoffs, disc,
+           dcg, walk, n_chunks, done):
+    """αβ-DCG of each top-K row at every cutoff: dcg[c, i]. Rows without truth or γ get
+    0 (the facade knows them from the ideal's status). A repeated id counts once. gam_*:
+    γ as ab_ideal reads it.
+
+    walk: `ab_dcg_rows` compiled for these arguments, as a first-class function
+    (`first_class.compiled`): done[chunk] = 1 once range `chunk` is done (0 if its
+    scratch could not be allocated).
+    """
     for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
-        mark = np.zeros(n_items, np.int64)
-        value = np.empty(n_items, np.float64)
-        s = np.zeros(n_aspects, np.float64)
-        for i in range(lo, hi):
-            for c in range(n_cut):
-                dcg[c, i] = 0.0
-            r = rows[i]
-            if t_indptr[r + 1] == t_indptr[r] or gam_ptr[i + 1] == gam_ptr[i]:
-                continue
-            if dense:
-                for phi in range(n_aspects):
-                    if gam_dense[r, phi] != 0.0:
-                        s[phi] = gam_dense[r, phi] / gam_totals[r]
-            else:
-                for t in range(gam_ptr[i], gam_ptr[i + 1]):
-                    s[gam_aspects[t]] = gam_values[t]
-            base = 2 * (np.int64(i) + 1)
-            for j in range(t_indptr[r], t_indptr[r + 1]):
-                item = t_indices[j]
-                mark[item] = base
-                value[item] = max(t_data[j], 0.0)
-            acc = 0.0
-            c = 0
-            for step in range(k_max):
-                item = topk[i, step]
-                if item >= 0 and mark[item] != base + 1:  # not padding, not a repeat
-                    p = alpha
-                    if mark[item] == base:
-                        p = value[item] * p_scale
-                    mark[item] = base + 1
-                    prod = 1.0
-                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                        prod *= 1.0 - p * s[a_indices[a]]
-                    acc += (1.0 - prod) * disc[step]
-                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                        s[a_indices[a]] *= 1.0 - p
-                while c < n_cut and cutoffs[c] == step + 1:
-                    dcg[c, i] = acc
-                    c += 1
-            if dense:
-                for phi in range(n_aspects):
-                    s[phi] = 0.0
-            else:
-                for t in range(gam_ptr[i], gam_ptr[i + 1]):
-                    s[gam_aspects[t]] = 0.0
+        done[chunk] = walk(np.int64(chunk), n_chunks, t_indptr, t_indices, t_data, rows, topk,
+                           gam_ptr, gam_aspects, gam_values, gam_dense, gam_totals, a_indptr,
+                           a_indices, n_aspects, n_items, alpha, beta, r_max, cutoffs, disc, dcg)
 
 
 @njit(cache=True)
@@ -869,9 +930,95 @@ def _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w):
                 w[a_indices[a]] = 1.0
 
 
-@njit(cache=True, parallel=True)
-def alpha_ndcg(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_aspects,
-               n_items, alpha, cutoffs, disc, max_row_nnz, n_chunks, out, n_relevant):
+# the C wrapper stays: alpha_ndcg calls the walk through it (first_class.compiled)
+@njit(cache=True, no_cpython_wrapper=True)
+def alpha_rows(chunk, n_chunks, t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices,
+               n_aspects, n_items, alpha, cutoffs, disc, max_row_nnz, out, n_relevant):
+    """Rows of range `chunk` (of n_chunks) of alpha_ndcg, with scratch of their own;
+    returns 1."""
+    n_rows = rows.shape[0]
+    n_cut = cutoffs.shape[0]
+    k_max = cutoffs[n_cut - 1]
+    decay = 1.0 - alpha
+    lo = (chunk * n_rows) // n_chunks
+    hi = ((chunk + 1) * n_rows) // n_chunks
+    mark = np.zeros(n_items, np.int64)
+    w = np.ones(n_aspects, np.float64)
+    used = np.empty(max(max_row_nnz, 1), np.uint8)
+    gains = np.empty(max(max_row_nnz, 1), np.float64)
+    ideal = np.empty(n_cut, np.float64)
+    for i in range(lo, hi):
+        r = rows[i]
+        t_start = t_indptr[r]
+        t_end = t_indptr[r + 1]
+        m = 0
+        base = 2 * (np.int64(i) + 1)
+        for j in range(t_start, t_end):
+            used[j - t_start] = 0
+            if t_data[j] > 0.0:
+                mark[t_indices[j]] = base
+                m += 1
+        n_relevant[i] = m
+        if m == 0:
+            for c in range(n_cut):
+                out[c, i] = np.nan
+            continue
+        # the greedy ideal over the relevant items
+        acc = 0.0
+        c = 0
+        for step in range(k_max):
+            top = -1.0
+            for j in range(t_start, t_end):
+                gain = -1.0
+                if t_data[j] > 0.0 and not used[j - t_start]:
+                    item = t_indices[j]
+                    gain = 0.0
+                    for a in range(a_indptr[item], a_indptr[item + 1]):
+                        gain += w[a_indices[a]]
+                gains[j - t_start] = gain
+                top = max(top, gain)
+            if top <= 0.0:
+                break
+            # ascending ids: the first gain that ties with the largest has the lowest id
+            floor = _tie_floor(top, False)
+            best = t_start
+            while gains[best - t_start] < floor:
+                best += 1
+            best_gain = gains[best - t_start]
+            used[best - t_start] = 1
+            acc += best_gain * disc[step]
+            item = t_indices[best]
+            for a in range(a_indptr[item], a_indptr[item + 1]):
+                w[a_indices[a]] *= decay
+            while c < n_cut and cutoffs[c] == step + 1:
+                ideal[c] = acc
+                c += 1
+        while c < n_cut:
+            ideal[c] = acc
+            c += 1
+        _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
+        # the list
+        acc = 0.0
+        c = 0
+        for step in range(k_max):
+            item = topk[i, step]
+            if item >= 0 and mark[item] == base:  # relevant, first time
+                mark[item] = base + 1
+                gain = 0.0
+                for a in range(a_indptr[item], a_indptr[item + 1]):
+                    gain += w[a_indices[a]]
+                    w[a_indices[a]] *= decay
+                acc += gain * disc[step]
+            while c < n_cut and cutoffs[c] == step + 1:
+                out[c, i] = acc / ideal[c] if ideal[c] > 0.0 else 0.0
+                c += 1
+        _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
+    return np.int64(1)
+
+
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
+def alpha_ndcg(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_aspects, n_items,
+               alpha, cutoffs, disc, max_row_nnz, out, n_relevant, walk, n_chunks, done):
     """Classic α-nDCG (Clarke et al. 2008, as TREC's ndeval): out[c, i] at each cutoff.
 
     The documents are the user's relevant items (truth > 0), their subtopics the items'
@@ -880,82 +1027,12 @@ def alpha_ndcg(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_a
     multiplication, summed in ascending aspect order). The ideal is greedy over the
     relevant items (ties, to within rounding: the lower item id; see _tie_floor). Users
     with m = 0 get NaN; a zero ideal gives 0. A repeated id counts once.
+
+    walk: `alpha_rows` compiled for these arguments, as a first-class function
+    (`first_class.compiled`): done[chunk] = 1 once range `chunk` is done (0 if its
+    scratch could not be allocated).
     """
-    n_rows = rows.shape[0]
-    n_cut = cutoffs.shape[0]
-    k_max = cutoffs[n_cut - 1]
-    decay = 1.0 - alpha
     for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
-        mark = np.zeros(n_items, np.int64)
-        w = np.ones(n_aspects, np.float64)
-        used = np.empty(max(max_row_nnz, 1), np.uint8)
-        gains = np.empty(max(max_row_nnz, 1), np.float64)
-        ideal = np.empty(n_cut, np.float64)
-        for i in range(lo, hi):
-            r = rows[i]
-            t_start = t_indptr[r]
-            t_end = t_indptr[r + 1]
-            m = 0
-            base = 2 * (np.int64(i) + 1)
-            for j in range(t_start, t_end):
-                used[j - t_start] = 0
-                if t_data[j] > 0.0:
-                    mark[t_indices[j]] = base
-                    m += 1
-            n_relevant[i] = m
-            if m == 0:
-                for c in range(n_cut):
-                    out[c, i] = np.nan
-                continue
-            # the greedy ideal over the relevant items
-            acc = 0.0
-            c = 0
-            for step in range(k_max):
-                top = -1.0
-                for j in range(t_start, t_end):
-                    gain = -1.0
-                    if t_data[j] > 0.0 and not used[j - t_start]:
-                        item = t_indices[j]
-                        gain = 0.0
-                        for a in range(a_indptr[item], a_indptr[item + 1]):
-                            gain += w[a_indices[a]]
-                    gains[j - t_start] = gain
-                    top = max(top, gain)
-                if top <= 0.0:
-                    break
-                # ascending ids: the first gain that ties with the largest has the lowest id
-                floor = _tie_floor(top, False)
-                best = t_start
-                while gains[best - t_start] < floor:
-                    best += 1
-                best_gain = gains[best - t_start]
-                used[best - t_start] = 1
-                acc += best_gain * disc[step]
-                item = t_indices[best]
-                for a in range(a_indptr[item], a_indptr[item + 1]):
-                    w[a_indices[a]] *= decay
-                while c < n_cut and cutoffs[c] == step + 1:
-                    ideal[c] = acc
-                    c += 1
-            while c < n_cut:
-                ideal[c] = acc
-                c += 1
-            _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
-            # the list
-            acc = 0.0
-            c = 0
-            for step in range(k_max):
-                item = topk[i, step]
-                if item >= 0 and mark[item] == base:  # relevant, first time
-                    mark[item] = base + 1
-                    gain = 0.0
-                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                        gain += w[a_indices[a]]
-                        w[a_indices[a]] *= decay
-                    acc += gain * disc[step]
-                while c < n_cut and cutoffs[c] == step + 1:
-                    out[c, i] = acc / ideal[c] if ideal[c] > 0.0 else 0.0
-                    c += 1
-            _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
+        done[chunk] = walk(np.int64(chunk), n_chunks, t_indptr, t_indices, t_data, rows, topk,
+                           a_indptr, a_indices, n_aspects, n_items, alpha, cutoffs, disc,
+                           max_row_nnz, out, n_relevant)

@@ -17,6 +17,7 @@ from .compare import greater, lesser
 # a constant, where np.iinfo in a kernel compiles two functions on a first call
 _INT64_MAX = np.int64(np.iinfo(np.int64).max)
 
+
 @njit(cache=True, inline="always")
 def _bounds(n, chunk, n_chunks):
     return (chunk * n) // n_chunks, ((chunk + 1) * n) // n_chunks

@@ -174,6 +174,8 @@ def intent_aware(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n
                            a_indptr, a_indices, n_aspects, n_items, w_indptr, w_indices, w_data,
                            has_weights, alpha, binary, g_max, map_full, want_ideal, cutoffs, disc,
                            max_row_nnz, out, n_intents)
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices, pa, s,
                   binary, g_max, k_max, cutoffs, ideal):
