@@ -10,6 +10,7 @@ cost of one walk of each list. `ab_ndcg(...)` is the one-call form.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -366,8 +367,14 @@ class AlphaBetaNDCG:
                   "no_truth": int(np.count_nonzero(self.status == NO_TRUTH)),
                   "above_one": above, "clipped": bool(clip)}
         return Result(self.labels, values, means, convention="recsys", users=self.users,
-                      counted=counted, n_relevant=positive_counts(self.truth, self.users),
-                      report=report)
+                      counted=counted, n_relevant=self._n_relevant, report=report)
+
+    @cached_property
+    def _n_relevant(self) -> IntArray:
+        """m of each scored user, counted once for every score() (read-only: shared)."""
+        m = positive_counts(self.truth, self.users)
+        m.flags.writeable = False
+        return m
 
 
 def ab_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix, *,
