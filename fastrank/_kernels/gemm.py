@@ -8,10 +8,15 @@ assignment, `a[i, :] = b[j, :]`, compiles the same error path: the kernels copy 
 element by element.)
 """
 
+import numpy as np
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from numba.np.linalg import call_xxgemm, ensure_blas
+
+try:  # numba's own BLAS call, as its np.dot lowers it
+    from numba.np.linalg import call_xxgemm, ensure_blas
+except ImportError:  # pragma: no cover - a numba that moved it: np.dot, checks and all
+    call_xxgemm = None
 
 
 @intrinsic
@@ -40,6 +45,9 @@ def gemm_into(typingctx, a, b, out):
     return types.none(a, b, out), codegen
 
 
+_DIRECT = call_xxgemm is not None
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def product_into(a, b, out):
     """out[...] = a @ b (as gemm_into), zeros where a has no columns."""
@@ -47,5 +55,7 @@ def product_into(a, b, out):
         for i in range(out.shape[0]):
             for j in range(out.shape[1]):
                 out[i, j] = 0.0
-    else:
+    elif _DIRECT:
         gemm_into(a, b, out)
+    else:  # pragma: no cover
+        np.dot(a, b, out)
