@@ -10,12 +10,8 @@ random reads), and a buffer for sorting a row's relevance values. Nothing is all
 per user.
 
 Within a range, rows go by blocks of `_BLOCK`: the block's graded ideals first, then the
-walk of each row (its sums kept at each cutoff), then the block's slots, a slot at a time.
-No function that takes arrays is copied into the per-user loop: numba counts references
-to the arrays of a copied-in (inline) function with an atomic increment and decrement,
-which cost a third of the walk's time. The block helpers are copied into the walk
-(`inline="always"`): as functions of their own they compiled 0.15 s faster, but the walk
-of 200 cutoffs ran 6% slower.
+walk of each row (its sums kept at each cutoff), then the block's slots, a slot at a time,
+all three written out in the one walk function (`_rows_kernel` says why).
 
 Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into the
 stamp of every relevant item of the row (mark[2 * item], and its value in
@@ -64,96 +60,6 @@ def _exp_gain(v, shift):
     return 2.0 ** (v - shift) - 2.0 ** (-shift)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _gain_scaling(top):
-    """(shift, scale) of a user whose largest grade is `top`: exponential gains are
-    computed as (2^v - 1) / 2^shift and linear ones times scale (see _EXP_TOP, _LIN_TOP)."""
-    shift = greater(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
-    scale = 1.0  # 1: the plain linear gains
-    if top > _LIN_TOP:
-        scale = 2.0 ** -np.float64(math.frexp(top)[1])
-    return shift, scale
-
-
-def _ideals_kernel(params):
-    """_block_ideals, with (params) or without the ideal ERR of the nERR slots."""
-
-    @njit(cache=True, inline="always", error_model="numpy")
-    def block_ideals(lo, hi, indptr, data, rows, disc, cutoffs, full, need_exp, buf, spare,
-                     counts, ideal_lin, ideal_exp, ideal_full, slot_code, slot_cut, slot_param,
-                     ideal_err):
-        """Graded ideal DCG sums of top-K rows lo..hi-1 (a block), from their truth rows'
-        relevant values, largest first.
-
-        Writes, for row i and cutoff c, ideal_lin[i - lo, c] (linear gains times the user's
-        `scale`; and ideal_exp[i - lo, c] if need_exp, gains scaled by 2^-shift): the ideal
-        list cut at min(cutoffs[c], m). When `full` is set, ideal_full[i - lo] is the
-        linear-gain ideal over all m values. With `params`, also ideal_err[i - lo, s], the
-        ideal list's ERR for each nERR slot s (slot_code etc. as in rank_metrics). A block at
-        a time, so that the walk calls no function with arrays per user (numba would count
-        references to each, atomically).
-        """
-        n_cut = cutoffs.shape[0]
-        for i in range(lo, hi):
-            r = rows[i]
-            m = np.int64(0)
-            all_equal = np.bool_(True)
-            graded = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
-            top = 0.0
-            for j in range(indptr[r], indptr[r + 1]):
-                v = data[j]
-                if v > 0.0:
-                    # no branches: a row of mixed grades would mispredict them at random
-                    all_equal &= (m == 0) | (v == buf[0])
-                    graded &= v == math.floor(v)
-                    buf[m] = v
-                    m += 1
-                    top = greater(top, v)
-            shift, scale = _gain_scaling(top)
-            limit = m if full else cutoffs[n_cut - 1]
-            if all_equal:
-                length = lesser(m, limit)
-            elif graded and top <= _TOP_GRADE:
-                # whole grades 1..top: counted per grade, then written back largest first
-                # (here, not in a function: a call per row cost as much as the counting)
-                length = lesser(m, limit)
-                for j in range(m):
-                    counts[np.int64(buf[j])] += 1
-                pos = np.int64(0)
-                for g in range(np.int64(top), 0, -1):
-                    end = lesser(pos + counts[g], length)
-                    counts[g] = 0  # left zeroed for the next row
-                    for j in range(pos, end):
-                        buf[j] = g
-                    pos = end
-            else:
-                length = sort_top(buf, m, limit, spare)
-            acc_lin = 0.0
-            acc_exp = 0.0
-            j = 0
-            for c in range(n_cut):  # each cutoff sees the ideal cut at it (the whole one past m)
-                stop = lesser(cutoffs[c], length)
-                while j < stop:
-                    v = buf[j]
-                    acc_lin += v * scale * disc[j]
-                    if need_exp:
-                        acc_exp += _exp_gain(v, shift) * disc[j]
-                    j += 1
-                ideal_lin[i - lo, c] = acc_lin
-                ideal_exp[i - lo, c] = acc_exp
-            while j < length:  # the uncut ideal (full): the values past the largest cutoff
-                acc_lin += buf[j] * scale * disc[j]
-                j += 1
-            ideal_full[i - lo] = acc_lin
-            if params:  # a constant of the closure: the plain kernel has no ERR code
-                for s in range(slot_code.shape[0]):
-                    if slot_code[s] == codes.NERR:
-                        ideal_err[i - lo, s] = _ideal_err(buf, lesser(cutoffs[slot_cut[s]], m),
-                                                          slot_param[s])
-
-    return block_ideals
-
-
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stop_chance(v, top):
     """ERR's chance that a user stops at an item of grade v: (2^min(v, top) - 1) / 2^top."""
@@ -172,19 +78,16 @@ def _ideal_err(buf, length, top):
     return total
 
 
-_block_ideals = _ideals_kernel(False)
-_block_ideals_params = _ideals_kernel(True)
-
-
 # The walk's sums at a cutoff, snap[b * n_cut + c, sum] for row b of the block and cutoff c
 # (all float64: the counts are exact in it), and its per-user values, user[b, value] (m
 # comes from n_relevant).
 _HITS, _MISSES, _FIRST_HIT, _SUM_PREC, _DCG_LIN, _DCG_EXP, _DCG_BIN, _CG, _AUC_SUM = range(9)
 _N_SUMS = 9
 _R_HITS, _SCALE, _SHIFT = range(3)
+_N_USER = 3
 
-# Rows of a block: the walk fills the block's sums, then its slots are written (and its
-# ideals found) by one call each.
+# Rows of a block: the block's ideals are found, then the walk fills the block's sums,
+# then its slots are written.
 _BLOCK = 256
 
 
@@ -202,99 +105,13 @@ def _snapshot(snap, row, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dc
     snap[row, _AUC_SUM] = auc_sum
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _block_slots(lo, hi, out, snap, user, n_relevant, counted, n_items, cutoffs, slot_code,
-                 slot_cut, slot_param, ideal_lin, ideal_exp, ideal_full, ideal_bin):
-    """Write every slot of the counted rows lo..hi-1 from the walk's sums at the slot's
-    cutoff (snap) and the rows' values (user: r_hits, scale, shift). A slot at a time,
-    so that each row of `out` is written in order. slot_param[s] is slot s's parameter
-    (the registry entry's `kernel_param`), for codes that take one. The codes of per-slot
-    sums (ERR, RBP: `_param_slots`) are written with the walk."""
-    n_cut = cutoffs.shape[0]
-    for s in range(slot_code.shape[0]):
-        code = slot_code[s]
-        if code >= codes.ERR:  # written with the walk (_param_slots)
-            continue
-        c = slot_cut[s]
-        k = cutoffs[c]
-        q = slot_param[s]
-        for i in range(lo, hi):
-            if not counted[i]:
-                continue
-            b = i - lo
-            row = b * n_cut + c
-            m = n_relevant[i]
-            mf = np.float64(m)  # every _ratio takes two floats: one compiled version
-            hits = snap[row, _HITS]
-            if code == codes.PRECISION:
-                val = hits / k
-            elif code == codes.PRECISION_CAPPED:
-                val = _ratio(hits, np.float64(lesser(k, m)))
-            elif code == codes.RECALL:
-                val = _ratio(hits, mf)
-            elif code == codes.F1:
-                val = _ratio(2.0 * hits, np.float64(k + m))
-            elif code == codes.HIT_RATE:
-                val = 1.0 if hits > 0 else 0.0
-            elif code == codes.MRR:
-                first_hit = snap[row, _FIRST_HIT]
-                val = 1.0 / first_hit if first_hit > 0 else 0.0
-            elif code == codes.AP_CAPPED:
-                val = _ratio(snap[row, _SUM_PREC], np.float64(lesser(k, m)))
-            elif code == codes.AP_FULL:
-                val = _ratio(snap[row, _SUM_PREC], mf)
-            elif code == codes.NDCG:
-                val = _ratio(snap[row, _DCG_LIN], ideal_lin[b, c])
-            elif code == codes.NDCG_UNCUT:
-                val = _ratio(snap[row, _DCG_LIN], ideal_full[b])
-            elif code == codes.NDCG_EXP:
-                val = _ratio(snap[row, _DCG_EXP], ideal_exp[b, c])
-            elif code == codes.NDCG_BINARY:
-                val = _ratio(snap[row, _DCG_BIN], ideal_bin[lesser(k, m) - 1]) if m > 0 else 0.0
-            elif code == codes.DCG:
-                # exact: scale is a power of two (inf past float64)
-                val = snap[row, _DCG_LIN] / user[b, _SCALE]
-            elif code == codes.CG:
-                val = snap[row, _CG]
-            elif code == codes.R_PRECISION:
-                val = _ratio(user[b, _R_HITS], mf)
-            elif code == codes.AUC:
-                n_neg = n_items - m
-                if m == 0:
-                    val = 0.0
-                elif n_neg == 0:
-                    val = 1.0
-                else:
-                    val = (snap[row, _AUC_SUM]
-                           + (hits + m) / 2.0 * (n_neg - snap[row, _MISSES])) / (
-                        m * np.float64(n_neg))
-            # the codes added with the registry come last: the classic ones pay no test for them
-            elif code == codes.HITS:
-                val = hits
-            elif code == codes.RETRIEVED:
-                val = hits + snap[row, _MISSES]
-            elif code == codes.N_RELEVANT:
-                val = np.float64(m)
-            elif code == codes.F_BETA:
-                b2 = q * q
-                val = _ratio((1.0 + b2) * hits, b2 * m + k)
-            elif code == codes.HIT_SHARE:
-                val = _ratio(hits, hits + snap[row, _MISSES])
-            elif code == codes.DCG_EXP:
-                # undoes the scaling of grades above 512
-                val = snap[row, _DCG_EXP] * 2.0 ** user[b, _SHIFT]
-            else:  # no other code is given (the engine builds the slots from the registry)
-                val = np.nan
-            out[s, i] = val
-
-
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_value, hits,
                  ideal_err, b):
     """The slots of codes with a parameter of row i, from the walk's hits (hit_at: their
     0-based positions, hit_value: their values): ERR and nERR (the cascade), RBP and its
-    residual ((1 - p)·p^position). ideal_err[b, s]: nERR's ideal ERR (_block_ideals).
-    Kept out of the walk, which the classic codes share."""
+    residual ((1 - p)·p^position). ideal_err[b, s]: nERR's ideal ERR (found with the
+    block's ideals). Kept out of the walk, which the classic codes share."""
     for s in range(slot_code.shape[0]):
         code = slot_code[s]
         if code < codes.ERR:
@@ -312,7 +129,7 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
                 total += going * chance / (p + 1.0)
                 going *= 1.0 - chance
             else:
-                total += (1.0 - q) * q ** np.float64(p)
+                total += (1.0 - q) * q ** p
         if code == codes.NERR:
             total = _ratio(total, ideal_err[b, s])
         elif code == codes.RBP_RESID:
@@ -327,10 +144,20 @@ def _rows_kernel(params):
     its hits for the codes with a parameter (`_param_slots`): the kernel of the other
     codes never compiles them.
 
-    The rows go by blocks of _BLOCK: their ideals first (_block_ideals), then the walk of
-    each row, which keeps its sums at each cutoff, then the block's slots (_block_slots).
-    The walk calls no function that takes arrays per row but _snapshot, which LLVM
-    inlines."""
+    The rows go by blocks of _BLOCK, each in three steps written out in this one function:
+    the block's graded ideals, the walk of each row (its sums kept at each cutoff), the
+    block's slots, a slot at a time. No function that takes arrays is called per user but
+    _snapshot, which LLVM inlines: numba counts references to the arrays of a called
+    function with an atomic increment and decrement, which cost a third of the walk's
+    time. The steps are not functions of their own: as `inline="always"` functions numba
+    copied their code into the walk at a cost of 0.5 s of a first call (it deep-copies a
+    callee's IR once per block of it), and as called functions the walk of 200 cutoffs ran
+    6% slower.
+
+    Scratch comes from three signatures of np.empty (1-D and 2-D float64, 1-D int64) and
+    no np.zeros: each distinct signature of an allocation compiles an implementation of
+    its own on a first call, 0.05 to 0.2 s each. (2-D tables stay 2-D: indexed by hand as
+    1-D, every access paid numba's check for a negative index: 4% more instructions.)"""
 
     # the C wrapper stays: rank_metrics calls the walk through it (first_class.compiled)
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
@@ -340,34 +167,94 @@ def _rows_kernel(params):
         n_slots = slot_code.shape[0]
         n_cut = cutoffs.shape[0]
         k_max = lesser(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
-        # sizes as int64 values: each distinct argument type of np.empty and np.zeros (a
-        # literal 256, a tuple of two or three) compiles an implementation of its own
         n_block = greater(lesser(np.int64(_BLOCK), hi - lo), np.int64(1))  # rows of a block
         one = np.int64(1)
-        mark = np.zeros(2 * n_items, np.float64)  # per item: its stamp, its value
-        counts = np.zeros(np.int64(_TOP_GRADE + 1), np.int64)  # a count per grade
+        mark = np.empty(2 * n_items, np.float64)  # per item: its stamp, its value
+        for j in range(2 * n_items):
+            mark[j] = 0.0
+        counts = np.empty(np.int64(_TOP_GRADE + 1), np.int64)  # a count per grade
+        for g in range(_TOP_GRADE + 1):
+            counts[g] = 0
         buf = np.empty(greater(max_row_nnz, one), np.float64)
         spare = np.empty(np.int64(SMALL), np.float64)         # sort_top's placed values
         ideal_lin = np.empty((n_block, n_cut), np.float64)     # the block's ideals
         ideal_exp = np.empty((n_block, n_cut), np.float64)
         ideal_full = np.empty(n_block, np.float64)
-        snap = np.empty((n_block * n_cut, np.int64(_N_SUMS)), np.float64)  # the walk's sums
-        user = np.empty((n_block, np.int64(3)), np.float64)    # r_hits, scale, shift
-        ideal_err = np.empty((n_block, n_slots), np.float64)   # nERR's ideal ERR (params)
-        hit_at = np.empty(greater(k_max, one), np.int64)           # the positions of the hits
-        hit_value = np.empty(greater(k_max, one), np.float64)      # ... and their values
+        snap = np.empty((n_block * n_cut, np.int64(_N_SUMS)), np.float64)  # the sums
+        user = np.empty((n_block, np.int64(_N_USER)), np.float64)  # r_hits, scale, shift
+        ideal_err = np.empty((n_block, n_slots), np.float64)     # nERR's ideal ERR
+        hit_at = np.empty(greater(k_max, one), np.float64)     # the positions of the hits
+        hit_value = np.empty(greater(k_max, one), np.float64)  # ... and their values
         for block in range(lo, hi, n_block):
             block_end = lesser(block + n_block, hi)
+
+            # 1. The block's graded ideal DCG sums, from each truth row's relevant values,
+            # largest first: ideal_lin[b, c] (linear gains times the user's scale; and
+            # ideal_exp[b, c] if need_exp, gains scaled by 2^-shift) is the ideal list cut
+            # at min(cutoffs[c], m); with need_full, ideal_full[b] is the linear ideal over
+            # all m values; with params, ideal_err[b, s] the ideal ERR of each nERR slot s.
             if need_ideal:
-                if params:
-                    _block_ideals_params(block, block_end, indptr, data, rows, disc, cutoffs,
-                                         need_full, need_exp, buf, spare, counts, ideal_lin,
-                                         ideal_exp, ideal_full, slot_code, slot_cut,
-                                         slot_param, ideal_err)
-                else:
-                    _block_ideals(block, block_end, indptr, data, rows, disc, cutoffs,
-                                  need_full, need_exp, buf, spare, counts, ideal_lin, ideal_exp,
-                                  ideal_full, slot_code, slot_cut, slot_param, ideal_err)
+                for i in range(block, block_end):
+                    b = i - block
+                    r = rows[i]
+                    m = np.int64(0)
+                    all_equal = np.bool_(True)
+                    graded = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
+                    top = 0.0
+                    for j in range(indptr[r], indptr[r + 1]):
+                        v = data[j]
+                        if v > 0.0:
+                            # no branches: a row of mixed grades would mispredict at random
+                            all_equal &= (m == 0) | (v == buf[0])
+                            graded &= v == math.floor(v)
+                            buf[m] = v
+                            m += 1
+                            top = greater(top, v)
+                    shift = greater(top - _EXP_TOP, 0.0)  # see _EXP_TOP and _LIN_TOP
+                    scale = 2.0 ** -np.float64(math.frexp(top)[1]) if top > _LIN_TOP else 1.0
+                    limit = m if need_full else cutoffs[n_cut - 1]
+                    if all_equal:
+                        length = lesser(m, limit)
+                    elif graded and top <= _TOP_GRADE:
+                        # whole grades 1..top: counted per grade, then written back
+                        # largest first (a call per row cost as much as the counting)
+                        length = lesser(m, limit)
+                        for j in range(m):
+                            counts[np.int64(buf[j])] += 1
+                        pos = np.int64(0)
+                        for g in range(np.int64(top), 0, -1):
+                            end = lesser(pos + counts[g], length)
+                            counts[g] = 0  # left zeroed for the next row
+                            for j in range(pos, end):
+                                buf[j] = g
+                            pos = end
+                    else:
+                        length = sort_top(buf, m, limit, spare)
+                    acc_lin = 0.0
+                    acc_exp = 0.0
+                    j = 0
+                    for c in range(n_cut):  # each cutoff sees the ideal cut at it
+                        stop = lesser(cutoffs[c], length)
+                        while j < stop:
+                            v = buf[j]
+                            acc_lin += v * scale * disc[j]
+                            if need_exp:
+                                acc_exp += _exp_gain(v, shift) * disc[j]
+                            j += 1
+                        ideal_lin[b, c] = acc_lin
+                        ideal_exp[b, c] = acc_exp
+                    while j < length:  # the uncut ideal: the values past the largest cutoff
+                        acc_lin += buf[j] * scale * disc[j]
+                        j += 1
+                    ideal_full[b] = acc_lin
+                    if params:  # a constant of the closure: the plain kernel has no ERR code
+                        for s in range(n_slots):
+                            if slot_code[s] == codes.NERR:
+                                ideal_err[b, s] = _ideal_err(
+                                    buf, lesser(cutoffs[slot_cut[s]], m), slot_param[s])
+
+            # 2. The walk of each row: membership by stamps (see the module's docstring),
+            # the sums kept at each cutoff in snap.
             for i in range(block, block_end):
                 b = i - block
                 base = 2.0 * (i + 1)  # exact in float64 below 2^52 rows
@@ -384,7 +271,8 @@ def _rows_kernel(params):
                         mark[2 * item + 1] = v
                         m += 1
                         top = greater(top, v)
-                shift, scale = _gain_scaling(top)
+                shift = greater(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
+                scale = 2.0 ** -np.float64(math.frexp(top)[1]) if top > _LIN_TOP else 1.0
                 n_relevant[i] = m
                 if count_judged:
                     is_counted = end > start
@@ -439,8 +327,8 @@ def _rows_kernel(params):
                     if rank == r_rank:
                         r_hits = hits
                     if rank == next_cut:  # cutoffs are distinct: one at most per rank
-                        _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
-                                  dcg_exp, dcg_bin, cg, auc_sum)
+                        _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec,
+                                  dcg_lin, dcg_exp, dcg_bin, cg, auc_sum)
                         c += 1
                         next_cut = cutoffs[c] if c < n_cut else np.int64(-1)
                 while c < n_cut:  # cutoffs past the list's columns see the whole list
@@ -453,9 +341,89 @@ def _rows_kernel(params):
                 if params:
                     _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
                                  hit_value, hits, ideal_err, b)
-            _block_slots(block, block_end, out, snap, user, n_relevant, counted, n_items,
-                         cutoffs, slot_code, slot_cut, slot_param, ideal_lin, ideal_exp,
-                         ideal_full, ideal_bin)
+
+            # 3. Every slot of the block's counted rows, from the walk's sums at the slot's
+            # cutoff and the rows' values, a slot at a time so that each row of `out` is
+            # written in order. slot_param[s] is the registry entry's `kernel_param`, for
+            # codes that take one. The codes of per-slot sums (ERR, RBP) were written with
+            # the walk (_param_slots).
+            for s in range(n_slots):
+                code = slot_code[s]
+                if code >= codes.ERR:
+                    continue
+                c = slot_cut[s]
+                k = cutoffs[c]
+                q = slot_param[s]
+                for i in range(block, block_end):
+                    if not counted[i]:
+                        continue
+                    b = i - block
+                    row = b * n_cut + c
+                    m = n_relevant[i]
+                    mf = np.float64(m)  # every _ratio takes two floats: one compiled version
+                    hits = snap[row, _HITS]
+                    if code == codes.PRECISION:
+                        val = hits / k
+                    elif code == codes.PRECISION_CAPPED:
+                        val = _ratio(hits, np.float64(lesser(k, m)))
+                    elif code == codes.RECALL:
+                        val = _ratio(hits, mf)
+                    elif code == codes.F1:
+                        val = _ratio(2.0 * hits, np.float64(k + m))
+                    elif code == codes.HIT_RATE:
+                        val = 1.0 if hits > 0 else 0.0
+                    elif code == codes.MRR:
+                        first_hit = snap[row, _FIRST_HIT]
+                        val = 1.0 / first_hit if first_hit > 0 else 0.0
+                    elif code == codes.AP_CAPPED:
+                        val = _ratio(snap[row, _SUM_PREC], np.float64(lesser(k, m)))
+                    elif code == codes.AP_FULL:
+                        val = _ratio(snap[row, _SUM_PREC], mf)
+                    elif code == codes.NDCG:
+                        val = _ratio(snap[row, _DCG_LIN], ideal_lin[b, c])
+                    elif code == codes.NDCG_UNCUT:
+                        val = _ratio(snap[row, _DCG_LIN], ideal_full[b])
+                    elif code == codes.NDCG_EXP:
+                        val = _ratio(snap[row, _DCG_EXP], ideal_exp[b, c])
+                    elif code == codes.NDCG_BINARY:
+                        val = (_ratio(snap[row, _DCG_BIN], ideal_bin[lesser(k, m) - 1])
+                               if m > 0 else 0.0)
+                    elif code == codes.DCG:
+                        # exact: scale is a power of two (inf past float64)
+                        val = snap[row, _DCG_LIN] / user[b, _SCALE]
+                    elif code == codes.CG:
+                        val = snap[row, _CG]
+                    elif code == codes.R_PRECISION:
+                        val = _ratio(user[b, _R_HITS], mf)
+                    elif code == codes.AUC:
+                        n_neg = n_items - m
+                        if m == 0:
+                            val = 0.0
+                        elif n_neg == 0:
+                            val = 1.0
+                        else:
+                            val = (snap[row, _AUC_SUM]
+                                   + (hits + m) / 2.0 * (n_neg - snap[row, _MISSES])) / (
+                                m * np.float64(n_neg))
+                    # the codes added with the registry come last: the classic ones pay no
+                    # test for them
+                    elif code == codes.HITS:
+                        val = hits
+                    elif code == codes.RETRIEVED:
+                        val = hits + snap[row, _MISSES]
+                    elif code == codes.N_RELEVANT:
+                        val = np.float64(m)
+                    elif code == codes.F_BETA:
+                        b2 = q * q
+                        val = _ratio((1.0 + b2) * hits, b2 * m + k)
+                    elif code == codes.HIT_SHARE:
+                        val = _ratio(hits, hits + snap[row, _MISSES])
+                    elif code == codes.DCG_EXP:
+                        # undoes the scaling of grades above 512
+                        val = snap[row, _DCG_EXP] * 2.0 ** user[b, _SHIFT]
+                    else:  # no other code is given (the engine builds the slots from the registry)
+                        val = np.nan
+                    out[s, i] = val
         return np.int64(1)
 
     return rank_rows
