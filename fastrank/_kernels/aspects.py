@@ -59,6 +59,9 @@ _BINS = 64  # bins of the gain histogram that finds the buffer's cut
 _MIX = np.int64(-7046029254386353131)  # 2**64 / golden ratio, as int64: a multiplicative hash
 _TIE_REL = 2.0 ** -40  # gains this close (relative) are ties: see _tie_floor
 _TIE_ABS = 2.0 ** -44
+# _tie_floor's `absolute` as numpy bools: a Python True compiles a version per literal value
+_ABSOLUTE = np.bool_(True)
+_RELATIVE = np.bool_(False)
 
 # status codes per user, shared with the facade
 OK = 0
@@ -66,7 +69,7 @@ NO_PROFILE = 1  # γ_u is all zero
 NO_TRUTH = 2    # the truth row stores nothing
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _tie_floor(top, absolute):
     """The smallest gain that ties with the largest gain `top`.
 
@@ -321,7 +324,7 @@ def group_sets(indptr, indices, weights, item_group, ptr, items):
     return n_groups
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _unseen_bound(first, s_left, alpha, width):
     """Above the gain of any group not reached whose product starts from the factor
     `first` (1.0: none) and has at most `width` further aspects, each of interest at most
@@ -339,7 +342,7 @@ def _unseen_bound(first, s_left, alpha, width):
     return 1.0 - (prod - prod * _BOUND_SLACK)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _keep_few(gain, best_few, n_few, cap):
     """Add gain to best_few, the `cap` largest distinct positive gains seen (n_few of
     them, unsorted); the caller skips gains at or below the smallest once it is full.
@@ -389,7 +392,7 @@ def _scan_groups(e_lo, e_hi, links, lim, base, gstamp, gpos, grp_ptr, grp_aptr, 
     return n_cand, top, n_few, few_min
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _smallest(values, n):
     low = values[0]
     for t in range(1, n):
@@ -397,7 +400,7 @@ def _smallest(values, n):
     return low
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _bin(gain, scale):
     """Histogram bin of a gain in [0, top]: 1.._BINS (bin 1 also holds gain 0), no branch."""
     return min(np.int64(gain * scale) + 1, _BINS)
@@ -610,11 +613,11 @@ def ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects,
                         b_gain[b] = 1.0 - prod
                     top = max(top, b_gain[b])
                 # a candidate left out could win or tie (gains only fall): scan again
-                scan = bound > 0.0 and bound >= _tie_floor(top, True)
+                scan = bound > 0.0 and bound >= _tie_floor(top, _ABSOLUTE)
             if scan:
                 scan = False
                 top = 0.0
-                n_few = 0  # distinct gains in best_few, the largest ones seen (unsorted)
+                n_few = np.int64(0)  # distinct gains in best_few, the largest ones seen (unsorted)
                 few_min = -1.0  # their smallest once there are keep_min of them
                 for j in range(t_start, t_end):
                     gain = 0.0
@@ -634,7 +637,7 @@ def ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects,
                     s_top = max(s_top, s[touched[t]])
                 unseen = _unseen_bound(1.0, s_top, alpha, width)
                 n_cand = 0
-                if unseen > 0.0 and unseen >= _tie_floor(top, True):  # a group may be next
+                if unseen > 0.0 and unseen >= _tie_floor(top, _ABSOLUTE):  # a group may be next
                     # the user's aspects in buckets of falling interest (a counting sort:
                     # bucket 0 holds the largest interest, s_top)
                     n_b = n_touched
@@ -685,12 +688,12 @@ def ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects,
                                     gain_c, n_cand, top, best_few, n_few, few_min, keep_min)
                                 arank[psi] = m
                                 m += 1
-                                left = _unseen_bound(q[phi], 0.0, alpha, 0)
+                                left = _unseen_bound(q[phi], 0.0, alpha, np.int64(0))
                                 if m < n_touched:
                                     left = _unseen_bound(q[phi], b_top[o_bucket[m]], alpha,
                                                          width - 1)
                                 if left <= 0.0 or (few_min > left
-                                                   and left < _tie_floor(top, True)):
+                                                   and left < _tie_floor(top, _ABSOLUTE)):
                                     pending = max(pending, left)
                                     break
                             if m == n_touched:  # not stopped: the groups of phi alone
@@ -706,7 +709,7 @@ def ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects,
                         unseen = -1.0 if k == n_b else _unseen_bound(1.0, b_top[k], alpha, width)
                         unseen = max(unseen, pending)
                         if unseen <= 0.0 or (few_min > unseen
-                                             and unseen < _tie_floor(top, True)):
+                                             and unseen < _tie_floor(top, _ABSOLUTE)):
                             break
                     for t in range(n_touched if pairs else place):
                         arank[order[t]] = _LAST
@@ -777,7 +780,7 @@ def ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects,
             if top <= 0.0:
                 break  # nothing left, or every gain from here on is 0
             # the lowest id among the gains that tie with the largest
-            floor = _tie_floor(top, True)
+            floor = _tie_floor(top, _ABSOLUTE)
             best = -1
             for b in range(n_buf):
                 if b_gain[b] >= floor and (best < 0 or b_id[b] < b_id[best]):
@@ -980,7 +983,7 @@ def alpha_rows(chunk, n_chunks, t_indptr, t_indices, t_data, rows, topk, a_indpt
             if top <= 0.0:
                 break
             # ascending ids: the first gain that ties with the largest has the lowest id
-            floor = _tie_floor(top, False)
+            floor = _tie_floor(top, _RELATIVE)
             best = t_start
             while gains[best - t_start] < floor:
                 best += 1
