@@ -128,3 +128,27 @@ def test_the_factors_path_compiles_no_shape_error_message(compile_events):
     found = [name for name in compile_events["FACTORS"]
              if "shape_context" in name or "ol_str" in name]
     assert found == [], found
+
+
+def test_the_big_walks_copy_in_no_inline_always_callee():
+    """numba copies an `inline="always"` callee into its caller by deep-copying the
+    callee's IR block by block, each block with its whole scope: the ranking walk's block
+    helpers cost 0.5 s of the first call that way, the αβ-nDCG ideal's scalar helpers
+    3 s. Those walks write such steps out or call them (a call of a function that takes
+    no array costs nothing: LLVM inlines it)."""
+    from numba.core.registry import CPUDispatcher
+
+    from fastrank._kernels import aspects, ranking
+
+    # the αβ ideal keeps one: its scan's inner loop over groups, which takes arrays
+    allowed = {"_scan_groups", "_mark_unrated", "_resolve"}
+    for walk in (ranking.rank_rows, ranking.rank_rows_params, aspects.ideal_range):
+        code = walk.py_func.__code__
+        names = set(code.co_names) | set(code.co_freevars)
+        scope = {**walk.py_func.__globals__,
+                 **dict(zip(code.co_freevars,
+                            (c.cell_contents for c in walk.py_func.__closure__ or ())))}
+        copied = sorted(name for name in names - allowed
+                        if isinstance(scope.get(name), CPUDispatcher)
+                        and scope[name].targetoptions.get("inline") == "always")
+        assert copied == [], f"{walk.py_func.__qualname__} copies in {copied}"
