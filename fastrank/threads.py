@@ -14,17 +14,32 @@ from typing import Any
 
 import numpy as np
 
-# Ranges of users per thread: a few per thread evens out the load; each range allocates
-# and clears its own O(n_items) scratch once.
+# Ranges of users per thread where the threading layer hands ranges out as threads come
+# free (TBB): a few per thread even out the load; each range allocates and clears its own
+# O(n_items) scratch once. numba's OpenMP and workqueue layers split a prange's iterations
+# evenly between the threads up front (numba issue 2556), so there more ranges than
+# threads balance nothing and only allocate more scratch: one range per thread.
 _CHUNKS_PER_THREAD = 4
+_STATIC_LAYERS = ("omp", "workqueue")
+
+
+def _ranges_per_thread() -> int:
+    import numba
+
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet, so no layer is chosen
+        return _CHUNKS_PER_THREAD
+    return 1 if layer in _STATIC_LAYERS else _CHUNKS_PER_THREAD
 
 
 def n_ranges(n_rows: int, threads: int, work: int, n_items: int) -> int:
-    """How many user ranges to run: a few per thread, but never so many that clearing
-    each range's n_items scratch costs more than the work itself (few users, huge
-    catalogue), and at least one per thread while there are rows."""
+    """How many user ranges to run: one per thread, or a few where the threading layer
+    balances them (see _CHUNKS_PER_THREAD), but never so many that clearing each range's
+    n_items scratch costs more than the work itself (few users, huge catalogue), and at
+    least one per thread while there are rows."""
     by_work = max(threads, work // max(n_items, 1))
-    return min(n_rows, _CHUNKS_PER_THREAD * threads, by_work)
+    return min(n_rows, _ranges_per_thread() * threads, by_work)
 
 
 def check_n_threads(n_threads: object, max_threads: int | None = None) -> int | None:
