@@ -9,6 +9,23 @@ from numba import njit
 from .compare import lesser
 
 
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _sift_down(buf, root, end):
+    """Restore the min-heap order of buf[:end] below `root`."""
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and buf[child + 1] < buf[child]:
+            child += 1
+        if buf[root] <= buf[child]:
+            return
+        tmp = buf[root]
+        buf[root] = buf[child]
+        buf[child] = tmp
+        root = child
+
+
 # Rows with at most this many relevant values are ranked by counting (see sort_top).
 SMALL = 32
 
@@ -35,37 +52,17 @@ def sort_top(buf, m, limit, spare):
             buf[j] = spare[j]
         return length
     # a min-heap of the L largest values so far in buf[:L] (a heap select), then sorted
-    # largest first by taking its smallest to the end, L - 1 times. One loop of sift-downs
-    # for the three phases (a function of its own compiled for a fifth of a second more on
-    # a first call): build the heap (roots L/2 - 1 .. 0), let each later value larger than
-    # the heap's smallest replace it, take the smallest to the end.
-    n_build = length // 2
-    n_select = m - length
-    for step in range(n_build + n_select + length - 1):
-        root = np.int64(0)
-        end = length
-        if step < n_build:
-            root = n_build - 1 - step
-        elif step < n_build + n_select:
-            j = length + step - n_build
-            if not buf[j] > buf[0]:
-                continue
+    # largest first by taking its smallest to the end, L times: a few lines of machine
+    # code where numpy's sort brings numba's whole quicksort to compile
+    for root in range(length // 2 - 1, -1, -1):
+        _sift_down(buf, root, length)
+    for j in range(length, m):
+        if buf[j] > buf[0]:
             buf[0] = buf[j]
-        else:
-            end = length - 1 - (step - n_build - n_select)
-            tmp = buf[0]
-            buf[0] = buf[end]
-            buf[end] = tmp
-        while True:  # sift buf[root] down the min-heap buf[:end]
-            child = 2 * root + 1
-            if child >= end:
-                break
-            if child + 1 < end and buf[child + 1] < buf[child]:
-                child += 1
-            if buf[root] <= buf[child]:
-                break
-            tmp = buf[root]
-            buf[root] = buf[child]
-            buf[child] = tmp
-            root = child
+            _sift_down(buf, np.int64(0), length)
+    for end in range(length - 1, 0, -1):
+        tmp = buf[0]
+        buf[0] = buf[end]
+        buf[end] = tmp
+        _sift_down(buf, np.int64(0), end)
     return length
