@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import codes
+from .compare import greater, lesser
 from .sorting import SMALL, sort_top
 
 # measure codes of slot_code; slot_cut holds the cutoff of P .. SUCCESS, slot_point
@@ -87,13 +88,14 @@ def _msort(order, gain, tmp, n):
     """Sort order[:n] by gain as glibc's merge sort does (top-down, stable, the left run
     first on ties) under trec_eval's comparison of gains: the recursion unrolled onto a
     stack (numba cannot cache recursive functions)."""
-    stack_lo = np.empty(256, np.int64)
-    stack_n = np.empty(256, np.int64)
-    stack_merge = np.empty(256, np.bool_)
+    depth = np.int64(256)  # sized as int64: a literal 256 compiles an np.empty of its own
+    stack_lo = np.empty(depth, np.int64)
+    stack_n = np.empty(depth, np.int64)
+    stack_merge = np.empty(depth, np.int64)  # 0 or 1: a bool array compiles another
     top = 0
     stack_lo[0] = 0
     stack_n[0] = n
-    stack_merge[0] = False
+    stack_merge[0] = 0
     top = 1
     while top > 0:
         top -= 1
@@ -106,13 +108,13 @@ def _msort(order, gain, tmp, n):
             # merge after both halves, the left half sorted first
             stack_lo[top] = lo
             stack_n[top] = size
-            stack_merge[top] = True
+            stack_merge[top] = 1
             stack_lo[top + 1] = lo + n1
             stack_n[top + 1] = size - n1
-            stack_merge[top + 1] = False
+            stack_merge[top + 1] = 0
             stack_lo[top + 2] = lo
             stack_n[top + 2] = n1
-            stack_merge[top + 2] = False
+            stack_merge[top + 2] = 0
             top += 3
             continue
         a = lo
@@ -299,8 +301,8 @@ def _rbp(rel, n, p, nt, order, t_gain, t_level, gain_at, max_rel):
     low = 0.0
     high = 0.0
     for j in range(nt):
-        low = min(low, t_gain[j])
-        high = max(high, t_gain[j])
+        low = lesser(low, t_gain[j])
+        high = greater(high, t_gain[j])
     scale = low < 0.0 or high > 1.0
     total = 0.0
     cur_p = 1.0
@@ -360,7 +362,7 @@ def _best_after(hits, n, smax):
     """smax[j] = the best precision at any rank from j to n (j = 1..n)."""
     best = 0.0
     for j in range(n, 0, -1):
-        best = max(best, hits[j] / j)
+        best = greater(best, hits[j] / j)
         smax[j] = best
 
 
@@ -394,7 +396,7 @@ def _pt11(rel, n, level, found, n_rel, points, lo, hi):
     for rank in range(n, 0, -1):
         if count <= 0:
             break
-        best = max(best, count / rank)
+        best = greater(best, count / rank)
         if rel[rank - 1] >= level:
             while cut >= lo and count == _lround(points[cut] * n_rel):
                 total += best
@@ -430,18 +432,21 @@ def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, s
     n_slots = slot_code.shape[0]
     n_extra = np.int64(0)  # the longest range of extra values a slot has
     for s in range(n_slots):
-        n_extra = max(n_extra, slot_hi[s] - slot_lo[s])
-    rel = np.empty(max(k_max, 1), np.float64)  # the level of each ranked document
+        n_extra = greater(n_extra, slot_hi[s] - slot_lo[s])
+    one = np.int64(1)
+    rel = np.empty(greater(k_max, one), np.float64)  # the level of each ranked document
     hits = np.empty(k_max + 1, np.int64)       # relevant in the first j documents
     at = np.empty(k_max + 1, np.int64)         # the rank of the j-th relevant document
     smax = np.empty(k_max + 1, np.float64)     # the best precision at rank j or below
     unj = np.empty(k_max + 1, np.int64)        # unjudged in the first j documents
     sums = np.empty(k_max + 1, np.float64)     # Σ P@rank over them (AP's sum)
     dcg = np.empty(k_max + 1, np.float64)      # DCG of the first j documents
-    gains = np.empty(max(max_row_nnz, 1), np.float64)
+    gains = np.empty(greater(max_row_nnz, one), np.float64)
     spare = np.empty(np.int64(SMALL), np.float64)  # sort_top's placed values
     ideal = np.empty(max_row_nnz + 1, np.float64)  # ideal DCG of the first j
-    counts = np.zeros(max_level + 1, np.int64)     # judged documents per level
+    counts = np.empty(max_level + 1, np.int64)     # judged documents per level
+    for lv in range(max_level + 1):
+        counts[lv] = 0
     table = n_extra + max_level + 1
     t_level = np.empty(table, np.int64)
     t_gain = np.empty(table, np.float64)
@@ -449,8 +454,10 @@ def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, s
     order = np.empty(table, np.int64)
     tmp = np.empty(table, np.int64)
     gain_at = np.empty(max_level + 3, np.float64)
-    mark = np.full(max(n_docs, 1), -1, np.int64)   # mark[d] = i: d is in row i
-    level_of = np.empty(max(n_docs, 1), np.float64)  # ... with this level
+    mark = np.empty(greater(n_docs, one), np.int64)  # mark[d] = i: d is in row i
+    for d in range(mark.shape[0]):
+        mark[d] = -1
+    level_of = np.empty(greater(n_docs, one), np.float64)  # ... with this level
     for i in range(lo, hi):
         start = indptr[i]
         end = indptr[i + 1]
@@ -460,7 +467,7 @@ def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, s
         max_rel = np.int64(-3)
         for j in range(start, end):
             v = data[j]
-            max_rel = max(max_rel, np.int64(v))
+            max_rel = greater(max_rel, np.int64(v))
             if v >= 0.0:
                 if v >= level:
                     n_rel += 1
@@ -518,7 +525,7 @@ def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, s
                 if r < level:
                     nonrel_above += 1
                 elif nonrel_above > 0:
-                    bpref += 1.0 - min(nonrel_above, n_rel) / min(n_nonrel, n_rel)
+                    bpref += 1.0 - lesser(nonrel_above, n_rel) / lesser(n_nonrel, n_rel)
                 else:
                     bpref += 1.0
             unj[n + 1] = unj[n] + (1 if r < 0.0 else 0)
@@ -536,7 +543,7 @@ def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, s
         for s in range(n_slots):
             code = slot_code[s]
             c = slot_cut[s]
-            m = min(c, n)
+            m = lesser(c, n)
             val = 0.0
             if code == NUM_RET:
                 val = n
@@ -548,7 +555,7 @@ def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, s
                 if hits[n] > 0:
                     val = sums[n] / n_rel
             elif code == RPREC:
-                look = min(n, n_rel)
+                look = lesser(n, n_rel)
                 if look > 0:
                     val = hits[look] / n_rel
             elif code == BPREF:
@@ -573,7 +580,7 @@ def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, s
                 if n_rel > 0:
                     val = sums[m] / n_rel
             elif code == NDCG_CUT:
-                norm = ideal[min(c, n_pos)]
+                norm = ideal[lesser(c, n_pos)]
                 val = dcg[m] / norm if norm > 0.0 else dcg[m]
             elif code == INFAP:
                 val = _infap(rel, n, level, n_rel)
@@ -599,13 +606,13 @@ def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, s
                     val = total / n_rel
             elif code == RELATIVE_P:
                 if n_rel > 0:
-                    val = hits[m] / np.float64(min(c, n_rel))
+                    val = hits[m] / np.float64(lesser(c, n_rel))
             elif code == SET_P:
                 if n > 0:
                     val = hits[n] / np.float64(n)
             elif code == SET_RELATIVE_P:
                 if n > 0 and n_rel > 0:
-                    val = hits[n] / np.float64(min(n, n_rel))
+                    val = hits[n] / np.float64(lesser(n, n_rel))
             elif code == SET_RECALL:
                 if n_rel > 0:
                     val = hits[n] / np.float64(n_rel)
@@ -637,7 +644,7 @@ def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, s
                 val = unj[m] / np.float64(c)
             else:  # the gain measures: ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg, G, rbp
                 if not counted:
-                    for lv in range(max(max_rel, -1) + 1):
+                    for lv in range(greater(max_rel, np.int64(-1)) + 1):
                         counts[lv] = 0
                     for j in range(start, end):
                         if data[j] >= 0.0:
