@@ -140,7 +140,7 @@ def test_the_big_walks_copy_in_no_inline_always_callee():
 
     from fastrank._kernels import aspects, ranking
 
-    # the αβ ideal keeps one: its scan's inner loop over groups, which takes arrays
+    # the αβ ideal keeps three that take arrays: its scan's loop over groups and the marks
     allowed = {"_scan_groups", "_mark_unrated", "_resolve"}
     for walk in (ranking.rank_rows, ranking.rank_rows_params, aspects.ideal_range):
         code = walk.py_func.__code__

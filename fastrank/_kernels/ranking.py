@@ -61,6 +61,16 @@ def _exp_gain(v, shift):
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _gain_scaling(top):
+    """(shift, scale) of a user whose largest grade is `top`: exponential gains are
+    computed as (2^v - 1) / 2^shift and linear ones times scale (see _EXP_TOP, _LIN_TOP).
+    Called, not copied in: it takes no array, so a call costs no reference counting."""
+    shift = greater(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
+    scale = 2.0 ** -np.float64(math.frexp(top)[1]) if top > _LIN_TOP else 1.0
+    return shift, scale
+
+
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stop_chance(v, top):
     """ERR's chance that a user stops at an item of grade v: (2^min(v, top) - 1) / 2^top."""
     return (2.0 ** (lesser(v, top) - top)) - 2.0 ** -top
@@ -210,8 +220,7 @@ def _rows_kernel(params):
                             buf[m] = v
                             m += 1
                             top = greater(top, v)
-                    shift = greater(top - _EXP_TOP, 0.0)  # see _EXP_TOP and _LIN_TOP
-                    scale = 2.0 ** -np.float64(math.frexp(top)[1]) if top > _LIN_TOP else 1.0
+                    shift, scale = _gain_scaling(top)
                     limit = m if need_full else cutoffs[n_cut - 1]
                     if all_equal:
                         length = lesser(m, limit)
@@ -271,8 +280,7 @@ def _rows_kernel(params):
                         mark[2 * item + 1] = v
                         m += 1
                         top = greater(top, v)
-                shift = greater(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
-                scale = 2.0 ** -np.float64(math.frexp(top)[1]) if top > _LIN_TOP else 1.0
+                shift, scale = _gain_scaling(top)
                 n_relevant[i] = m
                 if count_judged:
                     is_counted = end > start
