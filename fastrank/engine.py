@@ -390,8 +390,8 @@ def _at_least(data: Truth, rel: Any) -> Truth:
 def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judged: bool,
               threads: int, out: FloatArray, n_relevant: IntArray, counted: BoolArray) -> None:
     """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
-    from ._kernels import ranking as kernels  # numba loads on first use, not at import
-    from ._kernels.first_class import compiled
+    from ._kernels import frames  # numba loads on first use, not at import
+    from ._kernels.ranking import rank_rows
 
     n_rows, width = topk.shape
     max_row_nnz = data.max_row_nnz
@@ -402,30 +402,33 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
     n_chunks = n_ranges(n_rows, threads, n_rows * width + data.indices.shape[0], data.n_items)
     check_scratch(data.n_items, _RANK_BYTES, n_chunks)
     needs = ranking.needs
-    args = (data.indptr, data.indices, data.data, topk, rows, data.n_items, ranking.cutoffs,
-            ranking.slot_code, ranking.slot_cut, ranking.slot_param, judged, disc,
-            max_row_nnz, out, n_relevant, counted, needs["need_ideal"], needs["need_full"],
-            needs["need_exp"], np.cumsum(disc))
-    done = np.zeros(n_chunks, np.int64)
+    frame = frames.Frame(
+        data.indptr, data.indices, data.data, topk, rows, data.n_items, ranking.cutoffs,
+        ranking.slot_code, ranking.slot_cut, ranking.slot_param, judged, disc, max_row_nnz,
+        frames.Rows(out), n_relevant, counted, needs["need_ideal"], needs["need_full"],
+        needs["need_exp"], np.cumsum(disc))
     with memory_guard("the ranking kernel"):
         # the walk that keeps the hits for ERR, nERR and RBP compiles only when they are asked
-        walk = compiled(kernels.rank_rows_params if needs["need_acc"] else kernels.rank_rows,
-                        0, 0, *args)
-        kernels.rank_metrics(*args, walk, n_chunks, done)
-    if not done.all():  # the walk's C wrapper cannot raise: it returned 0
-        raise out_of_memory("the ranking kernel")
+        walk = frames.walk(rank_rows, needs["need_acc"], data.indptr.dtype.type,
+                           data.indices.dtype.type, data.data.dtype.type, topk.dtype.type,
+                           rows.dtype.type)
+        if not frames.run(walk, frame, n_chunks):  # a walk's C wrapper cannot raise
+            raise out_of_memory("the ranking kernel")
 
 
 def counts_into(data: Truth, rows: IntArray, judged: bool, threads: int,
                 n_relevant: IntArray, counted: AnyArray) -> None:
     """n_relevant and counted of checked inputs, as the ranking kernel writes them, where
     no ranking slot is asked (a kernel that compiles in a fraction of its time)."""
+    from ._kernels import frames
     from ._kernels.ranking import relevant_counts
 
     n_rows = rows.shape[0]
-    n_chunks = n_ranges(n_rows, threads, data.indices.shape[0] + n_rows, 1)
-    relevant_counts(data.indptr, data.data, rows, judged, max(n_chunks, 1), n_relevant,
-                    counted)
+    n_chunks = max(n_ranges(n_rows, threads, data.indices.shape[0] + n_rows, 1), 1)
+    walk = frames.walk(relevant_counts, data.indptr.dtype.type, data.data.dtype.type,
+                       rows.dtype.type)
+    frames.run(walk, frames.Frame(data.indptr, data.data, rows, judged, n_relevant, counted),
+               n_chunks)
 
 
 def trec_into(data: Truth, topk: AnyArray, rows: IntArray, trec: _Pass,

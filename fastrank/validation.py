@@ -185,6 +185,7 @@ def _compressed(matrix: SparseMatrix, name: str, n_outer: int, n_inner: int,
     """Checked (indptr, indices, data, canonical) of a CSR (outer = rows) or CSC (outer =
     columns), scanned in place by parallel kernels; canonical: every outer slice's
     indices strictly increase."""
+    from ._kernels import frames
     from ._kernels.checks import scan_rows
 
     indptr = np.asarray(matrix.indptr)
@@ -209,7 +210,9 @@ def _compressed(matrix: SparseMatrix, name: str, n_outer: int, n_inner: int,
     decreasing = f"{name} is a malformed {kind} matrix: indptr must start at 0 and never " \
                  f"decrease; {rebuild}"
     scan = np.empty((_n_chunks(n_outer), 4), np.int64)
-    _scan(scan_rows, indptr, indices, scan.shape[0], scan)
+    with parallel_turn():
+        frames.run(frames.walk(scan_rows, indptr.dtype.type, indices.dtype.type),
+                   frames.Frame(indptr, indices, scan), scan.shape[0])
     if int(indptr[0]) != 0 or scan[:, 3].any():
         raise ValueError(decreasing)
     if nnz != indices.shape[0]:

@@ -52,9 +52,9 @@ fr.evaluate(truth, topk, ["novelty@2", "recall_ips@2", "miscalibration@2", "err_
             train=train, item_aspects=aspects)
 fr.ab_ndcg(truth, topk, aspects, user_aspects=np.ones((2, 2)))
 fr.alpha_ndcg(truth, topk, aspects)
-from fastrank._kernels import (aspects as ak, beyond, calibration, debiased, factors, intents,
-                               ranking, trec)
-drivers = (ranking.rank_metrics, trec.trec_measures, factors.score_topk,
+from fastrank._kernels import (aspects as ak, beyond, calibration, debiased, factors, frames,
+                               intents, trec)
+drivers = (frames.run_ranges, trec.trec_measures, factors.score_topk,
            beyond.beyond_metrics, debiased.debiased_metrics, calibration.miscalibration,
            intents.intent_aware, ak.ab_ideal, ak.ab_dcg, ak.alpha_ndcg)
 print("DRIVERS=" + json.dumps({driver.__name__: [fn.name for c in driver.overloads.values()
@@ -87,7 +87,7 @@ def test_the_classic_metrics_compile_no_code_of_the_codes_with_a_parameter(compi
     """ERR, nERR and RBP keep the hits of the walk (_param_slots): only the kernel that
     serves them compiles that code, so the classic metrics' first call is shorter."""
     classic = compile_events["CLASSIC"]
-    assert {"rank_metrics", "_rows_kernel.<locals>.rank_rows"} <= set(classic), classic
+    assert "rank_rows.<locals>.rank_rows" in classic, classic
     assert not {"_param_slots", "_ideal_err", "_stop_chance"} & set(classic), classic
 
 
@@ -96,12 +96,14 @@ def test_trec_eval_measures_alone_compile_no_ranking_kernel(compile_events):
     """m and the counted queries come from a small kernel when no ranking slot is asked
     (the ranking kernel is most of a first call's compile time)."""
     trec = compile_events["TREC"]
-    assert "trec_measures" in trec and "relevant_counts" in trec
-    assert not {"_rows_kernel.<locals>.rank_rows", "rank_metrics"} & set(trec)
+    assert "trec_measures" in trec and "relevant_counts.<locals>.counts" in trec
+    assert "rank_rows.<locals>.rank_rows" not in trec
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("driver, walk", [("rank_metrics", "rank_rows"),
+@pytest.mark.parametrize("driver, walk", [("run_ranges", "rank_rows"),
+                                          ("run_ranges", "counts"),
+                                          ("run_ranges", "scan"),
                                           ("trec_measures", "trec_rows"),
                                           ("score_topk", "topk_blocks"),
                                           ("beyond_metrics", "beyond_rows"),
@@ -136,13 +138,16 @@ def test_the_big_walks_copy_in_no_inline_always_callee():
     helpers cost 0.5 s of the first call that way, the αβ-nDCG ideal's scalar helpers
     3 s. Those walks write such steps out or call them (a call of a function that takes
     no array costs nothing: LLVM inlines it)."""
+    import numpy as np
     from numba.core.registry import CPUDispatcher
 
     from fastrank._kernels import aspects, ranking
 
     # the αβ ideal keeps three that take arrays: its scan's loop over groups and the marks
     allowed = {"_scan_groups", "_mark_unrated", "_resolve"}
-    for walk in (ranking.rank_rows, ranking.rank_rows_params, aspects.ideal_range):
+    walks = [ranking.rank_rows(params, np.int32, np.int32, np.float64, np.int64, np.int64)
+             for params in (False, True)]
+    for walk in (*walks, aspects.ideal_range):
         code = walk.py_func.__code__
         names = set(code.co_names) | set(code.co_freevars)
         scope = {**walk.py_func.__globals__,

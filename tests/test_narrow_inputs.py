@@ -99,17 +99,19 @@ def test_evaluate_factors_on_narrow_mapped_inputs(workload, tmp_path):
 
 
 def test_the_kernel_gets_the_callers_arrays(workload, monkeypatch):
-    """No copy of a big input: the ranking kernel is handed the caller's own memory."""
-    ranking = importlib.import_module("fastrank._kernels.ranking")
+    """No copy of a big input: the ranking walk is handed the caller's own memory (its
+    frame holds indptr, indices, data and topk first)."""
+    frames = importlib.import_module("fastrank._kernels.frames")
     _, _, on_disk, maps = workload
     seen = []
-    kernel = ranking.rank_metrics
+    run = frames.run
 
-    def spy(indptr, indices, data, topk, *rest, **named):
-        seen.append((indptr, indices, data, topk))
-        return kernel(indptr, indices, data, topk, *rest, **named)
+    def spy(walk, frame, n_chunks):
+        if len(frame.values) > 4 and getattr(frame.values[3], "ndim", 0) == 2:
+            seen.append(frame.values[:4])
+        return run(walk, frame, n_chunks)
 
-    monkeypatch.setattr(ranking, "rank_metrics", spy)
+    monkeypatch.setattr(frames, "run", spy)
     fr.evaluate(on_disk, maps["topk"], ["ndcg@10", "recall@5"])
     assert seen
     for indptr, indices, data, topk in seen:

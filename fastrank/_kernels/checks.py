@@ -2,16 +2,18 @@
 (memory-mapped ones included) and allocate nothing of the input's size.
 
 Arrays in, arrays out, nothing raises. Each scan cuts its input into `n_chunks` ranges run
-under `prange`; a range writes only its own row of `out`, and the facade combines the
-rows. Every answer is a flag, a count or an extreme (no float sum), so it is the same
-for any thread count. Compiled lazily per dtype: int32 or int64 indices, float32 or
-float64 values, as the caller holds them.
+under `prange` (the compressed matrix's scan is a walk of `frames.run_ranges`, the driver
+of the ranking walks too); a range writes only its own row of `out`, and the facade
+combines the rows. Every answer is a flag, a count or an extreme (no float sum), so it is
+the same for any thread count. Compiled lazily per dtype: int32 or int64 indices, float32
+or float64 values, as the caller holds them.
 """
 
 import numpy as np
 from numba import njit, prange
 
 from .compare import greater, lesser
+from .frames import matrix, vector
 
 
 # a constant, where np.iinfo in a kernel compiles two functions on a first call
@@ -23,18 +25,23 @@ def _bounds(n, chunk, n_chunks):
     return (chunk * n) // n_chunks, ((chunk + 1) * n) // n_chunks
 
 
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def scan_rows(indptr, indices, n_chunks, out):
-    """For chunk c of the rows of a compressed matrix whose indptr starts at 0 and ends at
-    len(indices): out[c] = (smallest index, largest index, 1 if some row's indices do not
-    strictly increase, 1 if indptr decreases in the chunk). A row whose step decreases
-    (flagged) or leaves [0, len(indices)] (then indptr ends elsewhere, or decreases
-    somewhere) is not read. An empty chunk writes (the largest int64, -1, 0, 0). One scan
-    for what took two: one parallel kernel fewer to compile on a first call."""
-    n_rows = indptr.shape[0] - 1
-    n_indices = indices.shape[0]
-    for chunk in prange(n_chunks):
-        lo, hi = _bounds(n_rows, chunk, n_chunks)
+def scan_rows(pointer_type, index_type):
+    """The walk (`frames.run_ranges`) that checks a compressed matrix of `pointer_type`
+    indptr and `index_type` indices; frame: (indptr, indices, out). Range c of the rows of
+    a matrix whose indptr starts at 0 and ends at len(indices) writes out[c] = (smallest
+    index, largest index, 1 if some row's indices do not strictly increase, 1 if indptr
+    decreases in the range). A row whose step decreases (flagged) or leaves
+    [0, len(indices)] (then indptr ends elsewhere, or decreases somewhere) is not read.
+    An empty range writes (the largest int64, -1, 0, 0)."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def scan(chunk, n_chunks, frame):
+        indptr = vector(frame, 0, pointer_type)
+        indices = vector(frame, 1, index_type)
+        out = matrix(frame, 2, np.int64)
+        n_indices = indices.shape[0]
+        lo, hi = _bounds(indptr.shape[0] - 1, chunk, n_chunks)
         smallest = _INT64_MAX
         largest = np.int64(-1)
         unsorted = 0
@@ -59,6 +66,9 @@ def scan_rows(indptr, indices, n_chunks, out):
         out[chunk, 1] = largest
         out[chunk, 2] = unsorted
         out[chunk, 3] = bad_step
+        return np.int64(1)
+
+    return scan
 
 
 @njit(cache=True, parallel=True, no_cfunc_wrapper=True)

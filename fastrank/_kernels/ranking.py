@@ -4,14 +4,15 @@ Arrays in, arrays out, nothing raises. The facade (`fastrank.evaluate`) has alre
 checked every index, so the kernel runs without bounds checks.
 
 Layout of the work: users (top-K rows) are split into `n_chunks` contiguous ranges and
-the ranges run under `prange`. Each range allocates its scratch once: per item a stamp and
-a value, side by side in `mark` (one cache line holds both, where the walk's lookups are
-random reads), and a buffer for sorting a row's relevance values. Nothing is allocated
-per user.
+the ranges run under `prange`, in the driver that every walk of `frames` shares
+(`frames.run_ranges`, which hands the walk its arguments in a frame). Each range
+allocates its scratch once: per item a stamp and a value, side by side in `mark` (one
+cache line holds both, where the walk's lookups are random reads), and a buffer for
+sorting a row's relevance values. Nothing is allocated per user.
 
 Within a range, rows go by blocks of `_BLOCK`: the block's graded ideals first, then the
 walk of each row (its sums kept at each cutoff), then the block's slots, a slot at a time,
-all three written out in the one walk function (`_rows_kernel` says why).
+all three written out in the one walk function (`rank_rows` says why).
 
 Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into the
 stamp of every relevant item of the row (mark[2 * item], and its value in
@@ -26,10 +27,11 @@ values are bit-identical for any thread count.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import codes
 from .compare import greater, lesser
+from .frames import integer, matrix, strided, vector
 from .sorting import SMALL, sort_top
 
 
@@ -147,12 +149,29 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
         out[s, i] = total
 
 
-def _rows_kernel(params):
-    """The walk of top-K rows lo..hi-1 with scratch of its own (see rank_metrics), which
-    rank_metrics' prange calls through a pointer; returns 1. `params` (a constant of the
-    closure, so numba drops the other branch before typing) says whether the walk keeps
-    its hits for the codes with a parameter (`_param_slots`): the kernel of the other
-    codes never compiles them.
+def rank_rows(params, pointer_type, index_type, value_type, topk_type, row_type):
+    """The walk (`frames.run_ranges`) that fills out[s, i] with slot s of top-K row i,
+    n_relevant[i] = m and counted[i] = 1 or 0, for the rows of one range, with scratch
+    of its own; returns 1. Frame, in order:
+
+    indptr, indices, data: the canonical CSR truth (no duplicate entries), of the
+    closure's pointer_type, index_type and value_type (int32 or int64, float32 or
+    float64). topk: (n_rows, W) item ids of topk_type, -1 for padding; rows: the truth row
+    of each top-K row (row_type). n_items. cutoffs: sorted distinct cutoffs >= 1; a cutoff
+    past the W columns sees empty slots after them. slot_code / slot_cut / slot_param: per
+    output slot, a code of `codes`, an index into cutoffs and a parameter (float64).
+    count_judged: count users with at least one stored entry (trec) instead of at least
+    one relevant entry. disc[j] = 1/log2(j+2), for j below W and below min(largest cutoff,
+    max_row_nnz), or max_row_nnz if an uncut ideal is requested. max_row_nnz. out (rows
+    may be a stride apart), n_relevant, counted (uint8). need_ideal, need_full, need_exp:
+    what the walk keeps for these slots (`fastrank.engine.walk_needs`): a graded ideal
+    (the row's values, largest first), that ideal uncut (over all m values), exponential
+    gains. ideal_bin = cumsum(disc): the binary ideal at j + 1 relevant items.
+
+    `params` (a constant of the closure, so numba drops the other branch before typing)
+    says whether the walk keeps its hits for the codes with a parameter (ERR, nERR, RBP:
+    `_param_slots`): the kernel of the other codes never compiles them, and leaves those
+    slots unwritten.
 
     The rows go by blocks of _BLOCK, each in three steps written out in this one function:
     the block's graded ideals, the walk of each row (its sums kept at each cutoff), the
@@ -169,11 +188,32 @@ def _rows_kernel(params):
     its own on a first call, 0.05 to 0.2 s each. (2-D tables stay 2-D: indexed by hand as
     1-D, every access paid numba's check for a negative index: 4% more instructions.)"""
 
-    # the C wrapper stays: rank_metrics calls the walk through it (first_class.compiled)
+    # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
-    def rank_rows(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs, slot_code,
-                  slot_cut, slot_param, count_judged, disc, max_row_nnz, out, n_relevant,
-                  counted, need_ideal, need_full, need_exp, ideal_bin):
+    def rank_rows(chunk, n_chunks, frame):
+        indptr = vector(frame, 0, pointer_type)
+        indices = vector(frame, 1, index_type)
+        data = vector(frame, 2, value_type)
+        topk = matrix(frame, 3, topk_type)
+        rows = vector(frame, 4, row_type)
+        n_items = integer(frame, 5)
+        cutoffs = vector(frame, 6, np.int64)
+        slot_code = vector(frame, 7, np.int64)
+        slot_cut = vector(frame, 8, np.int64)
+        slot_param = vector(frame, 9, np.float64)
+        count_judged = integer(frame, 10)
+        disc = vector(frame, 11, np.float64)
+        max_row_nnz = integer(frame, 12)
+        out = strided(frame, 13, np.float64)
+        n_relevant = vector(frame, 14, np.int64)
+        counted = vector(frame, 15, np.uint8)
+        need_ideal = integer(frame, 16)
+        need_full = integer(frame, 17)
+        need_exp = integer(frame, 18)
+        ideal_bin = vector(frame, 19, np.float64)
+        n_rows = topk.shape[0]
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
         n_slots = slot_code.shape[0]
         n_cut = cutoffs.shape[0]
         k_max = lesser(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
@@ -437,59 +477,24 @@ def _rows_kernel(params):
     return rank_rows
 
 
-rank_rows = _rows_kernel(False)
-rank_rows_params = _rows_kernel(True)
+def relevant_counts(pointer_type, value_type, row_type):
+    """The walk (`frames.run_ranges`) of what rank_rows writes besides its slots, for a
+    call with no ranking slot (the trec_eval measures only), a fraction of its size.
+    Frame: indptr, data (of the closure's types), rows (row_type), count_judged,
+    n_relevant, counted (uint8). n_relevant[i] = m, the positive entries of truth row
+    rows[i]; counted[i] = 1 if the row has an entry (count_judged) or a positive one."""
 
-
-@njit(cache=True, parallel=True, error_model="numpy", no_cfunc_wrapper=True)
-def rank_metrics(indptr, indices, data, topk, rows, n_items, cutoffs, slot_code, slot_cut,
-                 slot_param, count_judged, disc, max_row_nnz, out, n_relevant, counted,
-                 need_ideal, need_full, need_exp, ideal_bin, walk, n_chunks, done):
-    """Fill out[s, i] with slot s of top-K row i; n_relevant[i] = m; counted[i] = 1 or 0.
-
-    indptr, indices, data: the canonical CSR truth (no duplicate entries), data float64.
-    topk: (n_rows, W) item ids, -1 for padding; rows: the truth row of each top-K row.
-    cutoffs: sorted distinct cutoffs >= 1; a cutoff past the W columns sees empty slots
-    after them. slot_code / slot_cut / slot_param: per output slot, a code of `codes`, an
-    index into cutoffs and a parameter (float64). count_judged: count users with at least
-    one stored entry (trec) instead of at least one relevant entry. disc[j] = 1/log2(j+2),
-    for j below W and below min(largest cutoff, max_row_nnz), or max_row_nnz if an uncut
-    ideal is requested. need_ideal, need_full, need_exp: what the walk keeps for these
-    slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest first),
-    that ideal uncut (over all m values), exponential gains. ideal_bin = cumsum(disc): the
-    binary ideal at j + 1 relevant items.
-
-    walk: `rank_rows` or `rank_rows_params` compiled for these arguments, as a first-class
-    function (`first_class.compiled`): the walk of a range of rows. Slots of the codes with
-    a parameter (ERR, nERR, RBP: `_param_slots`) need rank_rows_params, which also keeps
-    the hits' positions and values; rank_rows leaves them unwritten. done[chunk] = 1 once
-    range `chunk` is walked (0 if its scratch could not be allocated).
-
-    The walk is called through a pointer, not linked in: numba would otherwise optimise and
-    emit its code again for the parallel region and again for this function, which was a
-    third of a first call's compile time.
-    """
-    n_rows = topk.shape[0]
-    for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
-        done[chunk] = walk(lo, hi, indptr, indices, data, topk, rows, n_items, cutoffs,
-                           slot_code, slot_cut, slot_param, count_judged, disc, max_row_nnz,
-                           out, n_relevant, counted, need_ideal, need_full, need_exp,
-                           ideal_bin)
-
-
-@njit(cache=True, parallel=True, error_model="numpy", no_cfunc_wrapper=True)
-def relevant_counts(indptr, data, rows, count_judged, n_chunks, n_relevant, counted):
-    """What rank_metrics writes besides its slots, for a call with no ranking slot (the
-    trec_eval measures only), from a kernel a fraction of its size: n_relevant[i] = m, the
-    positive entries of truth row rows[i]; counted[i] = 1 if the row has an entry
-    (count_judged) or a positive one, else 0."""
-    n_rows = rows.shape[0]
-    for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
-        for i in range(lo, hi):
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
+    def counts(chunk, n_chunks, frame):
+        indptr = vector(frame, 0, pointer_type)
+        data = vector(frame, 1, value_type)
+        rows = vector(frame, 2, row_type)
+        count_judged = integer(frame, 3)
+        n_relevant = vector(frame, 4, np.int64)
+        counted = vector(frame, 5, np.uint8)
+        n_rows = rows.shape[0]
+        for i in range((chunk * n_rows) // n_chunks, ((chunk + 1) * n_rows) // n_chunks):
             r = rows[i]
             start = indptr[r]
             end = indptr[r + 1]
@@ -502,3 +507,6 @@ def relevant_counts(indptr, data, rows, count_judged, n_chunks, n_relevant, coun
                 counted[i] = 1 if end > start else 0
             else:
                 counted[i] = 1 if m > 0 else 0
+        return np.int64(1)
+
+    return counts

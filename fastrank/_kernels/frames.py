@@ -1,0 +1,181 @@
+"""One parallel driver for every walk: `run_ranges` runs `walk(chunk, n_chunks, frame)` for
+each range under `prange`, where `frame` is an int64 array that holds the walk's arguments.
+
+Why: numba lowers a `prange` loop into a function of its own for each driver, and the cost
+of that on a first call grows with the driver's arguments, about 20 ms an array: 0.6 s for
+a driver of twenty arguments, paid again by every driver of another signature. With the
+arguments in a frame, every walk has the one signature `int64(int64, int64, int64[::1])`,
+the driver compiles once (0.2 s) for all of them, and a walk of a new type compiles only
+itself.
+
+A frame holds four int64 cells per argument (`Frame`): an array's address, its two
+extents and its row stride in items; a number's value (a float's bits). A walk reads its
+arguments back with `vector`, `matrix`, `strided`, `integer` and `real`, each given its
+slot and the array's dtype (a constant of the walk's closure, so that a walk compiles
+once per dtype of its inputs). The views do not own their memory: the caller holds the
+arrays until the driver returns (`run`).
+"""
+
+from typing import Any, Dict, Tuple
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
+
+from .first_class import Walk
+
+# cells of an argument in the frame: address (or value), extent 0, extent 1, row stride
+_CELLS = 4
+
+# the one signature of a walk that run_ranges calls: (chunk, n_chunks, frame) -> done
+WALK = types.int64(types.int64, types.int64, types.Array(types.int64, 1, "C"))
+
+
+def _cells(context: Any, builder: Any, frame_type: Any, frame: Any, slot: Any) -> list:
+    """The four int64 cells of argument `slot` of the frame, as LLVM values."""
+    data = make_array(frame_type)(context, builder, frame).data
+    first = builder.mul(slot, ir.Constant(slot.type, _CELLS))
+    return [builder.load(builder.gep(data, [builder.add(first, ir.Constant(slot.type, j))]))
+            for j in range(_CELLS)]
+
+
+def _dtype_of(dtype: Any) -> Any:
+    return dtype.dtype if isinstance(dtype, types.DTypeSpec) else dtype.instance_type
+
+
+def _view(ndim: int, layout: str) -> Any:
+    """An intrinsic (frame, slot, dtype) -> the array of that slot, `ndim` dimensions,
+    C-contiguous or (layout "A") rows `stride` items apart."""
+
+    def typer(typingctx: Any, frame: Any, slot: Any, dtype: Any) -> Any:
+        array_type = types.Array(_dtype_of(dtype), ndim, layout)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            slot_value = context.cast(builder, args[1], signature.args[1], types.intp)
+            address, n0, n1, stride = _cells(context, builder, signature.args[0], args[0],
+                                              slot_value)
+            view = make_array(array_type)(context, builder)
+            itemsize = context.get_constant(
+                types.intp, context.get_abi_sizeof(context.get_data_type(array_type.dtype)))
+            if ndim == 1:
+                shape, strides = [n0], [itemsize]
+            else:
+                shape, strides = [n0, n1], [builder.mul(stride, itemsize), itemsize]
+            populate_array(view, data=builder.inttoptr(address, view.data.type), shape=shape,
+                           strides=strides, itemsize=itemsize, meminfo=None)
+            return view._getvalue()
+
+        return array_type(frame, slot, dtype), codegen
+
+    return intrinsic(typer)
+
+
+vector = _view(1, "C")
+vector.__doc__ = "The 1-D C-contiguous array of `slot`: vector(frame, slot, dtype)."
+matrix = _view(2, "C")
+matrix.__doc__ = "The 2-D C-contiguous array of `slot`: matrix(frame, slot, dtype)."
+strided = _view(2, "A")
+strided.__doc__ = ("The 2-D array of `slot` whose rows are `stride` items apart (a block "
+                   "of columns of a larger array): strided(frame, slot, dtype).")
+
+
+@intrinsic
+def real(typingctx: Any, frame: Any, slot: Any) -> Any:
+    """The float64 of `slot` (its bits stored in the frame)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        slot_value = context.cast(builder, args[1], signature.args[1], types.intp)
+        bits = _cells(context, builder, signature.args[0], args[0], slot_value)[0]
+        return builder.bitcast(bits, ir.DoubleType())
+
+    return types.float64(frame, slot), codegen
+
+
+@intrinsic
+def integer(typingctx: Any, frame: Any, slot: Any) -> Any:
+    """The int64 of `slot` (a count, a flag)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        slot_value = context.cast(builder, args[1], signature.args[1], types.intp)
+        return _cells(context, builder, signature.args[0], args[0], slot_value)[0]
+
+    return types.int64(frame, slot), codegen
+
+
+class Rows:
+    """A 2-D array whose rows are contiguous but may lie a stride apart (a block of
+    columns of a larger array), for a walk that reads it with `strided`."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+
+class Frame:
+    """The frame of a walk's arguments: C-contiguous arrays (read with `vector` or
+    `matrix`), `Rows` (read with `strided`), ints, bools and floats. It keeps the arrays
+    alive as long as it lives."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+        cells = np.zeros(_CELLS * len(values), np.int64)
+        for s, value in enumerate(values):
+            at = _CELLS * s
+            if isinstance(value, np.ndarray):
+                cells[at:at + _CELLS] = _array_cells(value)
+            elif isinstance(value, Rows):
+                cells[at:at + _CELLS] = _rows_cells(value.array)
+            elif isinstance(value, (float, np.floating)):
+                cells[at] = np.float64(value).view(np.int64)
+            else:
+                cells[at] = int(value)
+        self.cells = cells
+
+
+def _array_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
+    if array.ndim not in (1, 2) or not array.flags.c_contiguous:
+        raise ValueError(f"a walk reads C-contiguous 1-D and 2-D arrays; got shape "
+                         f"{array.shape}, strides {array.strides}")  # the facade ensures it
+    n1 = array.shape[1] if array.ndim == 2 else 0
+    return array.ctypes.data, array.shape[0], n1, n1
+
+
+def _rows_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
+    itemsize = array.dtype.itemsize
+    n0, n1 = array.shape
+    if array.size == 0:  # nothing is read: numpy gives an empty array any strides
+        return array.ctypes.data, n0, n1, n1
+    if (array.strides[1] == itemsize or n1 <= 1) and array.strides[0] % itemsize == 0 \
+            and array.strides[0] >= 0:
+        return array.ctypes.data, n0, n1, array.strides[0] // itemsize
+    raise ValueError(f"an array of shape {array.shape} and strides {array.strides} has no "
+                     f"contiguous rows")  # the facade passes columns of a C array
+
+
+@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
+def run_ranges(walk, frame, n_chunks, done):
+    """done[chunk] = walk(chunk, n_chunks, frame) for every range, under prange: 1 once
+    the range is walked, 0 if its walk could not allocate its scratch."""
+    for chunk in prange(n_chunks):
+        done[chunk] = walk(np.int64(chunk), n_chunks, frame)
+
+
+_walks: Dict[Tuple[Any, ...], Walk] = {}
+
+
+def walk(factory: Any, *constants: Any) -> Walk:
+    """The walk `factory(*constants)` compiled (or loaded from numba's cache) for the one
+    walk signature, as a first-class function for run_ranges; made once per process."""
+    key = (factory,) + constants
+    found = _walks.get(key)
+    if found is None:
+        found = _walks[key] = Walk(factory(*constants).get_compile_result(WALK))
+    return found
+
+
+def run(walk_: Walk, frame: Frame, n_chunks: int) -> bool:
+    """Run a walk over n_chunks ranges; False if some range could not allocate."""
+    done = np.zeros(n_chunks, np.int64)
+    run_ranges(walk_, frame.cells, n_chunks, done)
+    return bool(done.all())

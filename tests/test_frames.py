@@ -1,0 +1,59 @@
+"""The shared parallel driver: a walk reads back from its frame exactly the arrays and
+numbers the facade put in it (any dtype, a block of columns, floats by their bits), and
+a frame refuses an array the walk could not read in place."""
+
+import numpy as np
+import pytest
+from numba import njit
+
+from fastrank._kernels import frames
+from fastrank._kernels.frames import integer, matrix, real, strided, vector
+
+
+def _copy_walk(value_type, matrix_type):
+    """A walk whose range of rows copies values, matrix rows and two numbers into a block
+    of columns of `out`."""
+
+    @njit(cache=False)
+    def walk(chunk, n_chunks, frame):
+        values = vector(frame, 0, value_type)
+        table = matrix(frame, 1, matrix_type)
+        shift = integer(frame, 2)
+        scale = real(frame, 3)
+        out = strided(frame, 4, np.float64)
+        n = values.shape[0]
+        for i in range((chunk * n) // n_chunks, ((chunk + 1) * n) // n_chunks):
+            out[0, i] = values[i] * scale + shift
+            out[1, i] = table[i, 0] + table[i, table.shape[1] - 1]
+        return np.int64(1)
+
+    return walk
+
+
+@pytest.mark.parametrize("value_type, matrix_type", [(np.float32, np.int32),
+                                                     (np.float64, np.int64)])
+@pytest.mark.parametrize("n_chunks", [1, 3])
+def test_a_walk_reads_its_arguments_from_the_frame(value_type, matrix_type, n_chunks):
+    rng = np.random.default_rng(0)
+    values = rng.random(7).astype(value_type)
+    table = rng.integers(-5, 5, (7, 4)).astype(matrix_type)
+    table.flags.writeable = False  # read in place, read-only too
+    whole = np.full((3, 12), -1.0)
+    block = whole[:2, 3:10]  # a block of columns: rows 12 items apart
+    frame = frames.Frame(values, table, 4, 0.25, frames.Rows(block))
+    walk = frames.walk(_copy_walk, value_type, matrix_type)
+    assert frames.run(walk, frame, n_chunks)
+    np.testing.assert_array_equal(block[0], values.astype(np.float64) * 0.25 + 4)
+    np.testing.assert_array_equal(block[1], table[:, 0] + table[:, 3])
+    assert (whole[2] == -1).all() and (whole[:, :3] == -1).all() and (whole[:, 10:] == -1).all()
+
+
+def test_a_frame_refuses_what_a_walk_cannot_read_in_place():
+    with pytest.raises(ValueError, match="C-contiguous"):
+        frames.Frame(np.arange(10)[::2])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        frames.Frame(np.zeros((2, 3, 4)))
+    with pytest.raises(ValueError, match="contiguous rows"):
+        frames.Frame(frames.Rows(np.zeros((4, 6))[:, ::2]))
+    # an empty block of any strides is nothing to read
+    frames.Frame(frames.Rows(np.zeros((0, 3))[:, ::2]))
