@@ -471,8 +471,8 @@ def trec_values(indptr: IntArray, indices: AnyArray, values: FloatArray, lists: 
     """trec_eval's kernel over checked CSR arrays and lists (ids below n_docs): the
     (slots, queries) values of the slot arrays `columns` (code, cut, point, lo, hi, extra
     levels, extra values); judged_only, num_docs and max_level as the kernel reads them."""
-    from ._kernels.first_class import compiled
-    from ._kernels.trec import trec_measures, trec_rows
+    from ._kernels import frames
+    from ._kernels.trec import trec_rows
 
     n_rows = lists.shape[0]
     longest = max(lists.shape[1], max_row_nnz, 1)
@@ -480,12 +480,13 @@ def trec_values(indptr: IntArray, indices: AnyArray, values: FloatArray, lists: 
     log2s = np.array([math.log2(j) for j in range(2, longest + 3)], np.float64)
     out = np.zeros((columns[0].shape[0], n_rows), np.float64)
     n_chunks = max(n_ranges(n_rows, threads, lists.size, 1), 1)
-    args = (indptr, indices, values, np.ascontiguousarray(lists), level, *columns,
-            bool(judged_only), np.int64(num_docs), max_level,
-            optional_scratch(n_docs, 16, n_chunks), log2s, max_row_nnz, out)
-    done = np.zeros(n_chunks, np.int64)
-    trec_measures(*args, compiled(trec_rows, 0, 0, *args), n_chunks, done)
-    if not done.all():  # the walk's C wrapper cannot raise: it returned 0
+    lists = np.ascontiguousarray(lists)
+    frame = frames.Frame(indptr, indices, values, lists, float(level), *columns,
+                         bool(judged_only), num_docs, int(max_level),
+                         optional_scratch(n_docs, 16, n_chunks), log2s, max_row_nnz, out)
+    walk = frames.walk(trec_rows, indptr.dtype.type, indices.dtype.type, values.dtype.type,
+                       lists.dtype.type)
+    if not frames.run(walk, frame, n_chunks):  # a walk's C wrapper cannot raise
         raise out_of_memory("trec_eval's kernel")
     return out
 

@@ -15,10 +15,11 @@ the ranking filled as trec_eval fills them, so every value is trec_eval's to the
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import codes
 from .compare import greater, lesser
+from .frames import integer, matrix, real, vector
 from .sorting import SMALL, sort_top
 
 # measure codes of slot_code; slot_cut holds the cutoff of P .. SUCCESS, slot_point
@@ -420,256 +421,9 @@ def _rprec_mult(rel, n, level, hits, n_rel, first, fraction):
     return 0.0
 
 
-# the C wrapper stays: trec_measures calls the walk through it (first_class.compiled)
-@njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
-def trec_rows(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut, slot_point,
-              slot_lo, slot_hi, extra_level, extra_value, judged_only, num_docs, max_level,
-              n_docs, log2s, max_row_nnz, out):
-    """Queries lo..hi-1 of trec_measures, with scratch of their own; returns 1. The
-    parallel driver calls it through a pointer (numba analyses every statement of a
-    prange body, and would optimise and emit a linked-in walk twice more)."""
-    k_max = topk.shape[1]
-    n_slots = slot_code.shape[0]
-    n_extra = np.int64(0)  # the longest range of extra values a slot has
-    for s in range(n_slots):
-        n_extra = greater(n_extra, slot_hi[s] - slot_lo[s])
-    one = np.int64(1)
-    rel = np.empty(greater(k_max, one), np.float64)  # the level of each ranked document
-    hits = np.empty(k_max + 1, np.int64)       # relevant in the first j documents
-    at = np.empty(k_max + 1, np.int64)         # the rank of the j-th relevant document
-    smax = np.empty(k_max + 1, np.float64)     # the best precision at rank j or below
-    unj = np.empty(k_max + 1, np.int64)        # unjudged in the first j documents
-    sums = np.empty(k_max + 1, np.float64)     # Σ P@rank over them (AP's sum)
-    dcg = np.empty(k_max + 1, np.float64)      # DCG of the first j documents
-    gains = np.empty(greater(max_row_nnz, one), np.float64)
-    spare = np.empty(np.int64(SMALL), np.float64)  # sort_top's placed values
-    ideal = np.empty(max_row_nnz + 1, np.float64)  # ideal DCG of the first j
-    counts = np.empty(max_level + 1, np.int64)     # judged documents per level
-    for lv in range(max_level + 1):
-        counts[lv] = 0
-    table = n_extra + max_level + 1
-    t_level = np.empty(table, np.int64)
-    t_gain = np.empty(table, np.float64)
-    t_count = np.empty(table, np.int64)
-    order = np.empty(table, np.int64)
-    tmp = np.empty(table, np.int64)
-    gain_at = np.empty(max_level + 3, np.float64)
-    mark = np.empty(greater(n_docs, one), np.int64)  # mark[d] = i: d is in row i
-    for d in range(mark.shape[0]):
-        mark[d] = -1
-    level_of = np.empty(greater(n_docs, one), np.float64)  # ... with this level
-    for i in range(lo, hi):
-        start = indptr[i]
-        end = indptr[i + 1]
-        n_rel = np.int64(0)
-        n_nonrel = np.int64(0)
-        n_pos = np.int64(0)
-        max_rel = np.int64(-3)
-        for j in range(start, end):
-            v = data[j]
-            max_rel = greater(max_rel, np.int64(v))
-            if v >= 0.0:
-                if v >= level:
-                    n_rel += 1
-                else:
-                    n_nonrel += 1
-                if v > 0.0:
-                    gains[n_pos] = v
-                    n_pos += 1
-        if n_docs > 0:
-            for j in range(start, end):
-                mark[indices[j]] = i
-                level_of[indices[j]] = data[j] if data[j] >= 0.0 else _UNJUDGED
-        n = np.int64(0)
-        hits[0] = 0
-        unj[0] = 0
-        sums[0] = 0.0
-        dcg[0] = 0.0
-        first = np.int64(0)
-        nonrel_above = np.int64(0)
-        bpref = 0.0
-        for p in range(k_max):
-            doc = topk[i, p]
-            if doc < 0:
-                break
-            r = _NONPOOL
-            if n_docs > 0:  # the row's marks: one load
-                if doc < n_docs and mark[doc] == i:
-                    r = level_of[doc]
-            else:  # the first entry >= doc by binary search (no scratch per document)
-                a = start
-                b = end
-                while a < b:
-                    mid = (a + b) >> 1
-                    if indices[mid] < doc:
-                        a = mid + 1
-                    else:
-                        b = mid
-                if a < end and indices[a] == doc:
-                    r = data[a] if data[a] >= 0.0 else _UNJUDGED
-            if judged_only and r < 0.0:
-                continue
-            rel[n] = r
-            h = hits[n]
-            total = sums[n]
-            gain_sum = dcg[n]
-            if r >= level:
-                h += 1
-                at[h] = n + 1
-                total += h / (n + 1.0)
-                if first == 0:
-                    first = n + 1
-            if r > 0.0:
-                gain_sum += r / log2s[n]
-            if r >= 0.0:  # bpref: judged documents only
-                if r < level:
-                    nonrel_above += 1
-                elif nonrel_above > 0:
-                    bpref += 1.0 - lesser(nonrel_above, n_rel) / lesser(n_nonrel, n_rel)
-                else:
-                    bpref += 1.0
-            unj[n + 1] = unj[n] + (1 if r < 0.0 else 0)
-            n += 1
-            hits[n] = h
-            sums[n] = total
-            dcg[n] = gain_sum
-        # the ideal: positive levels, largest first
-        sort_top(gains, n_pos, n_pos, spare)  # largest first, in place
-        ideal[0] = 0.0
-        for t in range(n_pos):
-            ideal[t + 1] = ideal[t] + gains[t] / log2s[t]
-        counted = False  # the judged documents per level, counted once a slot needs them
-        interpolated = False  # smax, filled once an iprec slot needs it
-        for s in range(n_slots):
-            code = slot_code[s]
-            c = slot_cut[s]
-            m = lesser(c, n)
-            val = 0.0
-            if code == NUM_RET:
-                val = n
-            elif code == NUM_REL:
-                val = n_rel
-            elif code == NUM_REL_RET:
-                val = hits[n]
-            elif code == MAP:
-                if hits[n] > 0:
-                    val = sums[n] / n_rel
-            elif code == RPREC:
-                look = lesser(n, n_rel)
-                if look > 0:
-                    val = hits[look] / n_rel
-            elif code == BPREF:
-                if n_rel > 0:
-                    val = bpref / n_rel
-            elif code == RECIP_RANK:
-                if first > 0:
-                    val = 1.0 / first
-            elif code == IPREC:
-                if not interpolated:
-                    _best_after(hits, n, smax)
-                    interpolated = True
-                val = _iprec_fast(hits[n], n, n_rel, first, at, smax, slot_point[s])
-            elif code == P:
-                val = hits[m] / np.float64(c)
-            elif code == RECALL:
-                if n_rel > 0:
-                    val = hits[m] / n_rel
-            elif code == SUCCESS:
-                val = 1.0 if hits[m] > 0 else 0.0
-            elif code == MAP_CUT:
-                if n_rel > 0:
-                    val = sums[m] / n_rel
-            elif code == NDCG_CUT:
-                norm = ideal[lesser(c, n_pos)]
-                val = dcg[m] / norm if norm > 0.0 else dcg[m]
-            elif code == INFAP:
-                val = _infap(rel, n, level, n_rel)
-            elif code == RPREC_MULT:
-                val = _rprec_mult(rel, n, level, hits, n_rel, first, slot_point[s])
-            elif code == UTILITY:
-                e = slot_lo[s]
-                rest = num_docs + hits[n] - n - n_rel  # as C's longs, wrapping
-                val = (extra_value[e] * hits[n] + extra_value[e + 1] * (n - hits[n])
-                       + extra_value[e + 2] * (n_rel - hits[n])
-                       + extra_value[e + 3] * np.float64(rest))
-            elif code == PT11_AVG:
-                val = _pt11(rel, n, level, hits[n], n_rel, extra_value,
-                            slot_lo[s], slot_hi[s])
-            elif code == BING:
-                found = 0
-                total = 0.0
-                for j in range(n):
-                    if rel[j] >= level:
-                        found += 1
-                        total += 1.0 / log2s[j - found + 1]
-                if found:
-                    val = total / n_rel
-            elif code == RELATIVE_P:
-                if n_rel > 0:
-                    val = hits[m] / np.float64(lesser(c, n_rel))
-            elif code == SET_P:
-                if n > 0:
-                    val = hits[n] / np.float64(n)
-            elif code == SET_RELATIVE_P:
-                if n > 0 and n_rel > 0:
-                    val = hits[n] / np.float64(lesser(n, n_rel))
-            elif code == SET_RECALL:
-                if n_rel > 0:
-                    val = hits[n] / np.float64(n_rel)
-            elif code == SET_MAP:
-                if n > 0 and n_rel > 0:
-                    val = (np.float64(hits[n]) * np.float64(hits[n])) / (
-                        np.float64(n) * np.float64(n_rel))
-            elif code == SET_F:
-                if hits[n] > 0:
-                    prec = hits[n] / np.float64(n)
-                    rec = hits[n] / np.float64(n_rel)
-                    x = slot_point[s]
-                    val = (x + 1.0) * prec * rec / (x * prec + rec)
-            elif code == NUM_NONREL_JUDGED_RET:
-                val = n - unj[n] - hits[n]
-            elif code == YAAP:
-                val = math.log((1.0 + sums[n]) / (1.0 + n_rel - sums[n]))
-            elif code == RBP_RESID:
-                p = slot_point[s]
-                total = 0.0
-                cur_p = 1.0
-                for j in range(n):
-                    if rel[j] < 0.0:
-                        total += cur_p
-                    cur_p = cur_p * p
-                if unj[n] > 0:
-                    val = cur_p + (1.0 - p) * total
-            elif code == UNJ:
-                val = unj[m] / np.float64(c)
-            else:  # the gain measures: ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg, G, rbp
-                if not counted:
-                    for lv in range(greater(max_rel, np.int64(-1)) + 1):
-                        counts[lv] = 0
-                    for j in range(start, end):
-                        if data[j] >= 0.0:
-                            counts[np.int64(data[j])] += 1
-                    counted = True
-                nt = _gain_table(counts, max_rel, extra_level, extra_value, slot_lo[s],
-                                 slot_hi[s], t_level, t_gain, t_count, order, tmp,
-                                 gain_at)
-                if code == RBP:
-                    val = _rbp(rel, n, slot_point[s], nt, order, t_gain, t_level,
-                               gain_at, max_rel)
-                elif code == RNDCG and n_rel == 0:
-                    val = 0.0
-                else:
-                    val = _dcg_family(code, rel, n, nt, order, t_gain, t_count,
-                                      gain_at, max_rel, log2s)
-            out[s, i] = val
-    return np.int64(1)
-
-
-@njit(cache=True, parallel=True, error_model="numpy", no_cfunc_wrapper=True)
-def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_point,
-                  slot_lo, slot_hi, extra_level, extra_value, judged_only, num_docs,
-                  max_level, n_docs, log2s, max_row_nnz, out, walk, n_chunks, done):
-    """out[s, i] = the measure of slot s for query i (see the codes above).
+def trec_rows(pointer_type, index_type, value_type, list_type):
+    """The walk (`frames.run_ranges`) of a range of queries, with scratch of its own:
+    out[s, i] = the measure of slot s for query i (see the codes above).
 
     slot_cut holds a cutoff (P .. UNJ), slot_point a real parameter (the recall point of
     IPREC, the fraction of RPREC_MULT, set_F's β, rbp's p), slot_lo:slot_hi a range of
@@ -682,14 +436,271 @@ def trec_measures(indptr, indices, data, topk, level, slot_code, slot_cut, slot_
     log2(j + 2), the discount divisor of rank j + 1, long enough for the longest ranking
     and the longest truth row.
 
-    walk: `trec_rows` compiled for these arguments, as a first-class function
-    (`first_class.compiled`); done[chunk] = 1 once range `chunk` is done (0 if its scratch
-    could not be allocated)."""
-    n_rows = topk.shape[0]
-    for chunk in prange(n_chunks):
+    The frame, in order: indptr, indices, data (of the closure's pointer_type, index_type
+    and value_type), topk (the lists, of list_type), level (a float), slot_code,
+    slot_cut, slot_point, slot_lo, slot_hi, extra_level, extra_value, judged_only,
+    num_docs, max_level, n_docs, log2s, max_row_nnz, out (float64, C-contiguous). The
+    walk of a range returns 1, or 0 where its scratch could not be allocated."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        indptr = vector(frame, 0, pointer_type)
+        indices = vector(frame, 1, index_type)
+        data = vector(frame, 2, value_type)
+        topk = matrix(frame, 3, list_type)
+        level = real(frame, 4)
+        slot_code = vector(frame, 5, np.int64)
+        slot_cut = vector(frame, 6, np.int64)
+        slot_point = vector(frame, 7, np.float64)
+        slot_lo = vector(frame, 8, np.int64)
+        slot_hi = vector(frame, 9, np.int64)
+        extra_level = vector(frame, 10, np.int64)
+        extra_value = vector(frame, 11, np.float64)
+        judged_only = integer(frame, 12)
+        num_docs = integer(frame, 13)
+        max_level = integer(frame, 14)
+        n_docs = integer(frame, 15)
+        log2s = vector(frame, 16, np.float64)
+        max_row_nnz = integer(frame, 17)
+        out = matrix(frame, 18, np.float64)
+        n_rows = topk.shape[0]
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks
-        done[chunk] = walk(lo, hi, indptr, indices, data, topk, level, slot_code, slot_cut,
-                           slot_point, slot_lo, slot_hi, extra_level, extra_value,
-                           judged_only, num_docs, max_level, n_docs, log2s, max_row_nnz,
-                           out)
+        k_max = topk.shape[1]
+        n_slots = slot_code.shape[0]
+        n_extra = np.int64(0)  # the longest range of extra values a slot has
+        for s in range(n_slots):
+            n_extra = greater(n_extra, slot_hi[s] - slot_lo[s])
+        one = np.int64(1)
+        rel = np.empty(greater(k_max, one), np.float64)  # the level of each ranked document
+        hits = np.empty(k_max + 1, np.int64)       # relevant in the first j documents
+        at = np.empty(k_max + 1, np.int64)         # the rank of the j-th relevant document
+        smax = np.empty(k_max + 1, np.float64)     # the best precision at rank j or below
+        unj = np.empty(k_max + 1, np.int64)        # unjudged in the first j documents
+        sums = np.empty(k_max + 1, np.float64)     # Σ P@rank over them (AP's sum)
+        dcg = np.empty(k_max + 1, np.float64)      # DCG of the first j documents
+        gains = np.empty(greater(max_row_nnz, one), np.float64)
+        spare = np.empty(np.int64(SMALL), np.float64)  # sort_top's placed values
+        ideal = np.empty(max_row_nnz + 1, np.float64)  # ideal DCG of the first j
+        counts = np.empty(max_level + 1, np.int64)     # judged documents per level
+        for lv in range(max_level + 1):
+            counts[lv] = 0
+        table = n_extra + max_level + 1
+        t_level = np.empty(table, np.int64)
+        t_gain = np.empty(table, np.float64)
+        t_count = np.empty(table, np.int64)
+        order = np.empty(table, np.int64)
+        tmp = np.empty(table, np.int64)
+        gain_at = np.empty(max_level + 3, np.float64)
+        mark = np.empty(greater(n_docs, one), np.int64)  # mark[d] = i: d is in row i
+        for d in range(mark.shape[0]):
+            mark[d] = -1
+        level_of = np.empty(greater(n_docs, one), np.float64)  # ... with this level
+        for i in range(lo, hi):
+            start = indptr[i]
+            end = indptr[i + 1]
+            n_rel = np.int64(0)
+            n_nonrel = np.int64(0)
+            n_pos = np.int64(0)
+            max_rel = np.int64(-3)
+            for j in range(start, end):
+                v = data[j]
+                max_rel = greater(max_rel, np.int64(v))
+                if v >= 0.0:
+                    if v >= level:
+                        n_rel += 1
+                    else:
+                        n_nonrel += 1
+                    if v > 0.0:
+                        gains[n_pos] = v
+                        n_pos += 1
+            if n_docs > 0:
+                for j in range(start, end):
+                    mark[indices[j]] = i
+                    level_of[indices[j]] = data[j] if data[j] >= 0.0 else _UNJUDGED
+            n = np.int64(0)
+            hits[0] = 0
+            unj[0] = 0
+            sums[0] = 0.0
+            dcg[0] = 0.0
+            first = np.int64(0)
+            nonrel_above = np.int64(0)
+            bpref = 0.0
+            for p in range(k_max):
+                doc = topk[i, p]
+                if doc < 0:
+                    break
+                r = _NONPOOL
+                if n_docs > 0:  # the row's marks: one load
+                    if doc < n_docs and mark[doc] == i:
+                        r = level_of[doc]
+                else:  # the first entry >= doc by binary search (no scratch per document)
+                    a = start
+                    b = end
+                    while a < b:
+                        mid = (a + b) >> 1
+                        if indices[mid] < doc:
+                            a = mid + 1
+                        else:
+                            b = mid
+                    if a < end and indices[a] == doc:
+                        r = data[a] if data[a] >= 0.0 else _UNJUDGED
+                if judged_only and r < 0.0:
+                    continue
+                rel[n] = r
+                h = hits[n]
+                total = sums[n]
+                gain_sum = dcg[n]
+                if r >= level:
+                    h += 1
+                    at[h] = n + 1
+                    total += h / (n + 1.0)
+                    if first == 0:
+                        first = n + 1
+                if r > 0.0:
+                    gain_sum += r / log2s[n]
+                if r >= 0.0:  # bpref: judged documents only
+                    if r < level:
+                        nonrel_above += 1
+                    elif nonrel_above > 0:
+                        bpref += 1.0 - lesser(nonrel_above, n_rel) / lesser(n_nonrel, n_rel)
+                    else:
+                        bpref += 1.0
+                unj[n + 1] = unj[n] + (1 if r < 0.0 else 0)
+                n += 1
+                hits[n] = h
+                sums[n] = total
+                dcg[n] = gain_sum
+            # the ideal: positive levels, largest first
+            sort_top(gains, n_pos, n_pos, spare)  # largest first, in place
+            ideal[0] = 0.0
+            for t in range(n_pos):
+                ideal[t + 1] = ideal[t] + gains[t] / log2s[t]
+            counted = False  # the judged documents per level, counted once a slot needs them
+            interpolated = False  # smax, filled once an iprec slot needs it
+            for s in range(n_slots):
+                code = slot_code[s]
+                c = slot_cut[s]
+                m = lesser(c, n)
+                val = 0.0
+                if code == NUM_RET:
+                    val = n
+                elif code == NUM_REL:
+                    val = n_rel
+                elif code == NUM_REL_RET:
+                    val = hits[n]
+                elif code == MAP:
+                    if hits[n] > 0:
+                        val = sums[n] / n_rel
+                elif code == RPREC:
+                    look = lesser(n, n_rel)
+                    if look > 0:
+                        val = hits[look] / n_rel
+                elif code == BPREF:
+                    if n_rel > 0:
+                        val = bpref / n_rel
+                elif code == RECIP_RANK:
+                    if first > 0:
+                        val = 1.0 / first
+                elif code == IPREC:
+                    if not interpolated:
+                        _best_after(hits, n, smax)
+                        interpolated = True
+                    val = _iprec_fast(hits[n], n, n_rel, first, at, smax, slot_point[s])
+                elif code == P:
+                    val = hits[m] / np.float64(c)
+                elif code == RECALL:
+                    if n_rel > 0:
+                        val = hits[m] / n_rel
+                elif code == SUCCESS:
+                    val = 1.0 if hits[m] > 0 else 0.0
+                elif code == MAP_CUT:
+                    if n_rel > 0:
+                        val = sums[m] / n_rel
+                elif code == NDCG_CUT:
+                    norm = ideal[lesser(c, n_pos)]
+                    val = dcg[m] / norm if norm > 0.0 else dcg[m]
+                elif code == INFAP:
+                    val = _infap(rel, n, level, n_rel)
+                elif code == RPREC_MULT:
+                    val = _rprec_mult(rel, n, level, hits, n_rel, first, slot_point[s])
+                elif code == UTILITY:
+                    e = slot_lo[s]
+                    rest = num_docs + hits[n] - n - n_rel  # as C's longs, wrapping
+                    val = (extra_value[e] * hits[n] + extra_value[e + 1] * (n - hits[n])
+                           + extra_value[e + 2] * (n_rel - hits[n])
+                           + extra_value[e + 3] * np.float64(rest))
+                elif code == PT11_AVG:
+                    val = _pt11(rel, n, level, hits[n], n_rel, extra_value,
+                                slot_lo[s], slot_hi[s])
+                elif code == BING:
+                    found = 0
+                    total = 0.0
+                    for j in range(n):
+                        if rel[j] >= level:
+                            found += 1
+                            total += 1.0 / log2s[j - found + 1]
+                    if found:
+                        val = total / n_rel
+                elif code == RELATIVE_P:
+                    if n_rel > 0:
+                        val = hits[m] / np.float64(lesser(c, n_rel))
+                elif code == SET_P:
+                    if n > 0:
+                        val = hits[n] / np.float64(n)
+                elif code == SET_RELATIVE_P:
+                    if n > 0 and n_rel > 0:
+                        val = hits[n] / np.float64(lesser(n, n_rel))
+                elif code == SET_RECALL:
+                    if n_rel > 0:
+                        val = hits[n] / np.float64(n_rel)
+                elif code == SET_MAP:
+                    if n > 0 and n_rel > 0:
+                        val = (np.float64(hits[n]) * np.float64(hits[n])) / (
+                            np.float64(n) * np.float64(n_rel))
+                elif code == SET_F:
+                    if hits[n] > 0:
+                        prec = hits[n] / np.float64(n)
+                        rec = hits[n] / np.float64(n_rel)
+                        x = slot_point[s]
+                        val = (x + 1.0) * prec * rec / (x * prec + rec)
+                elif code == NUM_NONREL_JUDGED_RET:
+                    val = n - unj[n] - hits[n]
+                elif code == YAAP:
+                    val = math.log((1.0 + sums[n]) / (1.0 + n_rel - sums[n]))
+                elif code == RBP_RESID:
+                    p = slot_point[s]
+                    total = 0.0
+                    cur_p = 1.0
+                    for j in range(n):
+                        if rel[j] < 0.0:
+                            total += cur_p
+                        cur_p = cur_p * p
+                    if unj[n] > 0:
+                        val = cur_p + (1.0 - p) * total
+                elif code == UNJ:
+                    val = unj[m] / np.float64(c)
+                else:  # the gain measures: ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg, G, rbp
+                    if not counted:
+                        for lv in range(greater(max_rel, np.int64(-1)) + 1):
+                            counts[lv] = 0
+                        for j in range(start, end):
+                            if data[j] >= 0.0:
+                                counts[np.int64(data[j])] += 1
+                        counted = True
+                    nt = _gain_table(counts, max_rel, extra_level, extra_value, slot_lo[s],
+                                     slot_hi[s], t_level, t_gain, t_count, order, tmp,
+                                     gain_at)
+                    if code == RBP:
+                        val = _rbp(rel, n, slot_point[s], nt, order, t_gain, t_level,
+                                   gain_at, max_rel)
+                    elif code == RNDCG and n_rel == 0:
+                        val = 0.0
+                    else:
+                        val = _dcg_family(code, rel, n, nt, order, t_gain, t_count,
+                                          gain_at, max_rel, log2s)
+                out[s, i] = val
+        return np.int64(1)
+
+    return walk
