@@ -391,7 +391,7 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
               threads: int, out: FloatArray, n_relevant: IntArray, counted: BoolArray) -> None:
     """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
     from ._kernels import frames  # numba loads on first use, not at import
-    from ._kernels.ranking import rank_rows
+    from ._kernels.ranking import NEEDS_SORT, may_need_sort, rank_rows, scratch
 
     n_rows, width = topk.shape
     max_row_nnz = data.max_row_nnz
@@ -402,18 +402,29 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
     n_chunks = n_ranges(n_rows, threads, n_rows * width + data.indices.shape[0], data.n_items)
     check_scratch(data.n_items, _RANK_BYTES, n_chunks)
     needs = ranking.needs
-    frame = frames.Frame(
-        data.indptr, data.indices, data.data, topk, rows, data.n_items, ranking.cutoffs,
-        ranking.slot_code, ranking.slot_cut, ranking.slot_param, judged, disc, max_row_nnz,
-        frames.Rows(out), n_relevant, counted, needs["need_ideal"], needs["need_full"],
-        needs["need_exp"], np.cumsum(disc))
-    with memory_guard("the ranking kernel"):
-        # the walk that keeps the hits for ERR, nERR and RBP compiles only when they are asked
-        walk = frames.walk(rank_rows, needs["need_acc"], data.indptr.dtype.type,
-                           data.indices.dtype.type, data.data.dtype.type, topk.dtype.type,
-                           rows.dtype.type)
-        if not frames.run(walk, frame, n_chunks):  # a walk's C wrapper cannot raise
-            raise out_of_memory("the ranking kernel")
+    dtypes = (data.indptr.dtype.type, data.indices.dtype.type, data.data.dtype.type,
+              topk.dtype.type, rows.dtype.type)
+    # the walk that keeps the hits for ERR, nERR and RBP compiles only when they are asked,
+    # the one that sorts a row's grades where they are not whole and small (may_need_sort)
+    acc = needs["need_acc"]
+    sort_first = needs["need_ideal"] and (frames.ready(rank_rows, acc, True, *dtypes)
+                                          or may_need_sort(data.data))
+    for sorting in (True,) if sort_first else (False, True):
+        with memory_guard("the ranking kernel"):
+            floats, ints, at, n_block = scratch(
+                n_rows, n_chunks, data.n_items, max_row_nnz, ranking.cutoffs.shape[0],
+                ranking.slot_code.shape[0], min(width, largest))
+            frame = frames.Frame(
+                data.indptr, data.indices, data.data, topk, rows, data.n_items,
+                ranking.cutoffs, ranking.slot_code, ranking.slot_cut, ranking.slot_param,
+                judged, disc, max_row_nnz, frames.Rows(out), n_relevant, counted,
+                needs["need_ideal"], needs["need_full"], needs["need_exp"], np.cumsum(disc),
+                floats, ints, at, n_block)
+            done = frames.run(frames.walk(rank_rows, acc, sorting, *dtypes), frame, n_chunks)
+        if not (done == NEEDS_SORT).any():
+            break
+    if not done.all():  # a walk's C wrapper cannot raise: it returned 0
+        raise out_of_memory("the ranking kernel")
 
 
 def counts_into(data: Truth, rows: IntArray, judged: bool, threads: int,
@@ -486,7 +497,7 @@ def trec_values(indptr: IntArray, indices: AnyArray, values: FloatArray, lists: 
                          optional_scratch(n_docs, 16, n_chunks), log2s, max_row_nnz, out)
     walk = frames.walk(trec_rows, indptr.dtype.type, indices.dtype.type, values.dtype.type,
                        lists.dtype.type)
-    if not frames.run(walk, frame, n_chunks):  # a walk's C wrapper cannot raise
+    if not frames.run(walk, frame, n_chunks).all():  # a walk's C wrapper cannot raise
         raise out_of_memory("trec_eval's kernel")
     return out
 

@@ -480,11 +480,14 @@ def check_scratch(n_items: int, bytes_per_item: int, copies: int, name: str = "t
 
 @contextmanager
 def memory_guard(what: str) -> Iterator[None]:
-    """Turn a kernel's failed allocation (numba raises SystemError, caused by MemoryError)
-    into a ValueError saying what ran out: the checks above refuse what cannot fit, this
-    catches what other processes left too little room for."""
+    """Turn a failed allocation of a kernel or of its scratch (numba raises SystemError,
+    caused by MemoryError; numpy a MemoryError) into a ValueError saying what ran out: the
+    checks above refuse what cannot fit, this catches what other processes left too
+    little room for."""
     try:
         yield
+    except MemoryError:  # numpy's allocation of a kernel's scratch
+        raise out_of_memory(what) from None
     except SystemError as err:
         if not isinstance(err.__cause__, MemoryError):
             raise

@@ -300,3 +300,39 @@ def test_a_walk_that_cannot_allocate_its_markers_raises_a_value_error(monkeypatc
     truth = sp.csr_array((np.ones(2), (np.array([0, 1]), np.array([0, 5]))), shape=(2, 2 ** 42))
     with pytest.raises(ValueError, match="ranking kernel ran out of memory"):
         fr.evaluate(truth, np.array([[0, 1], [5, 0]]), ["ndcg@2"], n_threads=1)
+
+
+def test_grades_that_need_a_sort_after_the_first_values_still_rank_right(monkeypatch):
+    """The ranking walk that counts whole grades is tried first when the first 65,536
+    values suggest them; a later fractional grade, or one past 15, sends the call to the
+    walk that sorts, on fresh scratch, with the reference's values."""
+    from fastrank._kernels import frames
+
+    rng = np.random.default_rng(11)
+    n_users, n_items = 14000, 200
+    rows, cols = np.nonzero(rng.random((n_users, n_items)) < 6 / n_items)
+    values = rng.integers(1, 4, rows.size).astype(np.float64)
+    values[rows >= 12000] += 0.5
+    values[rows >= 13000] = 16.0 + rows[rows >= 13000] % 5
+    truth = sp.csr_array((values, (rows, cols)), shape=(n_users, n_items))
+    assert truth.data[:1 << 16].max() < 4 and (truth.data[:1 << 16] % 1 == 0).all()
+    topk = rng.integers(-1, n_items, (n_users, 10))
+    metrics = ["ndcg@10", "ndcg_exp@5", "map@10", "nerr@10"]
+    monkeypatch.setattr(frames, "_walks", {})  # as in a fresh process
+    walked = []
+    walk = frames.walk
+
+    def spy(factory, *constants):
+        walked.append((factory.__name__, constants[:2]))
+        return walk(factory, *constants)
+
+    monkeypatch.setattr(frames, "walk", spy)
+    res = fr.evaluate(truth, topk, metrics)
+    assert ("rank_rows", (True, False)) in walked and ("rank_rows", (True, True)) in walked
+    # the walk with the sort is used from then on: same values, the reference's
+    walked.clear()
+    again = fr.evaluate(truth, topk, metrics)
+    assert ("rank_rows", (True, False)) not in walked
+    for m in metrics:
+        assert_array_equal(again.per_user(m), res.per_user(m))
+    assert_matches_reference(truth, topk, metrics, "recsys")

@@ -42,7 +42,7 @@ def test_a_walk_reads_its_arguments_from_the_frame(value_type, matrix_type, n_ch
     block = whole[:2, 3:10]  # a block of columns: rows 12 items apart
     frame = frames.Frame(values, table, 4, 0.25, frames.Rows(block))
     walk = frames.walk(_copy_walk, value_type, matrix_type)
-    assert frames.run(walk, frame, n_chunks)
+    assert (frames.run(walk, frame, n_chunks) == 1).all()
     np.testing.assert_array_equal(block[0], values.astype(np.float64) * 0.25 + 4)
     np.testing.assert_array_equal(block[1], table[:, 0] + table[:, 3])
     assert (whole[2] == -1).all() and (whole[:, :3] == -1).all() and (whole[:, 10:] == -1).all()

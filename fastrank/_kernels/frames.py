@@ -81,6 +81,36 @@ strided.__doc__ = ("The 2-D array of `slot` whose rows are `stride` items apart 
                    "of columns of a larger array): strided(frame, slot, dtype).")
 
 
+def _part_codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+    """A C-contiguous view of arena[offset:], shape args[2:] (see segment and table)."""
+    array_type = signature.return_type
+    source = make_array(signature.args[0])(context, builder, args[0])
+    first = context.cast(builder, args[1], signature.args[1], types.intp)
+    extents = [context.cast(builder, v, t, types.intp)
+               for v, t in zip(args[2:], signature.args[2:])]
+    itemsize = context.get_constant(
+        types.intp, context.get_abi_sizeof(context.get_data_type(array_type.dtype)))
+    strides = [itemsize] if array_type.ndim == 1 else [builder.mul(extents[1], itemsize),
+                                                         itemsize]
+    view = make_array(array_type)(context, builder)
+    populate_array(view, data=builder.gep(source.data, [first]), shape=extents,
+                   strides=strides, itemsize=itemsize, meminfo=None)
+    return view._getvalue()
+
+
+@intrinsic
+def segment(typingctx: Any, arena: Any, offset: Any, n: Any) -> Any:
+    """arena[offset:offset + n] of a 1-D C-contiguous arena, as a view: a range's piece
+    of the scratch that the facade allocated for every range at once."""
+    return types.Array(arena.dtype, 1, "C")(arena, offset, n), _part_codegen
+
+
+@intrinsic
+def table(typingctx: Any, arena: Any, offset: Any, n0: Any, n1: Any) -> Any:
+    """arena[offset:offset + n0 * n1] as an (n0, n1) C-contiguous view (see segment)."""
+    return types.Array(arena.dtype, 2, "C")(arena, offset, n0, n1), _part_codegen
+
+
 @intrinsic
 def real(typingctx: Any, frame: Any, slot: Any) -> Any:
     """The float64 of `slot` (its bits stored in the frame)."""
@@ -156,7 +186,8 @@ def _rows_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
 @njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def run_ranges(walk, frame, n_chunks, done):
     """done[chunk] = walk(chunk, n_chunks, frame) for every range, under prange: 1 once
-    the range is walked, 0 if its walk could not allocate its scratch."""
+    the range is walked, 0 if its walk could not allocate its scratch (or a code of the
+    walk's own)."""
     for chunk in prange(n_chunks):
         done[chunk] = walk(np.int64(chunk), n_chunks, frame)
 
@@ -174,8 +205,14 @@ def walk(factory: Any, *constants: Any) -> Walk:
     return found
 
 
-def run(walk_: Walk, frame: Frame, n_chunks: int) -> bool:
-    """Run a walk over n_chunks ranges; False if some range could not allocate."""
+def ready(factory: Any, *constants: Any) -> bool:
+    """Whether the walk `factory(*constants)` is already compiled or loaded here."""
+    return (factory,) + constants in _walks
+
+
+def run(walk_: Walk, frame: Frame, n_chunks: int) -> np.ndarray:
+    """Run a walk over n_chunks ranges: what each range's walk returned (1 once walked, 0
+    if it could not allocate its scratch, or a code of the walk's own)."""
     done = np.zeros(n_chunks, np.int64)
     run_ranges(walk_, frame.cells, n_chunks, done)
-    return bool(done.all())
+    return done

@@ -5,10 +5,11 @@ checked every index, so the kernel runs without bounds checks.
 
 Layout of the work: users (top-K rows) are split into `n_chunks` contiguous ranges and
 the ranges run under `prange`, in the driver that every walk of `frames` shares
-(`frames.run_ranges`, which hands the walk its arguments in a frame). Each range
-allocates its scratch once: per item a stamp and a value, side by side in `mark` (one
-cache line holds both, where the walk's lookups are random reads), and a buffer for
-sorting a row's relevance values. Nothing is allocated per user.
+(`frames.run_ranges`, which hands the walk its arguments in a frame). Each range has
+its own part of a scratch that the facade allocates once (`scratch`): per item a stamp
+and a value, side by side in `mark` (one cache line holds both, where the walk's lookups
+are random reads), a buffer for sorting a row's relevance values, the block's tables.
+Nothing is allocated per user.
 
 Within a range, rows go by blocks of `_BLOCK`: the block's graded ideals first, then the
 walk of each row (its sums kept at each cutoff), then the block's slots, a slot at a time,
@@ -31,7 +32,7 @@ from numba import njit
 
 from . import codes
 from .compare import greater, lesser
-from .frames import integer, matrix, strided, vector
+from .frames import integer, matrix, segment, strided, table, vector
 from .sorting import SMALL, sort_top
 
 
@@ -102,6 +103,43 @@ _N_USER = 3
 # then its slots are written.
 _BLOCK = 256
 
+# The pieces of a range's float64 scratch, in order (`scratch` lays them out), and _END,
+# the float64s of a range in all.
+(_MARK, _BUF, _SPARE, _IDEAL_LIN, _IDEAL_EXP, _IDEAL_FULL, _SNAP, _USER, _IDEAL_ERR,
+ _HIT_AT, _HIT_VALUE, _END) = range(12)
+
+
+# what a walk without the sort returns at a row that needs it (see rank_rows)
+NEEDS_SORT = np.int64(2)
+
+
+def may_need_sort(values):
+    """Whether the ranking walk should sort rows rather than count their grades, as the
+    first up to 65,536 relevance values suggest (a fraction, or a grade past _TOP_GRADE):
+    the walk without the sort says so if the guess was wrong."""
+    head = values[:1 << 16]
+    head = head[head > 0]
+    return bool(((head != np.floor(head)) | (head > _TOP_GRADE)).any())
+
+
+def scratch(n_rows, n_chunks, n_items, max_row_nnz, n_cut, n_slots, k_max):
+    """(floats, ints, at, n_block): the scratch of every range of rank_rows, allocated by
+    the facade at once (zeroed, as the walk's stamps and grade counts need), and what the
+    walk reads it by. A range's float64 scratch is floats[c * at[_END]:][:at[_END]], its
+    pieces at the offsets `at` (_MARK, ...); its grade counts are ints[c * 16:][:16]. Plain
+    numpy: numba compiled an implementation of np.empty per signature for the walk's
+    allocations, 0.25 s of a first call."""
+    n_block = max(min(_BLOCK, -(-n_rows // max(n_chunks, 1))), 1)
+    lengths = [2 * n_items, max(max_row_nnz, 1), SMALL, n_block * n_cut, n_block * n_cut,
+               n_block, n_block * n_cut * _N_SUMS, n_block * _N_USER, n_block * n_slots,
+               max(k_max, 1), max(k_max, 1)]
+    at = np.zeros(_END + 1, np.int64)
+    np.cumsum(lengths, out=at[1:])
+    at[_END] = -(-at[_END] // 8) * 8  # ranges a whole number of cache lines apart
+    floats = np.zeros(n_chunks * int(at[_END]), np.float64)
+    ints = np.zeros(n_chunks * (_TOP_GRADE + 1), np.int64)
+    return floats, ints, at, n_block
+
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _snapshot(snap, row, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
@@ -149,10 +187,10 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
         out[s, i] = total
 
 
-def rank_rows(params, pointer_type, index_type, value_type, topk_type, row_type):
+def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, row_type):
     """The walk (`frames.run_ranges`) that fills out[s, i] with slot s of top-K row i,
-    n_relevant[i] = m and counted[i] = 1 or 0, for the rows of one range, with scratch
-    of its own; returns 1. Frame, in order:
+    n_relevant[i] = m and counted[i] = 1 or 0, for the rows of one range, with its own
+    part of the scratch; returns 1. Frame, in order:
 
     indptr, indices, data: the canonical CSR truth (no duplicate entries), of the
     closure's pointer_type, index_type and value_type (int32 or int64, float32 or
@@ -171,7 +209,11 @@ def rank_rows(params, pointer_type, index_type, value_type, topk_type, row_type)
     `params` (a constant of the closure, so numba drops the other branch before typing)
     says whether the walk keeps its hits for the codes with a parameter (ERR, nERR, RBP:
     `_param_slots`): the kernel of the other codes never compiles them, and leaves those
-    slots unwritten.
+    slots unwritten. `sorting` says whether it can sort a row's values for the graded
+    ideal (`sort_top`, a seventh of its first compile): rows of whole grades up to
+    _TOP_GRADE are counted, rows of one value need neither, and a walk without the sort
+    returns NEEDS_SORT at the first other row it meets (the facade then runs the walk
+    with it, on fresh scratch; `may_need_sort` says which to try first).
 
     The rows go by blocks of _BLOCK, each in three steps written out in this one function:
     the block's graded ideals, the walk of each row (its sums kept at each cutoff), the
@@ -183,10 +225,12 @@ def rank_rows(params, pointer_type, index_type, value_type, topk_type, row_type)
     callee's IR once per block of it), and as called functions the walk of 200 cutoffs ran
     6% slower.
 
-    Scratch comes from three signatures of np.empty (1-D and 2-D float64, 1-D int64) and
-    no np.zeros: each distinct signature of an allocation compiles an implementation of
-    its own on a first call, 0.05 to 0.2 s each. (2-D tables stay 2-D: indexed by hand as
-    1-D, every access paid numba's check for a negative index: 4% more instructions.)"""
+    The scratch is allocated by the facade for every range at once (`scratch`) and read
+    through views (`frames.segment`, `frames.table`): the walk allocates nothing, where
+    each distinct signature of np.empty in it compiled an implementation of its own on a
+    first call. (2-D tables stay 2-D: indexed by hand as 1-D, every access paid numba's
+    check for a negative index: 4% more instructions.) Frame slots 20 to 23: the float64
+    and int64 scratch, the offsets of its pieces, the rows of a block."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
@@ -214,27 +258,26 @@ def rank_rows(params, pointer_type, index_type, value_type, topk_type, row_type)
         n_rows = topk.shape[0]
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks
+        floats = vector(frame, 20, np.float64)  # every range's scratch (SCRATCH)
+        ints = vector(frame, 21, np.int64)
+        at = vector(frame, 22, np.int64)        # where each piece starts in a range's
+        n_block = integer(frame, 23)            # rows of a block (at most)
         n_slots = slot_code.shape[0]
         n_cut = cutoffs.shape[0]
         k_max = lesser(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
-        n_block = greater(lesser(np.int64(_BLOCK), hi - lo), np.int64(1))  # rows of a block
-        one = np.int64(1)
-        mark = np.empty(2 * n_items, np.float64)  # per item: its stamp, its value
-        for j in range(2 * n_items):
-            mark[j] = 0.0
-        counts = np.empty(np.int64(_TOP_GRADE + 1), np.int64)  # a count per grade
-        for g in range(_TOP_GRADE + 1):
-            counts[g] = 0
-        buf = np.empty(greater(max_row_nnz, one), np.float64)
-        spare = np.empty(np.int64(SMALL), np.float64)         # sort_top's placed values
-        ideal_lin = np.empty((n_block, n_cut), np.float64)     # the block's ideals
-        ideal_exp = np.empty((n_block, n_cut), np.float64)
-        ideal_full = np.empty(n_block, np.float64)
-        snap = np.empty((n_block * n_cut, np.int64(_N_SUMS)), np.float64)  # the sums
-        user = np.empty((n_block, np.int64(_N_USER)), np.float64)  # r_hits, scale, shift
-        ideal_err = np.empty((n_block, n_slots), np.float64)     # nERR's ideal ERR
-        hit_at = np.empty(greater(k_max, one), np.float64)     # the positions of the hits
-        hit_value = np.empty(greater(k_max, one), np.float64)  # ... and their values
+        own = chunk * at[_END]  # where this range's scratch starts
+        mark = segment(floats, own + at[_MARK], 2 * n_items)  # per item: stamp, value
+        buf = segment(floats, own + at[_BUF], greater(max_row_nnz, np.int64(1)))
+        spare = segment(floats, own + at[_SPARE], np.int64(SMALL))  # sort_top's values
+        ideal_lin = table(floats, own + at[_IDEAL_LIN], n_block, n_cut)  # block's ideals
+        ideal_exp = table(floats, own + at[_IDEAL_EXP], n_block, n_cut)
+        ideal_full = segment(floats, own + at[_IDEAL_FULL], n_block)
+        snap = table(floats, own + at[_SNAP], n_block * n_cut, np.int64(_N_SUMS))  # sums
+        user = table(floats, own + at[_USER], n_block, np.int64(_N_USER))  # r_hits, ...
+        ideal_err = table(floats, own + at[_IDEAL_ERR], n_block, n_slots)  # nERR's
+        hit_at = segment(floats, own + at[_HIT_AT], greater(k_max, np.int64(1)))
+        hit_value = segment(floats, own + at[_HIT_VALUE], greater(k_max, np.int64(1)))
+        counts = segment(ints, chunk * np.int64(_TOP_GRADE + 1), np.int64(_TOP_GRADE + 1))
         for block in range(lo, hi, n_block):
             block_end = lesser(block + n_block, hi)
 
@@ -277,8 +320,10 @@ def rank_rows(params, pointer_type, index_type, value_type, topk_type, row_type)
                             for j in range(pos, end):
                                 buf[j] = g
                             pos = end
-                    else:
+                    elif sorting:  # a constant of the closure, like params
                         length = sort_top(buf, m, limit, spare)
+                    else:  # a walk without the sort: the facade runs the one with it
+                        return NEEDS_SORT
                     acc_lin = 0.0
                     acc_exp = 0.0
                     j = 0
