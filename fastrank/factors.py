@@ -22,8 +22,8 @@ from .engine import parse_requests
 from .means import counted_rows
 from .progress import progress_bar
 from .streaming import Evaluator
-from .threads import numba_threads
-from .validation import (LARGEST_INT, _n_chunks, _scan, check_int, check_memory, check_pattern,
+from .threads import numba_threads, parallel_turn
+from .validation import (LARGEST_INT, _n_chunks, check_int, check_memory, check_pattern,
                          check_truth, out_of_memory, rows_or_all)
 
 if TYPE_CHECKING:
@@ -71,7 +71,9 @@ def _no_overflow(bound: float, dtype: np.dtype[Any]) -> None:
 
 def _as_matrix(factors: Any, name: str) -> tuple[NDArray[Any], float]:
     """(factors as a C-contiguous float32/float64 matrix, the largest norm of its rows)."""
+    from ._kernels import frames
     from ._kernels.checks import largest_square_norm
+
     if hasattr(factors, "to_numpy") and not isinstance(factors, np.ndarray):
         factors = factors.to_numpy()  # implicit.gpu.Matrix
     factors = np.asarray(factors)
@@ -86,7 +88,9 @@ def _as_matrix(factors: Any, name: str) -> tuple[NDArray[Any], float]:
         factors = factors.astype(np.float32 if factors.dtype == np.float16 else np.float64)
     factors = np.ascontiguousarray(factors)
     norms = np.empty(_n_chunks(factors.shape[0]), np.float64)
-    _scan(largest_square_norm, factors, norms.shape[0], norms)
+    with parallel_turn():
+        frames.run(frames.walk(largest_square_norm, factors.dtype.type),
+                   frames.Frame(factors, norms), norms.shape[0])
     if np.isnan(norms).any():
         row = int(np.flatnonzero(~np.isfinite(factors).all(axis=1))[0])
         raise ValueError(
@@ -130,8 +134,8 @@ class _Scorer:
         """(ids, scores, auc, negatives) of users `rows`: their top min(k, n_items) (later
         positions could only be padding); auc is full-ranking when truth is given, with
         each user's number of negatives (non-excluded non-relevant items)."""
-        from ._kernels.factors import score_topk, topk_blocks
-        from ._kernels.first_class import compiled
+        from ._kernels import frames
+        from ._kernels.factors import topk_blocks
 
         n = rows.shape[0]
         k = self.width(k)
@@ -151,12 +155,16 @@ class _Scorer:
         block = min(_BLOCK, max(8, -(-n // 16)))
         n_blocks = -(-n // block)
         n_chunks = min(n_blocks, 4 * threads)
+        walk = frames.walk(topk_blocks, self.item_factors.dtype.type, rows.dtype.type,
+                           self.ex_indptr.dtype.type, self.ex_indices.dtype.type,
+                           t_indptr.dtype.type, t_indices.dtype.type, t_data.dtype.type,
+                           ids.dtype.type)
+        frame = frames.Frame(self.user_factors, self.item_factors, rows, k, self.ex_indptr,
+                             self.ex_indices, block, self.tile, self.desc_ties,
+                             truth is not None, t_indptr, t_indices, t_data, ids, scores,
+                             auc, negatives)
         with single_threaded_blas():
-            args = (self.user_factors, self.item_factors, rows, k, self.ex_indptr,
-                    self.ex_indices, block, self.tile, self.desc_ties, truth is not None,
-                    t_indptr, t_indices, t_data, ids, scores, auc, negatives)
-            done = np.zeros(n_chunks, np.int64)
-            score_topk(*args, compiled(topk_blocks, 0, 0, *args), n_chunks, done)
+            done = frames.run(walk, frame, n_chunks)
         if not done.all():  # the walk's C wrapper cannot raise: it returned 0
             raise out_of_memory("the scoring kernel")
         return ids, scores, auc, negatives

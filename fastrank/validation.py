@@ -8,11 +8,11 @@ unusual dtypes) they work on a copy.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,12 +68,6 @@ def _n_chunks(n: int) -> int:
     import numba
 
     return max(1, min(int(n), 4 * int(numba.get_num_threads())))
-
-
-def _scan(kernel: Callable[..., object], *args: Any) -> None:
-    """Run a parallel check of `_kernels.checks` (numba's workqueue layer takes turns)."""
-    with parallel_turn():
-        kernel(*args)
 
 
 def _index_array(arr: AnyArray) -> AnyArray:

@@ -59,7 +59,7 @@ fr.ab_ndcg(truth, topk, aspects, user_aspects=np.ones((2, 2)))
 fr.alpha_ndcg(truth, topk, aspects)
 from fastrank._kernels import (aspects as ak, beyond, calibration, debiased, factors, frames,
                                intents)
-drivers = (frames.run_ranges, factors.score_topk,
+drivers = (frames.run_ranges,
            beyond.beyond_metrics, debiased.debiased_metrics, calibration.miscalibration,
            intents.intent_aware, ak.ab_ideal, ak.ab_dcg, ak.alpha_ndcg)
 print("DRIVERS=" + json.dumps({driver.__name__: [fn.name for c in driver.overloads.values()
@@ -119,7 +119,7 @@ def test_trec_eval_measures_alone_compile_no_ranking_kernel(compile_events):
                                           ("run_ranges", "counts"),
                                           ("run_ranges", "scan"),
                                           ("run_ranges", "trec_rows"),
-                                          ("score_topk", "topk_blocks"),
+                                          ("run_ranges", "topk_blocks"),
                                           ("beyond_metrics", "beyond_rows"),
                                           ("debiased_metrics", "debiased_rows"),
                                           ("miscalibration", "miscalibration_rows"),

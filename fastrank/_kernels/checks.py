@@ -1,16 +1,16 @@
 """Parallel scans behind the facade's input checks: they read the caller's arrays in place
 (memory-mapped ones included) and allocate nothing of the input's size.
 
-Arrays in, arrays out, nothing raises. Each scan cuts its input into `n_chunks` ranges run
-under `prange` (the compressed matrix's scan is a walk of `frames.run_ranges`, the driver
-of the ranking walks too); a range writes only its own row of `out`, and the facade
-combines the rows. Every answer is a flag, a count or an extreme (no float sum), so it is
-the same for any thread count. Compiled lazily per dtype: int32 or int64 indices, float32
-or float64 values, as the caller holds them.
+Arrays in, arrays out, nothing raises. Each scan is a walk of `frames.run_ranges` (the
+driver of the ranking walks too), which cuts its input into `n_chunks` ranges run under
+`prange`; a range writes only its own row of `out`, and the facade combines the rows.
+Every answer is a flag, a count or an extreme (no float sum), so it is the same for any
+thread count. Compiled lazily per dtype: int32 or int64 indices, float32 or float64
+values, as the caller holds them.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .compare import greater, lesser
 from .frames import matrix, vector
@@ -71,14 +71,17 @@ def scan_rows(pointer_type, index_type):
     return scan
 
 
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def largest_square_norm(rows, n_chunks, out):
-    """out[c] = the largest Σ_j rows[i, j]² (in float64) over chunk c of the rows of a
-    2-D float array (0.0 for an empty chunk), and out[c] = NaN where a row holds a NaN or
-    an infinity."""
-    n = rows.shape[0]
-    for chunk in prange(n_chunks):
-        lo, hi = _bounds(n, chunk, n_chunks)
+def largest_square_norm(factor_type):
+    """The walk (`frames.run_ranges`) that checks a 2-D float array of factor_type; frame:
+    (rows, out). Range c of its rows writes out[c] = the largest Σ_j rows[i, j]² (in
+    float64; 0.0 for an empty range), or NaN where a row holds a NaN or an infinity."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def scan(chunk, n_chunks, frame):
+        rows = matrix(frame, 0, factor_type)
+        out = vector(frame, 1, np.float64)
+        lo, hi = _bounds(rows.shape[0], chunk, n_chunks)
         largest = 0.0
         for i in range(lo, hi):
             total = 0.0
@@ -93,3 +96,6 @@ def largest_square_norm(rows, n_chunks, out):
                 break
             largest = greater(largest, total)
         out[chunk] = largest
+        return np.int64(1)
+
+    return scan

@@ -26,8 +26,10 @@ count, so every value is bit-identical for any number of threads.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from .compare import lesser
+from .frames import integer, matrix, vector
 from .gemm import product_into
 
 _CHUNK = 64
@@ -83,98 +85,11 @@ def _count_vs(row, x):
     return greater, equal
 
 
-# the C wrapper stays: score_topk calls the walk through it (first_class.compiled)
-@njit(cache=True, no_cpython_wrapper=True)
-def topk_blocks(b_lo, b_hi, user_factors, item_factors, rows, k, ex_indptr, ex_indices,
-                block, tile, desc_ties, want_auc, t_indptr, t_indices, t_data, ids_out,
-                scores_out, auc_out, neg_out):
-    """Blocks b_lo..b_hi-1 (of `block` users each) of score_topk, with scratch of their
-    own; returns 1."""
-    n_rows = rows.shape[0]
-    n_items, n_factors = item_factors.shape
-    dtype = item_factors.dtype
-    ublk = np.empty((block, n_factors), dtype=dtype)
-    buf = np.empty(block * tile, dtype=dtype)
-    counts = np.zeros(block, dtype=np.int64)
-    ex_pos = np.zeros(block, dtype=np.int64)
-    pos_start = np.zeros(block + 1, dtype=np.int64)
-    for b in range(b_lo, b_hi):
-        s = b * block
-        n_blk = min(block, n_rows - s)
-        for r in range(n_blk):
-            u = rows[s + r]
-            # element loops: a slice assignment compiles numba's shape-mismatch error
-            for f in range(n_factors):
-                ublk[r, f] = user_factors[u, f]
-            for j in range(ids_out.shape[1]):
-                ids_out[s + r, j] = -1
-                scores_out[s + r, j] = -np.inf
-            counts[r] = 0
-            ex_pos[r] = ex_indptr[u]
-        users = ublk[:n_blk]
-        # the block's positives (none unless want_auc) and their AUC counters
-        pos_items, pos_scores, pos_ok = _positives(
-            users, item_factors, rows, s, n_blk, want_auc, t_indptr, t_indices, t_data,
-            ex_indptr, ex_indices, pos_start)
-        greater = np.zeros(pos_items.shape[0], dtype=np.int64)
-        equal = np.zeros(pos_items.shape[0], dtype=np.int64)
-        pos_at = pos_start.copy()
-        for t0 in range(0, n_items, tile):
-            t1 = min(t0 + tile, n_items)
-            width = t1 - t0
-            scores = buf[:n_blk * width].reshape((n_blk, width))
-            product_into(users, item_factors[t0:t1].T, scores)
-            for r in range(n_blk):
-                u = rows[s + r]
-                row = scores[r]
-                p = ex_pos[r]
-                hi = ex_indptr[u + 1]
-                while p < hi and ex_indices[p] < t1:
-                    row[ex_indices[p] - t0] = -np.inf
-                    p += 1
-                ex_pos[r] = p
-                counts[r] = _scan(row, t0, k, ids_out[s + r], scores_out[s + r],
-                                  counts[r], desc_ties)
-                if want_auc:
-                    # Positives are not negatives: hide them, then count the
-                    # negatives scored above / level with each positive.
-                    q = pos_at[r]
-                    while q < pos_start[r + 1] and pos_items[q] < t1:
-                        row[pos_items[q] - t0] = -np.inf
-                        q += 1
-                    pos_at[r] = q
-                    for q in range(pos_start[r], pos_start[r + 1]):
-                        if pos_ok[q]:
-                            g, e = _count_vs(row, pos_scores[q])
-                            greater[q] += g
-                            equal[q] += e
-        if want_auc:
-            for r in range(n_blk):
-                u = rows[s + r]
-                m = pos_start[r + 1] - pos_start[r]
-                n_ok = 0
-                for q in range(pos_start[r], pos_start[r + 1]):
-                    n_ok += pos_ok[q]
-                n_neg = n_items - (ex_indptr[u + 1] - ex_indptr[u]) - n_ok
-                neg_out[s + r] = n_neg
-                if m == 0:
-                    auc_out[s + r] = np.nan
-                elif n_neg <= 0:
-                    auc_out[s + r] = 1.0
-                else:
-                    total = 0.0
-                    for q in range(pos_start[r], pos_start[r + 1]):
-                        if pos_ok[q]:
-                            total += (n_neg - greater[q]) - 0.5 * equal[q]
-                    auc_out[s + r] = total / (m * n_neg)
-    return np.int64(1)
-
-
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def score_topk(user_factors, item_factors, rows, k, ex_indptr, ex_indices, block, tile,
-               desc_ties, want_auc, t_indptr, t_indices, t_data, ids_out, scores_out,
-               auc_out, neg_out, walk, n_chunks, done):
-    """Top-k ids and scores (and full-ranking AUC) of the users `rows` from factors.
+def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer_type,
+                t_index_type, t_value_type, id_type):
+    """The walk (`frames.run_ranges`) of a range of blocks (of `block` users each):
+    top-k ids and scores (and full-ranking AUC) of the users `rows` from factors, with
+    scratch of its own; returns 1, or 0 where the scratch could not be allocated.
 
     ids_out[i], scores_out[i]: the top-k of user rows[i] (-1 / -inf padded); auc_out[i]
     its AUC over every non-excluded item when want_auc (t_* is then the truth CSR: items
@@ -182,25 +97,117 @@ def score_topk(user_factors, item_factors, rows, k, ex_indptr, ex_indices, block
     (GAUC leaves out a user without any). ex_indptr / ex_indices: the sorted excluded items
     of every user (an empty pattern when nothing is excluded).
 
-    walk: `topk_blocks` compiled for these arguments, as a first-class function
-    (`first_class.compiled`), called through a pointer: linked in, its code was optimised
-    and emitted again for the parallel region and for this function. done[chunk] = 1 once
-    range `chunk` is done (0 if its scratch could not be allocated).
-    """
-    n_rows = rows.shape[0]
-    n_blocks = (n_rows + block - 1) // block
-    per_chunk = (n_blocks + n_chunks - 1) // n_chunks
-    for chunk in prange(n_chunks):
-        b_lo = np.int64(chunk) * per_chunk
-        b_hi = min(n_blocks, b_lo + per_chunk)
-        if b_lo >= b_hi:
-            done[chunk] = 1
-        else:
-            done[chunk] = walk(b_lo, b_hi, user_factors, item_factors, rows, k, ex_indptr,
-                               ex_indices, block, tile, desc_ties, want_auc, t_indptr,
-                               t_indices, t_data, ids_out, scores_out, auc_out, neg_out)
+    The frame, in order: user_factors, item_factors (factor_type, C-contiguous), rows
+    (row_type), k, ex_indptr, ex_indices (of the closure's ex_* types), block, tile,
+    desc_ties, want_auc, t_indptr, t_indices, t_data (the t_* types), ids_out (id_type),
+    scores_out (factor_type), auc_out (float64), neg_out (int64)."""
 
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        user_factors = matrix(frame, 0, factor_type)
+        item_factors = matrix(frame, 1, factor_type)
+        rows = vector(frame, 2, row_type)
+        k = integer(frame, 3)
+        ex_indptr = vector(frame, 4, ex_pointer_type)
+        ex_indices = vector(frame, 5, ex_index_type)
+        block = integer(frame, 6)
+        tile = integer(frame, 7)
+        desc_ties = integer(frame, 8)
+        want_auc = integer(frame, 9)
+        t_indptr = vector(frame, 10, t_pointer_type)
+        t_indices = vector(frame, 11, t_index_type)
+        t_data = vector(frame, 12, t_value_type)
+        ids_out = matrix(frame, 13, id_type)
+        scores_out = matrix(frame, 14, factor_type)
+        auc_out = vector(frame, 15, np.float64)
+        neg_out = vector(frame, 16, np.int64)
+        n_blocks = (rows.shape[0] + block - 1) // block
+        per_chunk = (n_blocks + n_chunks - 1) // n_chunks
+        b_lo = chunk * per_chunk
+        b_hi = lesser(n_blocks, b_lo + per_chunk)
+        if b_lo >= b_hi:  # more ranges than blocks
+            return np.int64(1)
+        n_rows = rows.shape[0]
+        n_items, n_factors = item_factors.shape
+        dtype = item_factors.dtype
+        ublk = np.empty((block, n_factors), dtype=dtype)
+        buf = np.empty(block * tile, dtype=dtype)
+        counts = np.zeros(block, dtype=np.int64)
+        ex_pos = np.zeros(block, dtype=np.int64)
+        pos_start = np.zeros(block + 1, dtype=np.int64)
+        for b in range(b_lo, b_hi):
+            s = b * block
+            n_blk = min(block, n_rows - s)
+            for r in range(n_blk):
+                u = rows[s + r]
+                # element loops: a slice assignment compiles numba's shape-mismatch error
+                for f in range(n_factors):
+                    ublk[r, f] = user_factors[u, f]
+                for j in range(ids_out.shape[1]):
+                    ids_out[s + r, j] = -1
+                    scores_out[s + r, j] = -np.inf
+                counts[r] = 0
+                ex_pos[r] = ex_indptr[u]
+            users = ublk[:n_blk]
+            # the block's positives (none unless want_auc) and their AUC counters
+            pos_items, pos_scores, pos_ok = _positives(
+                users, item_factors, rows, s, n_blk, want_auc, t_indptr, t_indices, t_data,
+                ex_indptr, ex_indices, pos_start)
+            greater = np.zeros(pos_items.shape[0], dtype=np.int64)
+            equal = np.zeros(pos_items.shape[0], dtype=np.int64)
+            pos_at = pos_start.copy()
+            for t0 in range(0, n_items, tile):
+                t1 = min(t0 + tile, n_items)
+                width = t1 - t0
+                scores = buf[:n_blk * width].reshape((n_blk, width))
+                product_into(users, item_factors[t0:t1].T, scores)
+                for r in range(n_blk):
+                    u = rows[s + r]
+                    row = scores[r]
+                    p = ex_pos[r]
+                    hi = ex_indptr[u + 1]
+                    while p < hi and ex_indices[p] < t1:
+                        row[ex_indices[p] - t0] = -np.inf
+                        p += 1
+                    ex_pos[r] = p
+                    counts[r] = _scan(row, t0, k, ids_out[s + r], scores_out[s + r],
+                                      counts[r], desc_ties)
+                    if want_auc:
+                        # Positives are not negatives: hide them, then count the
+                        # negatives scored above / level with each positive.
+                        q = pos_at[r]
+                        while q < pos_start[r + 1] and pos_items[q] < t1:
+                            row[pos_items[q] - t0] = -np.inf
+                            q += 1
+                        pos_at[r] = q
+                        for q in range(pos_start[r], pos_start[r + 1]):
+                            if pos_ok[q]:
+                                g, e = _count_vs(row, pos_scores[q])
+                                greater[q] += g
+                                equal[q] += e
+            if want_auc:
+                for r in range(n_blk):
+                    u = rows[s + r]
+                    m = pos_start[r + 1] - pos_start[r]
+                    n_ok = 0
+                    for q in range(pos_start[r], pos_start[r + 1]):
+                        n_ok += pos_ok[q]
+                    n_neg = n_items - (ex_indptr[u + 1] - ex_indptr[u]) - n_ok
+                    neg_out[s + r] = n_neg
+                    if m == 0:
+                        auc_out[s + r] = np.nan
+                    elif n_neg <= 0:
+                        auc_out[s + r] = 1.0
+                    else:
+                        total = 0.0
+                        for q in range(pos_start[r], pos_start[r + 1]):
+                            if pos_ok[q]:
+                                total += (n_neg - greater[q]) - 0.5 * equal[q]
+                        auc_out[s + r] = total / (m * n_neg)
+        return np.int64(1)
 
+    return walk
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _positives(users, item_factors, rows, s, n_blk, want, t_indptr, t_indices, t_data,
                ex_indptr, ex_indices, pos_start):
