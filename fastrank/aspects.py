@@ -160,9 +160,8 @@ def alpha_ndcg_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspe
                       threads: int) -> tuple[FloatArray, IntArray]:
     """(α-nDCG per cutoff and top-K row, NaN where the user has no relevant item; m per
     row) of checked inputs: the kernel run for `fr.alpha_ndcg` and `fr.evaluate`."""
-    from ._kernels.aspects import alpha_ndcg as kernel  # numba loads on first use
+    from ._kernels import frames  # numba loads on first use
     from ._kernels.aspects import alpha_rows
-    from ._kernels.first_class import compiled
 
     n = rows.shape[0]
     out = np.empty((cutoffs.shape[0], n), np.float64)
@@ -172,8 +171,8 @@ def alpha_ndcg_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspe
     args = (data.indptr, data.indices, data.data, rows, topk, aspects.indptr, aspects.indices,
             aspects.n_aspects, data.n_items, alpha, cutoffs, discounts(int(cutoffs[-1])),
             data.max_row_nnz, out, n_relevant)
-    done = np.zeros(chunks, np.int64)
-    kernel(*args, compiled(alpha_rows, 0, chunks, *args), chunks, done)
+    frame = frames.Frame(*args)
+    done = frames.run(frames.walk(alpha_rows, frame.dtypes), frame, chunks)
     if not done.all():  # the walk's C wrapper cannot raise: it returned 0
         raise out_of_memory("the α-nDCG kernel")
     return out, n_relevant
@@ -188,9 +187,8 @@ def intent_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,
     `fastrank._kernels.intents`; the number of intents per row) of checked inputs:
     the kernel run for `fr.intent_aware` and `fr.evaluate`. `weights` (CSR arrays of
     users x aspects, non-negative) gives P(intent | user) instead of uniform."""
-    from ._kernels.first_class import compiled
-    from ._kernels.intents import N_FIELDS, intent_aware as kernel  # numba: on first use
-    from ._kernels.intents import intent_rows
+    from ._kernels import frames  # numba loads on first use
+    from ._kernels.intents import N_FIELDS, intent_rows
 
     n = rows.shape[0]
     k_max = int(cutoffs[-1])
@@ -208,8 +206,8 @@ def intent_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,
             aspects.n_aspects, data.n_items, weights[0], weights[1], weights[2], has_weights,
             float(alpha), bool(binary), float(max_grade), bool(map_full), bool(want_ideal),
             cutoffs, discounts(k_max), data.max_row_nnz, out, n_intents)
-    done = np.zeros(chunks, np.int64)
-    kernel(*args, compiled(intent_rows, 0, chunks, *args), chunks, done)
+    frame = frames.Frame(*args)
+    done = frames.run(frames.walk(intent_rows, frame.dtypes), frame, chunks)
     if not done.all():  # the walk's C wrapper cannot raise: it returned 0
         raise out_of_memory("the intent-aware kernel")
     return out, n_intents

@@ -159,8 +159,8 @@ class BeyondPlan:
             ) -> tuple[FloatArray, IntArray | None]:
         """(per-user values, one row per per-user spec; exposure of the counted users'
         lists, int64 (cutoffs x n_items), or None without catalogue specs)."""
-        from ._kernels.beyond import beyond_metrics, beyond_rows
-        from ._kernels.first_class import compiled
+        from ._kernels import frames
+        from ._kernels.beyond import beyond_rows
 
         n_rows = topk.shape[0]
         baseline = self.baseline if baseline is None else baseline
@@ -180,8 +180,8 @@ class BeyondPlan:
                 self.slot_cut, self.novelty, self.counts, data.indptr, data.indices, data.data,
                 base, self.ild_mode, self.a_indptr, self.a_indices, self.vectors, self.n_items,
                 out, exposure)
-        done = np.zeros(n_chunks, np.int64)
-        beyond_metrics(*args, compiled(beyond_rows, 0, n_chunks, *args), n_chunks, done)
+        frame = frames.Frame(*args)
+        done = frames.run(frames.walk(beyond_rows, frame.dtypes), frame, n_chunks)
         if not done.all():  # the walk's C wrapper cannot raise: it returned 0
             raise out_of_memory("the beyond-accuracy kernel")
         shown = exposure.sum(axis=0, dtype=np.int64) if self.catalogue else None

@@ -70,8 +70,8 @@ class CalibrationPlan:
     def run(self, data: Truth, topk: AnyArray, rows: IntArray, counted: BoolArray,
             threads: int) -> FloatArray:
         """Per-user values, one row per request (NaN where not counted or without p)."""
-        from ._kernels.calibration import miscalibration, miscalibration_rows
-        from ._kernels.first_class import compiled
+        from ._kernels import frames
+        from ._kernels.calibration import miscalibration_rows
 
         n_rows = topk.shape[0]
         n_train = self.train[0].shape[0] - 1
@@ -86,9 +86,8 @@ class CalibrationPlan:
         args = (topk, rows, counted.view(np.uint8), self.slot_k, self.slot_alpha,
                 self.slot_weighted, self.slot_discount, *self.train, self.a_indptr,
                 self.a_indices, self.n_items, self.n_aspects, out)
-        done = np.zeros(n_chunks, np.int64)
-        miscalibration(*args, compiled(miscalibration_rows, 0, n_chunks, *args), n_chunks,
-                       done)
+        frame = frames.Frame(*args)
+        done = frames.run(frames.walk(miscalibration_rows, frame.dtypes), frame, n_chunks)
         if not done.all():  # the walk's C wrapper cannot raise: it returned 0
             raise out_of_memory("the miscalibration kernel")
         return out

@@ -121,8 +121,8 @@ class DebiasedPlan:
     def run(self, data: Truth, topk: AnyArray, rows: IntArray, counted: BoolArray,
             threads: int) -> FloatArray:
         """Per-user values, one row per request of `per_user`, NaN where not counted."""
-        from ._kernels.debiased import debiased_metrics, debiased_rows
-        from ._kernels.first_class import compiled
+        from ._kernels import frames
+        from ._kernels.debiased import debiased_rows
 
         n_rows, width = topk.shape
         means = self.mean_weights(data)
@@ -139,9 +139,8 @@ class DebiasedPlan:
             args = (data.indptr, data.indices, data.data, topk, rows, counted.view(np.uint8),
                     weights, w_mean, cutoffs, slot_code, slot_cut, disc, self.n_items,
                     out[row:row + len(group)])
-            done = np.zeros(n_chunks, np.int64)
-            debiased_metrics(*args, compiled(debiased_rows, 0, n_chunks, *args), n_chunks,
-                             done)
+            frame = frames.Frame(*args)
+            done = frames.run(frames.walk(debiased_rows, frame.dtypes), frame, n_chunks)
             if not done.all():  # the walk's C wrapper cannot raise: it returned 0
                 raise out_of_memory("the debiased kernel")
             row += len(group)

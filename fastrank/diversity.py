@@ -289,8 +289,8 @@ class AlphaBetaNDCG:
         return r_max
 
     def _ideal(self, threads: int) -> tuple[FloatArray, Any]:
-        from ._kernels.aspects import ab_ideal, ideal_range
-        from ._kernels.first_class import compiled
+        from ._kernels import frames
+        from ._kernels.aspects import ideal_range
 
         groups = self.aspects.groups
         n = self.users.shape[0]
@@ -306,8 +306,8 @@ class AlphaBetaNDCG:
                 self.beta / self.r_max, self.cutoffs,
                 discounts(min(int(self.cutoffs[-1]), a.n_items)),  # at most n_items picks
                 t.max_row_nnz, idcg, status)
-        done = np.zeros(chunks, np.int64)
-        ab_ideal(*args, compiled(ideal_range, 0, 0, *args), chunks, done)
+        frame = frames.Frame(*args)
+        done = frames.run(frames.walk(ideal_range, frame.dtypes), frame, chunks)
         if not done.all():  # the walk's C wrapper cannot raise: it returned 0
             raise out_of_memory("the αβ-nDCG ideal")
         for arr in (idcg, status):
@@ -327,8 +327,8 @@ class AlphaBetaNDCG:
         above 1 (possible: the greedy ideal is not always optimal). With `clip=True`
         values above 1 are set to 1 (the report still counts them).
         """
-        from ._kernels.aspects import ab_dcg, ab_dcg_rows
-        from ._kernels.first_class import compiled
+        from ._kernels import frames
+        from ._kernels.aspects import ab_dcg_rows
 
         clip = check_bool(clip, "clip")
         t, a = self.truth, self.aspects
@@ -346,8 +346,8 @@ class AlphaBetaNDCG:
             args = (t.indptr, t.indices, t.data, self.users, topk, *self._gam, a.indptr,
                     a.indices, a.n_aspects, t.n_items, self.alpha, self.beta, self.r_max,
                     self.cutoffs, discounts(int(self.cutoffs[-1])), dcg)
-            done = np.zeros(chunks, np.int64)
-            ab_dcg(*args, compiled(ab_dcg_rows, 0, chunks, *args), chunks, done)
+            frame = frames.Frame(*args)
+            done = frames.run(frames.walk(ab_dcg_rows, frame.dtypes), frame, chunks)
         if not done.all():  # the walk's C wrapper cannot raise: it returned 0
             raise out_of_memory("the αβ-nDCG walk")
         return self._result(dcg, clip)

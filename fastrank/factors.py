@@ -1,7 +1,7 @@
 """From latent factors to top-K lists and metrics: `fastrank.topk`, `fastrank.evaluate_factors`.
 
 Scores are user_factors @ item_factors.T, computed by BLAS one (block of users x tile of
-items) at a time inside the parallel kernel `fastrank._kernels.factors.score_topk`, and
+items) at a time inside the parallel walk `fastrank._kernels.factors.topk_blocks`, and
 turned into top-K lists while the tile is in cache. `evaluate_factors` feeds the lists
 of one span of users at a time to the ranking kernel, so memory holds the per-user
 results plus one span of ids, never a users x items score matrix.

@@ -221,8 +221,8 @@ def test_dtypes_read_only_inputs_and_users(workload):
 
 
 def test_bit_identical_for_any_threads_and_ranges(workload):
-    from fastrank._kernels.debiased import debiased_metrics, debiased_rows
-    from fastrank._kernels.first_class import compiled
+    from fastrank._kernels import frames
+    from fastrank._kernels.debiased import debiased_rows
     from fastrank.validation import check_topk, check_truth
 
     truth, topk, train = workload
@@ -246,9 +246,8 @@ def test_bit_identical_for_any_threads_and_ranges(workload):
         out = np.empty((12, 600))
         args = (data.indptr, data.indices, data.data, ids, rows, counted, weights, 3.0,
                 cutoffs, codes, cuts, disc, 80, out)
-        done = np.zeros(n_chunks, np.int64)
-        debiased_metrics(*args, compiled(debiased_rows, 0, n_chunks, *args), n_chunks, done)
-        assert done.all()
+        frame = frames.Frame(*args)
+        assert frames.run(frames.walk(debiased_rows, frame.dtypes), frame, n_chunks).all()
         outs.append(out)
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0], outs[2])

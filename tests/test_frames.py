@@ -7,7 +7,7 @@ import pytest
 from numba import njit
 
 from fastrank._kernels import frames
-from fastrank._kernels.frames import integer, matrix, real, strided, vector
+from fastrank._kernels.frames import cube, integer, matrix, number, real, strided, vector
 
 
 def _copy_walk(value_type, matrix_type):
@@ -48,11 +48,35 @@ def test_a_walk_reads_its_arguments_from_the_frame(value_type, matrix_type, n_ch
     assert (whole[2] == -1).all() and (whole[:, :3] == -1).all() and (whole[:, 10:] == -1).all()
 
 
+def test_a_cube_and_numbers_of_either_kind():
+    """A 3-D array is read whole; `number` reads an int or a float as the frame holds it
+    (Frame.dtypes says which), so a walk made from the frame's dtypes reads either."""
+
+    def walk_of(dtypes):
+        @njit(cache=False)
+        def walk(chunk, n_chunks, frame):
+            values = cube(frame, 0, dtypes[0])
+            scale = number(frame, 1, dtypes[1])
+            out = vector(frame, 2, dtypes[2])
+            out[0] = values[1, 2, 3] * scale
+            out[1] = values.shape[0] * 100 + values.shape[1] * 10 + values.shape[2]
+            return np.int64(1)
+
+        return walk
+
+    values = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    for scale in (3, 0.5):
+        out = np.zeros(2)
+        frame = frames.Frame(values, scale, out)
+        assert frames.run(frames.walk(walk_of, frame.dtypes), frame, 1).all()
+        assert out.tolist() == [values[1, 2, 3] * scale, 234]
+
+
 def test_a_frame_refuses_what_a_walk_cannot_read_in_place():
     with pytest.raises(ValueError, match="C-contiguous"):
         frames.Frame(np.arange(10)[::2])
     with pytest.raises(ValueError, match="C-contiguous"):
-        frames.Frame(np.zeros((2, 3, 4)))
+        frames.Frame(np.zeros((2, 3, 4, 5)))
     with pytest.raises(ValueError, match="contiguous rows"):
         frames.Frame(frames.Rows(np.zeros((4, 6))[:, ::2]))
     # an empty block of any strides is nothing to read

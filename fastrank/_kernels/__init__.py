@@ -10,7 +10,7 @@ Helpers that only other kernels call are compiled with `no_cpython_wrapper=True,
 no_cfunc_wrapper=True`: numba otherwise builds and optimises a Python-callable wrapper
 and a C-callable one for each, which nothing uses. Kernels that Python calls keep the
 first and drop the second (`no_cfunc_wrapper=True`). The one kind that keeps its C
-wrapper is a walk that a parallel driver calls through a pointer (`first_class`, and
-`frames` for the walks that share one driver): a big walk linked into its `prange` driver
-is optimised and emitted three times.
+wrapper is a walk that the parallel driver calls through a pointer (`frames`,
+`first_class`): a big walk linked into a `prange` driver is optimised and emitted three
+times.
 """

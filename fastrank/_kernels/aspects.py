@@ -46,6 +46,8 @@ counting on each array per call.
 import numpy as np
 from numba import njit, prange
 
+from .frames import matrix, number, vector
+
 _KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
 _KEEP_MIN = 8  # distinct gains above the bound of the groups not reached that end a scan
 # ... for a user with at most _NARROW aspects, whose scans are cheap to repeat: stopping at
@@ -427,14 +429,10 @@ def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
     gpos[g] = pos
 
 
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values, gam_dense,
-             gam_totals, e_indptr, e_indices, a_indptr, a_indices, item_mask, n_aspects,
-             grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group, by_ptr, pair_ptr,
-             links, width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status, walk,
-             n_chunks, done):
-    """Greedy ideal DCG of αβ-nDCG: idcg[c, i] for cutoff c and user slot i (truth row
-    rows[i]); status[i] is OK, NO_PROFILE or NO_TRUTH (idcg 0 for those).
+def ideal_range(dtypes):
+    """The walk (`frames.run_ranges`) of a range of rows: Greedy ideal DCG of αβ-nDCG:
+    idcg[c, i] for cutoff c and user slot i (truth row rows[i]); status[i] is OK,
+    NO_PROFILE or NO_TRUTH (idcg 0 for those).
 
     gam_*: γ of each slot as CSR (gamma_rows; an empty row: γ all zero), or, where
     gam_dense has rows, γ of slot i is row rows[i] of gam_dense over gam_totals[rows[i]]
@@ -448,481 +446,480 @@ def ab_ideal(t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values
     ψ (pair_ptr holds one entry, and no pairs are used, where the caller built none);
     width: the most aspects of a group; p_scale = beta / r_max.
 
-    walk: `ideal_range` compiled for these arguments, as a first-class function
-    (`first_class.compiled`): done[chunk] = 1 once range `chunk` is done (0 if its scratch
-    could not be allocated).
-    """
-    n_rows = rows.shape[0]
-    for chunk in prange(n_chunks):
-        done[chunk] = walk((chunk * n_rows) // n_chunks, ((chunk + 1) * n_rows) // n_chunks,
-                           t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects,
-                           gam_values, gam_dense, gam_totals, e_indptr, e_indices, a_indptr,
-                           a_indices, item_mask, n_aspects, grp_ptr, grp_items, grp_aptr,
-                           grp_aidx, grp_mask, item_group, by_ptr, pair_ptr, links, width,
-                           alpha, p_scale, cutoffs, disc, max_row_nnz, idcg, status)
+    The frame holds, in order: t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects,
+    gam_values, gam_dense, gam_totals, e_indptr, e_indices, a_indptr, a_indices,
+    item_mask, n_aspects, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group,
+    by_ptr, pair_ptr, links, width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg,
+    status (arrays of the dtypes `dtypes` gives, as `frames.Frame.dtypes`). Returns 1,
+    or 0 where the walk's scratch could not be allocated."""
 
-
-# the C wrapper stays: ab_ideal calls the walk through it (first_class.compiled)
-@njit(cache=True, no_cpython_wrapper=True)
-def ideal_range(lo, hi, t_indptr, t_indices, t_data, rows, gam_ptr, gam_aspects, gam_values,
-                gam_dense, gam_totals, e_indptr, e_indices, a_indptr, a_indices, item_mask,
-                n_aspects, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group,
-                by_ptr, pair_ptr, links, width, alpha, p_scale, cutoffs, disc, max_row_nnz,
-                idcg, status):
-    """ab_ideal for the user slots lo..hi-1, with one set of scratch arrays.
-
-    The walk of one user keeps a buffer of candidates (b_*: b_ref is the truth position
-    of a truth item, or -(g + 1) for group g) and `bound`, above the gain of every
-    candidate left out (-1: none). A scan (re)fills the buffer from the current interest:
-
-    * Truth candidates are few and all computed.
-    * Unrated groups are found through the user's aspects in the order of falling
-      interest (a threshold scan): the groups of the aspect at place j that hold no
-      aspect of an earlier place are new, and the groups not reached yet have at most
-      `width` aspects, each of interest at most that of the aspect at place j + 1
-      (_unseen_bound). The scan stops once keep_min distinct gains beat that bound, or
-      at once when the best truth gain does (the next pick is then a truth item: no
-      group need be looked at). Either way nothing left out ties with the best.
-    * With pairs (pair_ptr), the groups of the aspect φ at place j are themselves reached
-      in that order: through each pair (φ, ψ), ψ at place m = j + 1, j + 2, ..., the
-      groups whose second aspect in the order is ψ; those not reached yet multiply q[φ]
-      by at most width - 1 factors of interest at most that at place m + 1, and φ stops
-      as soon as that bound falls below keep_min distinct gains (kept as `pending`, a
-      bound of the groups left out). Only when every pair is done are φ's groups read
-      whole, for those that hold no other aspect of the user (one entry, gain 1 - q[φ]).
-      On the benchmark shapes this looks at a fraction of the groups of the top aspect.
-    * Groups whose aspect sets agree on the user's aspects (`actmask`) have equal gains
-      now and after every pick, so they share one buffer entry: its members are linked
-      from b_head through gnext, and its id is the lowest available among them. Found
-      through `table` (open addressing, [stamp, key, entry] per slot, stamp = this
-      scan). Such groups have the same first two aspects in the order, so one place (and
-      one pair) finds them all. Without masks (more than 64 aspects) every group is its own entry.
-    * Which candidates are buffered only decides how often the walk must scan again,
-      not the result, so the cut is found cheaply: gains go into _BINS equal bins of
-      (0, max], and the buffer takes the top bins until it holds at least _KEEP.
-
-    All of it is written out in this one function: a call per user or per scan would
-    pay numba's reference counting on each of its many array arguments.
-    """
-    n_items = item_group.shape[0]
-    n_groups = grp_ptr.shape[0] - 1
-    dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
-    n_cut = cutoffs.shape[0]
-    k_max = cutoffs[n_cut - 1]
-    pairs = pair_ptr.shape[0] > 1
-    mark = np.zeros(n_items, np.int64)
-    gstamp = np.zeros(n_groups + 1, np.int64)  # + a spare slot for aspectless items
-    gpos = np.zeros(n_groups + 1, np.int64)
-    gain_c = np.empty(max(n_groups, 1), np.float64)
-    cand = np.empty(max(n_groups, 1), np.int64)
-    s = np.zeros(n_aspects, np.float64)
-    q = np.ones(n_aspects, np.float64)
-    touched = np.empty(n_aspects, np.int64)
-    order = np.empty(n_aspects, np.int64)
-    bucket = np.empty(n_aspects, np.int64)
-    b_start = np.empty(n_aspects + 2, np.int64)
-    b_top = np.empty(n_aspects + 1, np.float64)
-    o_bucket = np.empty(n_aspects, np.int64)
-    arank = np.full(n_aspects, _LAST, np.int64)
-    best_few = np.empty(_KEEP_MIN, np.float64)
-    width_t = max(max_row_nnz, 1)
-    tused = np.empty(width_t, np.uint8)
-    gain_t = np.empty(width_t, np.float64)
-    t_mask = np.empty(width_t, np.int64)
-    hist = np.empty(_BINS + 1, np.int64)
-    cap = n_groups + width_t
-    b_ref = np.empty(cap, np.int64)
-    b_gain = np.empty(cap, np.float64)
-    b_id = np.empty(cap, np.int64)
-    b_mask = np.empty(cap, np.int64)
-    b_head = np.empty(cap, np.int64)
-    gnext = np.empty(max(n_groups, 1), np.int64)
-    size = 4  # a power of two, at least twice the groups + 1 (row 0 unused)
-    while size < 2 * n_groups + 2:
-        size *= 2
-    table = np.zeros((size, 3), np.int64)
-    table_mask = size - 1
-    stamp = 0
-    for i in range(lo, hi):
-        for c in range(n_cut):
-            idcg[c, i] = 0.0
-        r = rows[i]
-        t_start = t_indptr[r]
-        t_end = t_indptr[r + 1]
-        n_touched = gam_ptr[i + 1] - gam_ptr[i]
-        if t_end == t_start:
-            status[i] = NO_TRUTH
-            continue
-        if n_touched == 0:
-            status[i] = NO_PROFILE
-            continue
-        status[i] = OK
-        keep_min = _KEEP_MIN_NARROW if n_touched <= _NARROW else _KEEP_MIN
-        base = np.int64(i) + 1
-        actmask = np.int64(-1)  # all bits: no masks past 64 aspects
-        if n_aspects <= 64:
-            actmask = np.int64(0)
-        phi = -1  # a dense γ row's column
-        for t in range(n_touched):
-            if dense:
-                phi += 1
-                while gam_dense[r, phi] == 0.0:
-                    phi += 1
-                s[phi] = gam_dense[r, phi] / gam_totals[r]
-            else:
-                phi = gam_aspects[gam_ptr[i] + t]
-                s[phi] = gam_values[gam_ptr[i] + t]
-            touched[t] = phi
-            q[phi] = 1.0 - alpha * s[phi]
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        t_indptr = vector(frame, 0, dtypes[0])
+        t_indices = vector(frame, 1, dtypes[1])
+        t_data = vector(frame, 2, dtypes[2])
+        rows = vector(frame, 3, dtypes[3])
+        gam_ptr = vector(frame, 4, dtypes[4])
+        gam_aspects = vector(frame, 5, dtypes[5])
+        gam_values = vector(frame, 6, dtypes[6])
+        gam_dense = matrix(frame, 7, dtypes[7])
+        gam_totals = vector(frame, 8, dtypes[8])
+        e_indptr = vector(frame, 9, dtypes[9])
+        e_indices = vector(frame, 10, dtypes[10])
+        a_indptr = vector(frame, 11, dtypes[11])
+        a_indices = vector(frame, 12, dtypes[12])
+        item_mask = vector(frame, 13, dtypes[13])
+        n_aspects = number(frame, 14, dtypes[14])
+        grp_ptr = vector(frame, 15, dtypes[15])
+        grp_items = vector(frame, 16, dtypes[16])
+        grp_aptr = vector(frame, 17, dtypes[17])
+        grp_aidx = vector(frame, 18, dtypes[18])
+        grp_mask = vector(frame, 19, dtypes[19])
+        item_group = vector(frame, 20, dtypes[20])
+        by_ptr = vector(frame, 21, dtypes[21])
+        pair_ptr = vector(frame, 22, dtypes[22])
+        links = vector(frame, 23, dtypes[23])
+        width = number(frame, 24, dtypes[24])
+        alpha = number(frame, 25, dtypes[25])
+        p_scale = number(frame, 26, dtypes[26])
+        cutoffs = vector(frame, 27, dtypes[27])
+        disc = vector(frame, 28, dtypes[28])
+        max_row_nnz = number(frame, 29, dtypes[29])
+        idcg = matrix(frame, 30, dtypes[30])
+        status = vector(frame, 31, dtypes[31])
+        lo = (chunk * rows.shape[0]) // n_chunks
+        hi = ((chunk + 1) * rows.shape[0]) // n_chunks
+        n_items = item_group.shape[0]
+        n_groups = grp_ptr.shape[0] - 1
+        dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
+        n_cut = cutoffs.shape[0]
+        k_max = cutoffs[n_cut - 1]
+        pairs = pair_ptr.shape[0] > 1
+        mark = np.zeros(n_items, np.int64)
+        gstamp = np.zeros(n_groups + 1, np.int64)  # + a spare slot for aspectless items
+        gpos = np.zeros(n_groups + 1, np.int64)
+        gain_c = np.empty(max(n_groups, 1), np.float64)
+        cand = np.empty(max(n_groups, 1), np.int64)
+        s = np.zeros(n_aspects, np.float64)
+        q = np.ones(n_aspects, np.float64)
+        touched = np.empty(n_aspects, np.int64)
+        order = np.empty(n_aspects, np.int64)
+        bucket = np.empty(n_aspects, np.int64)
+        b_start = np.empty(n_aspects + 2, np.int64)
+        b_top = np.empty(n_aspects + 1, np.float64)
+        o_bucket = np.empty(n_aspects, np.int64)
+        arank = np.full(n_aspects, _LAST, np.int64)
+        best_few = np.empty(_KEEP_MIN, np.float64)
+        width_t = max(max_row_nnz, 1)
+        tused = np.empty(width_t, np.uint8)
+        gain_t = np.empty(width_t, np.float64)
+        t_mask = np.empty(width_t, np.int64)
+        hist = np.empty(_BINS + 1, np.int64)
+        cap = n_groups + width_t
+        b_ref = np.empty(cap, np.int64)
+        b_gain = np.empty(cap, np.float64)
+        b_id = np.empty(cap, np.int64)
+        b_mask = np.empty(cap, np.int64)
+        b_head = np.empty(cap, np.int64)
+        gnext = np.empty(max(n_groups, 1), np.int64)
+        size = 4  # a power of two, at least twice the groups + 1 (row 0 unused)
+        while size < 2 * n_groups + 2:
+            size *= 2
+        table = np.zeros((size, 3), np.int64)
+        table_mask = size - 1
+        stamp = 0
+        for i in range(lo, hi):
+            for c in range(n_cut):
+                idcg[c, i] = 0.0
+            r = rows[i]
+            t_start = t_indptr[r]
+            t_end = t_indptr[r + 1]
+            n_touched = gam_ptr[i + 1] - gam_ptr[i]
+            if t_end == t_start:
+                status[i] = NO_TRUTH
+                continue
+            if n_touched == 0:
+                status[i] = NO_PROFILE
+                continue
+            status[i] = OK
+            keep_min = _KEEP_MIN_NARROW if n_touched <= _NARROW else _KEEP_MIN
+            base = np.int64(i) + 1
+            actmask = np.int64(-1)  # all bits: no masks past 64 aspects
             if n_aspects <= 64:
-                actmask |= np.int64(1) << phi
-        for j in range(t_start, t_end):
-            item = t_indices[j]
-            _mark_unrated(item, base, mark, item_group, gstamp, gpos)
-            tused[j - t_start] = 0
-            t_mask[j - t_start] = item_mask[item]
-        for j in range(e_indptr[r], e_indptr[r + 1]):
-            _mark_unrated(e_indices[j], base, mark, item_group, gstamp, gpos)
-        for j in range(t_start, t_end):
-            _resolve(item_group[t_indices[j]], base, grp_ptr, grp_items, gpos, mark)
-        for j in range(e_indptr[r], e_indptr[r + 1]):
-            _resolve(item_group[e_indices[j]], base, grp_ptr, grp_items, gpos, mark)
-        # the walk
-        n_buf = 0
-        bound = -1.0
-        scan = True  # the buffer must be (re)filled before this step's pick
-        picked_mask = np.int64(0)  # aspects changed by the last pick
-        acc = 0.0
-        c = 0
-        for step in range(k_max):
-            top = -1.0
-            if not scan:
-                for b in range(n_buf):
-                    if b_mask[b] & picked_mask != 0:  # its gain changed: recompute
-                        ref = b_ref[b]
-                        prod = 1.0
-                        if ref >= 0:
-                            item = b_id[b]
-                            p = max(t_data[ref], 0.0) * p_scale
+                actmask = np.int64(0)
+            phi = -1  # a dense γ row's column
+            for t in range(n_touched):
+                if dense:
+                    phi += 1
+                    while gam_dense[r, phi] == 0.0:
+                        phi += 1
+                    s[phi] = gam_dense[r, phi] / gam_totals[r]
+                else:
+                    phi = gam_aspects[gam_ptr[i] + t]
+                    s[phi] = gam_values[gam_ptr[i] + t]
+                touched[t] = phi
+                q[phi] = 1.0 - alpha * s[phi]
+                if n_aspects <= 64:
+                    actmask |= np.int64(1) << phi
+            for j in range(t_start, t_end):
+                item = t_indices[j]
+                _mark_unrated(item, base, mark, item_group, gstamp, gpos)
+                tused[j - t_start] = 0
+                t_mask[j - t_start] = item_mask[item]
+            for j in range(e_indptr[r], e_indptr[r + 1]):
+                _mark_unrated(e_indices[j], base, mark, item_group, gstamp, gpos)
+            for j in range(t_start, t_end):
+                _resolve(item_group[t_indices[j]], base, grp_ptr, grp_items, gpos, mark)
+            for j in range(e_indptr[r], e_indptr[r + 1]):
+                _resolve(item_group[e_indices[j]], base, grp_ptr, grp_items, gpos, mark)
+            # the walk
+            n_buf = 0
+            bound = -1.0
+            scan = True  # the buffer must be (re)filled before this step's pick
+            picked_mask = np.int64(0)  # aspects changed by the last pick
+            acc = 0.0
+            c = 0
+            for step in range(k_max):
+                top = -1.0
+                if not scan:
+                    for b in range(n_buf):
+                        if b_mask[b] & picked_mask != 0:  # its gain changed: recompute
+                            ref = b_ref[b]
+                            prod = 1.0
+                            if ref >= 0:
+                                item = b_id[b]
+                                p = max(t_data[ref], 0.0) * p_scale
+                                for a in range(a_indptr[item], a_indptr[item + 1]):
+                                    prod *= 1.0 - p * s[a_indices[a]]
+                            else:
+                                g = -ref - 1
+                                for a in range(grp_aptr[g], grp_aptr[g + 1]):
+                                    prod *= q[grp_aidx[a]]
+                            b_gain[b] = 1.0 - prod
+                        top = max(top, b_gain[b])
+                    # a candidate left out could win or tie (gains only fall): scan again
+                    scan = bound > 0.0 and bound >= _tie_floor(top, _ABSOLUTE)
+                if scan:
+                    scan = False
+                    top = 0.0
+                    # distinct gains in best_few, the largest ones seen (unsorted)
+                    n_few = np.int64(0)
+                    few_min = -1.0  # their smallest once there are keep_min of them
+                    for j in range(t_start, t_end):
+                        gain = 0.0
+                        if not tused[j - t_start]:
+                            item = t_indices[j]
+                            p = max(t_data[j], 0.0) * p_scale
+                            prod = 1.0
                             for a in range(a_indptr[item], a_indptr[item + 1]):
                                 prod *= 1.0 - p * s[a_indices[a]]
-                        else:
-                            g = -ref - 1
-                            for a in range(grp_aptr[g], grp_aptr[g + 1]):
-                                prod *= q[grp_aidx[a]]
-                        b_gain[b] = 1.0 - prod
-                    top = max(top, b_gain[b])
-                # a candidate left out could win or tie (gains only fall): scan again
-                scan = bound > 0.0 and bound >= _tie_floor(top, _ABSOLUTE)
-            if scan:
-                scan = False
-                top = 0.0
-                n_few = np.int64(0)  # distinct gains in best_few, the largest ones seen (unsorted)
-                few_min = -1.0  # their smallest once there are keep_min of them
-                for j in range(t_start, t_end):
-                    gain = 0.0
-                    if not tused[j - t_start]:
-                        item = t_indices[j]
-                        p = max(t_data[j], 0.0) * p_scale
-                        prod = 1.0
-                        for a in range(a_indptr[item], a_indptr[item + 1]):
-                            prod *= 1.0 - p * s[a_indices[a]]
-                        gain = 1.0 - prod
-                    gain_t[j - t_start] = gain
-                    top = max(top, gain)
-                    if gain > few_min and gain > 0.0:
-                        n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
-                s_top = 0.0
-                for t in range(n_touched):
-                    s_top = max(s_top, s[touched[t]])
-                unseen = _unseen_bound(1.0, s_top, alpha, width)
-                n_cand = 0
-                if unseen > 0.0 and unseen >= _tie_floor(top, _ABSOLUTE):  # a group may be next
-                    # the user's aspects in buckets of falling interest (a counting sort:
-                    # bucket 0 holds the largest interest, s_top)
-                    n_b = n_touched
-                    b_scale = (n_b - 0.5) / s_top
-                    b_start[: n_b + 2] = 0
-                    b_top[:n_b] = 0.0
+                            gain = 1.0 - prod
+                        gain_t[j - t_start] = gain
+                        top = max(top, gain)
+                        if gain > few_min and gain > 0.0:
+                            n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
+                    s_top = 0.0
                     for t in range(n_touched):
-                        phi = touched[t]
-                        k = n_b - 1 - min(np.int64(s[phi] * b_scale), n_b - 1)
-                        bucket[t] = k
-                        b_start[k + 2] += 1
-                        b_top[k] = max(b_top[k], s[phi])
-                    for k in range(2, n_b + 2):
-                        b_start[k] += b_start[k - 1]
-                    for t in range(n_touched):  # b_start[k + 1]: where bucket k's next goes
-                        k = bucket[t]
-                        order[b_start[k + 1]] = touched[t]
-                        o_bucket[b_start[k + 1]] = k
-                        b_start[k + 1] += 1
-                    if pairs:  # a pair's group is checked against places not reached yet
+                        s_top = max(s_top, s[touched[t]])
+                    unseen = _unseen_bound(1.0, s_top, alpha, width)
+                    n_cand = 0
+                    if unseen > 0.0 and unseen >= _tie_floor(top, _ABSOLUTE):  # a group may be next
+                        # the user's aspects in buckets of falling interest (a counting sort:
+                        # bucket 0 holds the largest interest, s_top)
+                        n_b = n_touched
+                        b_scale = (n_b - 0.5) / s_top
+                        b_start[: n_b + 2] = 0
+                        b_top[:n_b] = 0.0
                         for t in range(n_touched):
-                            arank[order[t]] = t
-                    pending = -1.0  # above the groups left out at the places reached
-                    k = 0  # bucket k is order[b_start[k]:b_start[k + 1]]
-                    while k < n_b:
-                        for place in range(b_start[k], b_start[k + 1]):
-                            phi = order[place]
-                            arank[phi] = place
-                            if not pairs:
-                                n_cand, top, n_few, few_min = _scan_groups(
-                                    by_ptr[phi], by_ptr[phi + 1], links, place, base, gstamp,
-                                    gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
-                                    n_cand, top, best_few, n_few, few_min, keep_min)
+                            phi = touched[t]
+                            k = n_b - 1 - min(np.int64(s[phi] * b_scale), n_b - 1)
+                            bucket[t] = k
+                            b_start[k + 2] += 1
+                            b_top[k] = max(b_top[k], s[phi])
+                        for k in range(2, n_b + 2):
+                            b_start[k] += b_start[k - 1]
+                        for t in range(n_touched):  # b_start[k + 1]: where bucket k's next goes
+                            k = bucket[t]
+                            order[b_start[k + 1]] = touched[t]
+                            o_bucket[b_start[k + 1]] = k
+                            b_start[k + 1] += 1
+                        if pairs:  # a pair's group is checked against places not reached yet
+                            for t in range(n_touched):
+                                arank[order[t]] = t
+                        pending = -1.0  # above the groups left out at the places reached
+                        k = 0  # bucket k is order[b_start[k]:b_start[k + 1]]
+                        while k < n_b:
+                            for place in range(b_start[k], b_start[k + 1]):
+                                phi = order[place]
+                                arank[phi] = place
+                                if not pairs:
+                                    n_cand, top, n_few, few_min = _scan_groups(
+                                        by_ptr[phi], by_ptr[phi + 1], links, place, base, gstamp,
+                                        gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
+                                        n_cand, top, best_few, n_few, few_min, keep_min)
+                                    continue
+                                # with pairs, the groups whose second aspect is at place m,
+                                # m = place + 1, ...; then (m = n_touched) those of phi alone
+                                # (the ranks of phi and psi are lifted past every place while
+                                # their own list is read)
+                                arank[phi] = _LAST
+                                m = place + 1
+                                while m < n_touched:
+                                    psi = order[m]
+                                    arank[psi] = _LAST
+                                    n_cand, top, n_few, few_min = _scan_groups(
+                                        pair_ptr[phi * n_aspects + psi],
+                                        pair_ptr[phi * n_aspects + psi + 1], links, m + 1, base,
+                                        gstamp, gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand,
+                                        gain_c, n_cand, top, best_few, n_few, few_min, keep_min)
+                                    arank[psi] = m
+                                    m += 1
+                                    left = _unseen_bound(q[phi], 0.0, alpha, np.int64(0))
+                                    if m < n_touched:
+                                        left = _unseen_bound(q[phi], b_top[o_bucket[m]], alpha,
+                                                             width - 1)
+                                    if left <= 0.0 or (few_min > left
+                                                       and left < _tie_floor(top, _ABSOLUTE)):
+                                        pending = max(pending, left)
+                                        break
+                                if m == n_touched:  # not stopped: the groups of phi alone
+                                    n_cand, top, n_few, few_min = _scan_groups(
+                                        by_ptr[phi], by_ptr[phi + 1], links, _LAST, base, gstamp,
+                                        gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
+                                        n_cand, top, best_few, n_few, few_min, keep_min)
+                                arank[phi] = place
+                            place = b_start[k + 1]
+                            k += 1
+                            while k < n_b and b_start[k + 1] == b_start[k]:
+                                k += 1  # empty buckets
+                            unseen = (-1.0 if k == n_b else
+                                  _unseen_bound(1.0, b_top[k], alpha, width))
+                            unseen = max(unseen, pending)
+                            if unseen <= 0.0 or (few_min > unseen
+                                                 and unseen < _tie_floor(top, _ABSOLUTE)):
+                                break
+                        for t in range(n_touched if pairs else place):
+                            arank[order[t]] = _LAST
+                    bound = unseen
+                    n_buf = 0
+                    if top > 0.0:
+                        # bins 1.._BINS split [0, top] in equal widths
+                        scale = (_BINS - 0.5) / top
+                        hist[:] = 0
+                        for t in range(t_end - t_start):
+                            hist[_bin(gain_t[t], scale)] += 1
+                        for e in range(n_cand):
+                            hist[_bin(gain_c[e], scale)] += 1
+                        cut = _BINS
+                        held = hist[_BINS]
+                        while cut > 1 and held < _KEEP:
+                            cut -= 1
+                            held += hist[cut]
+                        for j in range(t_start, t_end):
+                            gain = gain_t[j - t_start]
+                            if gain <= 0.0:
                                 continue
-                            # with pairs, the groups whose second aspect is at place m,
-                            # m = place + 1, ...; then (m = n_touched) those of phi alone
-                            # (the ranks of phi and psi are lifted past every place while
-                            # their own list is read)
-                            arank[phi] = _LAST
-                            m = place + 1
-                            while m < n_touched:
-                                psi = order[m]
-                                arank[psi] = _LAST
-                                n_cand, top, n_few, few_min = _scan_groups(
-                                    pair_ptr[phi * n_aspects + psi],
-                                    pair_ptr[phi * n_aspects + psi + 1], links, m + 1, base,
-                                    gstamp, gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand,
-                                    gain_c, n_cand, top, best_few, n_few, few_min, keep_min)
-                                arank[psi] = m
-                                m += 1
-                                left = _unseen_bound(q[phi], 0.0, alpha, np.int64(0))
-                                if m < n_touched:
-                                    left = _unseen_bound(q[phi], b_top[o_bucket[m]], alpha,
-                                                         width - 1)
-                                if left <= 0.0 or (few_min > left
-                                                   and left < _tie_floor(top, _ABSOLUTE)):
-                                    pending = max(pending, left)
-                                    break
-                            if m == n_touched:  # not stopped: the groups of phi alone
-                                n_cand, top, n_few, few_min = _scan_groups(
-                                    by_ptr[phi], by_ptr[phi + 1], links, _LAST, base, gstamp,
-                                    gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
-                                    n_cand, top, best_few, n_few, few_min, keep_min)
-                            arank[phi] = place
-                        place = b_start[k + 1]
-                        k += 1
-                        while k < n_b and b_start[k + 1] == b_start[k]:
-                            k += 1  # empty buckets
-                        unseen = -1.0 if k == n_b else _unseen_bound(1.0, b_top[k], alpha, width)
-                        unseen = max(unseen, pending)
-                        if unseen <= 0.0 or (few_min > unseen
-                                             and unseen < _tie_floor(top, _ABSOLUTE)):
-                            break
-                    for t in range(n_touched if pairs else place):
-                        arank[order[t]] = _LAST
-                bound = unseen
-                n_buf = 0
-                if top > 0.0:
-                    # bins 1.._BINS split [0, top] in equal widths
-                    scale = (_BINS - 0.5) / top
-                    hist[:] = 0
-                    for t in range(t_end - t_start):
-                        hist[_bin(gain_t[t], scale)] += 1
-                    for e in range(n_cand):
-                        hist[_bin(gain_c[e], scale)] += 1
-                    cut = _BINS
-                    held = hist[_BINS]
-                    while cut > 1 and held < _KEEP:
-                        cut -= 1
-                        held += hist[cut]
-                    for j in range(t_start, t_end):
-                        gain = gain_t[j - t_start]
-                        if gain <= 0.0:
-                            continue
-                        if _bin(gain, scale) >= cut:
-                            b_ref[n_buf] = j
+                            if _bin(gain, scale) >= cut:
+                                b_ref[n_buf] = j
+                                b_gain[n_buf] = gain
+                                b_id[n_buf] = t_indices[j]
+                                b_mask[n_buf] = t_mask[j - t_start] & actmask
+                                n_buf += 1
+                            elif gain > bound:
+                                bound = gain
+                        stamp += 1
+                        for e in range(n_cand):
+                            gain = gain_c[e]
+                            if _bin(gain, scale) < cut:
+                                bound = max(bound, gain)
+                                continue
+                            g = cand[e]
+                            pos = grp_ptr[g]
+                            if gstamp[g] == base:
+                                pos = gpos[g]
+                            item = grp_items[pos]
+                            key = grp_mask[g] & actmask
+                            if actmask != -1:
+                                h = ((key * _MIX) >> 21) & table_mask | 1  # slots 1.., not row 0
+                                while table[h, 0] == stamp and table[h, 1] != key:
+                                    h = (h + 1) & table_mask | 1
+                                if table[h, 0] == stamp:  # joins an entry: the same gain forever
+                                    f = table[h, 2]
+                                    gnext[g] = b_head[f]
+                                    b_head[f] = g
+                                    if item < b_id[f]:
+                                        b_id[f] = item
+                                        b_ref[f] = -(g + 1)
+                                    continue
+                                table[h, 0] = stamp
+                                table[h, 1] = key
+                                table[h, 2] = n_buf
+                            b_ref[n_buf] = -(g + 1)
                             b_gain[n_buf] = gain
-                            b_id[n_buf] = t_indices[j]
-                            b_mask[n_buf] = t_mask[j - t_start] & actmask
+                            b_id[n_buf] = item
+                            b_mask[n_buf] = key
+                            b_head[n_buf] = g
+                            gnext[g] = -1
                             n_buf += 1
-                        elif gain > bound:
-                            bound = gain
-                    stamp += 1
-                    for e in range(n_cand):
-                        gain = gain_c[e]
-                        if _bin(gain, scale) < cut:
-                            bound = max(bound, gain)
-                            continue
-                        g = cand[e]
-                        pos = grp_ptr[g]
-                        if gstamp[g] == base:
-                            pos = gpos[g]
-                        item = grp_items[pos]
-                        key = grp_mask[g] & actmask
-                        if actmask != -1:
-                            h = ((key * _MIX) >> 21) & table_mask | 1  # slots 1.., not row 0
-                            while table[h, 0] == stamp and table[h, 1] != key:
-                                h = (h + 1) & table_mask | 1
-                            if table[h, 0] == stamp:  # joins an entry: the same gain forever
-                                f = table[h, 2]
-                                gnext[g] = b_head[f]
-                                b_head[f] = g
-                                if item < b_id[f]:
-                                    b_id[f] = item
-                                    b_ref[f] = -(g + 1)
-                                continue
-                            table[h, 0] = stamp
-                            table[h, 1] = key
-                            table[h, 2] = n_buf
-                        b_ref[n_buf] = -(g + 1)
-                        b_gain[n_buf] = gain
-                        b_id[n_buf] = item
-                        b_mask[n_buf] = key
-                        b_head[n_buf] = g
-                        gnext[g] = -1
-                        n_buf += 1
-                top = -1.0
+                    top = -1.0
+                    for b in range(n_buf):
+                        top = max(top, b_gain[b])
+                if top <= 0.0:
+                    break  # nothing left, or every gain from here on is 0
+                # the lowest id among the gains that tie with the largest
+                floor = _tie_floor(top, _ABSOLUTE)
+                best = -1
                 for b in range(n_buf):
-                    top = max(top, b_gain[b])
-            if top <= 0.0:
-                break  # nothing left, or every gain from here on is 0
-            # the lowest id among the gains that tie with the largest
-            floor = _tie_floor(top, _ABSOLUTE)
-            best = -1
-            for b in range(n_buf):
-                if b_gain[b] >= floor and (best < 0 or b_id[b] < b_id[best]):
-                    best = b
-            item = b_id[best]
-            ref = b_ref[best]
-            acc += b_gain[best] * disc[step]
-            while c < n_cut and cutoffs[c] == step + 1:
+                    if b_gain[b] >= floor and (best < 0 or b_id[b] < b_id[best]):
+                        best = b
+                item = b_id[best]
+                ref = b_ref[best]
+                acc += b_gain[best] * disc[step]
+                while c < n_cut and cutoffs[c] == step + 1:
+                    idcg[c, i] = acc
+                    c += 1
+                picked_mask = b_mask[best]
+                remove = True
+                if ref >= 0:
+                    p = max(t_data[ref], 0.0) * p_scale
+                    tused[ref - t_start] = 1
+                else:
+                    p = alpha
+                    g = -ref - 1
+                    pos = grp_ptr[g]
+                    if gstamp[g] == base:
+                        pos = gpos[g]
+                    end = grp_ptr[g + 1]
+                    pos += 1
+                    while pos < end and mark[grp_items[pos]] == base:
+                        pos += 1
+                    gstamp[g] = base
+                    gpos[g] = pos
+                    # the entry's next id: the lowest available among its member groups
+                    low = -1
+                    member = b_head[best]
+                    while member >= 0:
+                        pos = grp_ptr[member]
+                        if gstamp[member] == base:
+                            pos = gpos[member]
+                        if pos < grp_ptr[member + 1] and (low < 0 or grp_items[pos] < b_id[best]):
+                            low = member
+                            b_id[best] = grp_items[pos]
+                        member = gnext[member]
+                    if low >= 0:
+                        b_ref[best] = -(low + 1)
+                        remove = False
+                if remove:
+                    n_buf -= 1
+                    b_ref[best] = b_ref[n_buf]
+                    b_gain[best] = b_gain[n_buf]
+                    b_id[best] = b_id[n_buf]
+                    b_mask[best] = b_mask[n_buf]
+                    b_head[best] = b_head[n_buf]
+                for a in range(a_indptr[item], a_indptr[item + 1]):
+                    phi = a_indices[a]
+                    s[phi] *= 1.0 - p
+                    q[phi] = 1.0 - alpha * s[phi]
+            while c < n_cut:
                 idcg[c, i] = acc
                 c += 1
-            picked_mask = b_mask[best]
-            remove = True
-            if ref >= 0:
-                p = max(t_data[ref], 0.0) * p_scale
-                tused[ref - t_start] = 1
-            else:
-                p = alpha
-                g = -ref - 1
-                pos = grp_ptr[g]
-                if gstamp[g] == base:
-                    pos = gpos[g]
-                end = grp_ptr[g + 1]
-                pos += 1
-                while pos < end and mark[grp_items[pos]] == base:
-                    pos += 1
-                gstamp[g] = base
-                gpos[g] = pos
-                # the entry's next id: the lowest available among its member groups
-                low = -1
-                member = b_head[best]
-                while member >= 0:
-                    pos = grp_ptr[member]
-                    if gstamp[member] == base:
-                        pos = gpos[member]
-                    if pos < grp_ptr[member + 1] and (low < 0 or grp_items[pos] < b_id[best]):
-                        low = member
-                        b_id[best] = grp_items[pos]
-                    member = gnext[member]
-                if low >= 0:
-                    b_ref[best] = -(low + 1)
-                    remove = False
-            if remove:
-                n_buf -= 1
-                b_ref[best] = b_ref[n_buf]
-                b_gain[best] = b_gain[n_buf]
-                b_id[best] = b_id[n_buf]
-                b_mask[best] = b_mask[n_buf]
-                b_head[best] = b_head[n_buf]
-            for a in range(a_indptr[item], a_indptr[item + 1]):
-                phi = a_indices[a]
-                s[phi] *= 1.0 - p
-                q[phi] = 1.0 - alpha * s[phi]
-        while c < n_cut:
-            idcg[c, i] = acc
-            c += 1
-        for t in range(n_touched):
-            phi = touched[t]
-            s[phi] = 0.0
-            q[phi] = 1.0
-    return np.int64(1)
-
-
-# the C wrapper stays: ab_dcg calls the walk through it (first_class.compiled)
-@njit(cache=True, no_cpython_wrapper=True)
-def ab_dcg_rows(chunk, n_chunks, t_indptr, t_indices, t_data, rows, topk, gam_ptr, gam_aspects,
-                gam_values, gam_dense, gam_totals, a_indptr, a_indices, n_aspects, n_items, alpha,
-                beta, r_max, cutoffs, disc, dcg):
-    """Rows of range `chunk` (of n_chunks) of ab_dcg, with scratch of their own;
-    returns 1."""
-    n_rows = rows.shape[0]
-    dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
-    n_cut = cutoffs.shape[0]
-    k_max = cutoffs[n_cut - 1]
-    p_scale = beta / r_max
-    lo = (chunk * n_rows) // n_chunks
-    hi = ((chunk + 1) * n_rows) // n_chunks
-    mark = np.zeros(n_items, np.int64)
-    value = np.empty(n_items, np.float64)
-    s = np.zeros(n_aspects, np.float64)
-    for i in range(lo, hi):
-        for c in range(n_cut):
-            dcg[c, i] = 0.0
-        r = rows[i]
-        if t_indptr[r + 1] == t_indptr[r] or gam_ptr[i + 1] == gam_ptr[i]:
-            continue
-        if dense:
-            for phi in range(n_aspects):
-                if gam_dense[r, phi] != 0.0:
-                    s[phi] = gam_dense[r, phi] / gam_totals[r]
-        else:
-            for t in range(gam_ptr[i], gam_ptr[i + 1]):
-                s[gam_aspects[t]] = gam_values[t]
-        base = 2 * (np.int64(i) + 1)
-        for j in range(t_indptr[r], t_indptr[r + 1]):
-            item = t_indices[j]
-            mark[item] = base
-            value[item] = max(t_data[j], 0.0)
-        acc = 0.0
-        c = 0
-        for step in range(k_max):
-            item = topk[i, step]
-            if item >= 0 and mark[item] != base + 1:  # not padding, not a repeat
-                p = alpha
-                if mark[item] == base:
-                    p = value[item] * p_scale
-                mark[item] = base + 1
-                prod = 1.0
-                for a in range(a_indptr[item], a_indptr[item + 1]):
-                    prod *= 1.0 - p * s[a_indices[a]]
-                acc += (1.0 - prod) * disc[step]
-                for a in range(a_indptr[item], a_indptr[item + 1]):
-                    s[a_indices[a]] *= 1.0 - p
-            while c < n_cut and cutoffs[c] == step + 1:
-                dcg[c, i] = acc
-                c += 1
-        if dense:
-            for phi in range(n_aspects):
+            for t in range(n_touched):
+                phi = touched[t]
                 s[phi] = 0.0
-        else:
-            for t in range(gam_ptr[i], gam_ptr[i + 1]):
-                s[gam_aspects[t]] = 0.0
-    return np.int64(1)
+                q[phi] = 1.0
+        return np.int64(1)
 
+    return walk
+def ab_dcg_rows(dtypes):
+    """The walk (`frames.run_ranges`) of a range of rows: αβ-DCG of each top-K row at
+    every cutoff: dcg[c, i]. Rows without truth or γ get 0 (the facade knows them from
+    the ideal's status). A repeated id counts once. gam_*: γ as ideal_range reads it.
 
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def ab_dcg(t_indptr, t_indices, t_data, rows, topk, gam_ptr, gam_aspects, gam_values, gam_dense,
-           gam_totals, a_indptr, a_indices, n_aspects, n_items, alpha, beta, r_max, cutoffs, disc,
-           dcg, walk, n_chunks, done):
-    """αβ-DCG of each top-K row at every cutoff: dcg[c, i]. Rows without truth or γ get
-    0 (the facade knows them from the ideal's status). A repeated id counts once. gam_*:
-    γ as ab_ideal reads it.
+    The frame holds, in order: t_indptr, t_indices, t_data, rows, topk, gam_ptr,
+    gam_aspects, gam_values, gam_dense, gam_totals, a_indptr, a_indices, n_aspects,
+    n_items, alpha, beta, r_max, cutoffs, disc, dcg (arrays of the dtypes `dtypes`
+    gives, as `frames.Frame.dtypes`). Returns 1, or 0 where the walk's scratch could not
+    be allocated."""
 
-    walk: `ab_dcg_rows` compiled for these arguments, as a first-class function
-    (`first_class.compiled`): done[chunk] = 1 once range `chunk` is done (0 if its
-    scratch could not be allocated).
-    """
-    for chunk in prange(n_chunks):
-        done[chunk] = walk(np.int64(chunk), n_chunks, t_indptr, t_indices, t_data, rows, topk,
-                           gam_ptr, gam_aspects, gam_values, gam_dense, gam_totals, a_indptr,
-                           a_indices, n_aspects, n_items, alpha, beta, r_max, cutoffs, disc, dcg)
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        t_indptr = vector(frame, 0, dtypes[0])
+        t_indices = vector(frame, 1, dtypes[1])
+        t_data = vector(frame, 2, dtypes[2])
+        rows = vector(frame, 3, dtypes[3])
+        topk = matrix(frame, 4, dtypes[4])
+        gam_ptr = vector(frame, 5, dtypes[5])
+        gam_aspects = vector(frame, 6, dtypes[6])
+        gam_values = vector(frame, 7, dtypes[7])
+        gam_dense = matrix(frame, 8, dtypes[8])
+        gam_totals = vector(frame, 9, dtypes[9])
+        a_indptr = vector(frame, 10, dtypes[10])
+        a_indices = vector(frame, 11, dtypes[11])
+        n_aspects = number(frame, 12, dtypes[12])
+        n_items = number(frame, 13, dtypes[13])
+        alpha = number(frame, 14, dtypes[14])
+        beta = number(frame, 15, dtypes[15])
+        r_max = number(frame, 16, dtypes[16])
+        cutoffs = vector(frame, 17, dtypes[17])
+        disc = vector(frame, 18, dtypes[18])
+        dcg = matrix(frame, 19, dtypes[19])
+        n_rows = rows.shape[0]
+        dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
+        n_cut = cutoffs.shape[0]
+        k_max = cutoffs[n_cut - 1]
+        p_scale = beta / r_max
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        mark = np.zeros(n_items, np.int64)
+        value = np.empty(n_items, np.float64)
+        s = np.zeros(n_aspects, np.float64)
+        for i in range(lo, hi):
+            for c in range(n_cut):
+                dcg[c, i] = 0.0
+            r = rows[i]
+            if t_indptr[r + 1] == t_indptr[r] or gam_ptr[i + 1] == gam_ptr[i]:
+                continue
+            if dense:
+                for phi in range(n_aspects):
+                    if gam_dense[r, phi] != 0.0:
+                        s[phi] = gam_dense[r, phi] / gam_totals[r]
+            else:
+                for t in range(gam_ptr[i], gam_ptr[i + 1]):
+                    s[gam_aspects[t]] = gam_values[t]
+            base = 2 * (np.int64(i) + 1)
+            for j in range(t_indptr[r], t_indptr[r + 1]):
+                item = t_indices[j]
+                mark[item] = base
+                value[item] = max(t_data[j], 0.0)
+            acc = 0.0
+            c = 0
+            for step in range(k_max):
+                item = topk[i, step]
+                if item >= 0 and mark[item] != base + 1:  # not padding, not a repeat
+                    p = alpha
+                    if mark[item] == base:
+                        p = value[item] * p_scale
+                    mark[item] = base + 1
+                    prod = 1.0
+                    for a in range(a_indptr[item], a_indptr[item + 1]):
+                        prod *= 1.0 - p * s[a_indices[a]]
+                    acc += (1.0 - prod) * disc[step]
+                    for a in range(a_indptr[item], a_indptr[item + 1]):
+                        s[a_indices[a]] *= 1.0 - p
+                while c < n_cut and cutoffs[c] == step + 1:
+                    dcg[c, i] = acc
+                    c += 1
+            if dense:
+                for phi in range(n_aspects):
+                    s[phi] = 0.0
+            else:
+                for t in range(gam_ptr[i], gam_ptr[i + 1]):
+                    s[gam_aspects[t]] = 0.0
+        return np.int64(1)
 
-
+    return walk
 @njit(cache=True)
 def _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w):
     """w = 1 on every aspect of the row's relevant items (all a user can touch)."""
@@ -933,96 +930,9 @@ def _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w):
                 w[a_indices[a]] = 1.0
 
 
-# the C wrapper stays: alpha_ndcg calls the walk through it (first_class.compiled)
-@njit(cache=True, no_cpython_wrapper=True)
-def alpha_rows(chunk, n_chunks, t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices,
-               n_aspects, n_items, alpha, cutoffs, disc, max_row_nnz, out, n_relevant):
-    """Rows of range `chunk` (of n_chunks) of alpha_ndcg, with scratch of their own;
-    returns 1."""
-    n_rows = rows.shape[0]
-    n_cut = cutoffs.shape[0]
-    k_max = cutoffs[n_cut - 1]
-    decay = 1.0 - alpha
-    lo = (chunk * n_rows) // n_chunks
-    hi = ((chunk + 1) * n_rows) // n_chunks
-    mark = np.zeros(n_items, np.int64)
-    w = np.ones(n_aspects, np.float64)
-    used = np.empty(max(max_row_nnz, 1), np.uint8)
-    gains = np.empty(max(max_row_nnz, 1), np.float64)
-    ideal = np.empty(n_cut, np.float64)
-    for i in range(lo, hi):
-        r = rows[i]
-        t_start = t_indptr[r]
-        t_end = t_indptr[r + 1]
-        m = 0
-        base = 2 * (np.int64(i) + 1)
-        for j in range(t_start, t_end):
-            used[j - t_start] = 0
-            if t_data[j] > 0.0:
-                mark[t_indices[j]] = base
-                m += 1
-        n_relevant[i] = m
-        if m == 0:
-            for c in range(n_cut):
-                out[c, i] = np.nan
-            continue
-        # the greedy ideal over the relevant items
-        acc = 0.0
-        c = 0
-        for step in range(k_max):
-            top = -1.0
-            for j in range(t_start, t_end):
-                gain = -1.0
-                if t_data[j] > 0.0 and not used[j - t_start]:
-                    item = t_indices[j]
-                    gain = 0.0
-                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                        gain += w[a_indices[a]]
-                gains[j - t_start] = gain
-                top = max(top, gain)
-            if top <= 0.0:
-                break
-            # ascending ids: the first gain that ties with the largest has the lowest id
-            floor = _tie_floor(top, _RELATIVE)
-            best = t_start
-            while gains[best - t_start] < floor:
-                best += 1
-            best_gain = gains[best - t_start]
-            used[best - t_start] = 1
-            acc += best_gain * disc[step]
-            item = t_indices[best]
-            for a in range(a_indptr[item], a_indptr[item + 1]):
-                w[a_indices[a]] *= decay
-            while c < n_cut and cutoffs[c] == step + 1:
-                ideal[c] = acc
-                c += 1
-        while c < n_cut:
-            ideal[c] = acc
-            c += 1
-        _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
-        # the list
-        acc = 0.0
-        c = 0
-        for step in range(k_max):
-            item = topk[i, step]
-            if item >= 0 and mark[item] == base:  # relevant, first time
-                mark[item] = base + 1
-                gain = 0.0
-                for a in range(a_indptr[item], a_indptr[item + 1]):
-                    gain += w[a_indices[a]]
-                    w[a_indices[a]] *= decay
-                acc += gain * disc[step]
-            while c < n_cut and cutoffs[c] == step + 1:
-                out[c, i] = acc / ideal[c] if ideal[c] > 0.0 else 0.0
-                c += 1
-        _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
-    return np.int64(1)
-
-
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def alpha_ndcg(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_aspects, n_items,
-               alpha, cutoffs, disc, max_row_nnz, out, n_relevant, walk, n_chunks, done):
-    """Classic α-nDCG (Clarke et al. 2008, as TREC's ndeval): out[c, i] at each cutoff.
+def alpha_rows(dtypes):
+    """The walk (`frames.run_ranges`) of a range of rows: Classic α-nDCG (Clarke et al.
+    2008, as TREC's ndeval): out[c, i] at each cutoff.
 
     The documents are the user's relevant items (truth > 0), their subtopics the items'
     aspects, judgments binary. An item's gain is Σ over its aspects of (1 - alpha)^n,
@@ -1031,11 +941,106 @@ def alpha_ndcg(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_a
     relevant items (ties, to within rounding: the lower item id; see _tie_floor). Users
     with m = 0 get NaN; a zero ideal gives 0. A repeated id counts once.
 
-    walk: `alpha_rows` compiled for these arguments, as a first-class function
-    (`first_class.compiled`): done[chunk] = 1 once range `chunk` is done (0 if its
-    scratch could not be allocated).
-    """
-    for chunk in prange(n_chunks):
-        done[chunk] = walk(np.int64(chunk), n_chunks, t_indptr, t_indices, t_data, rows, topk,
-                           a_indptr, a_indices, n_aspects, n_items, alpha, cutoffs, disc,
-                           max_row_nnz, out, n_relevant)
+    The frame holds, in order: t_indptr, t_indices, t_data, rows, topk, a_indptr,
+    a_indices, n_aspects, n_items, alpha, cutoffs, disc, max_row_nnz, out, n_relevant
+    (arrays of the dtypes `dtypes` gives, as `frames.Frame.dtypes`). Returns 1, or 0
+    where the walk's scratch could not be allocated."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        t_indptr = vector(frame, 0, dtypes[0])
+        t_indices = vector(frame, 1, dtypes[1])
+        t_data = vector(frame, 2, dtypes[2])
+        rows = vector(frame, 3, dtypes[3])
+        topk = matrix(frame, 4, dtypes[4])
+        a_indptr = vector(frame, 5, dtypes[5])
+        a_indices = vector(frame, 6, dtypes[6])
+        n_aspects = number(frame, 7, dtypes[7])
+        n_items = number(frame, 8, dtypes[8])
+        alpha = number(frame, 9, dtypes[9])
+        cutoffs = vector(frame, 10, dtypes[10])
+        disc = vector(frame, 11, dtypes[11])
+        max_row_nnz = number(frame, 12, dtypes[12])
+        out = matrix(frame, 13, dtypes[13])
+        n_relevant = vector(frame, 14, dtypes[14])
+        n_rows = rows.shape[0]
+        n_cut = cutoffs.shape[0]
+        k_max = cutoffs[n_cut - 1]
+        decay = 1.0 - alpha
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        mark = np.zeros(n_items, np.int64)
+        w = np.ones(n_aspects, np.float64)
+        used = np.empty(max(max_row_nnz, 1), np.uint8)
+        gains = np.empty(max(max_row_nnz, 1), np.float64)
+        ideal = np.empty(n_cut, np.float64)
+        for i in range(lo, hi):
+            r = rows[i]
+            t_start = t_indptr[r]
+            t_end = t_indptr[r + 1]
+            m = 0
+            base = 2 * (np.int64(i) + 1)
+            for j in range(t_start, t_end):
+                used[j - t_start] = 0
+                if t_data[j] > 0.0:
+                    mark[t_indices[j]] = base
+                    m += 1
+            n_relevant[i] = m
+            if m == 0:
+                for c in range(n_cut):
+                    out[c, i] = np.nan
+                continue
+            # the greedy ideal over the relevant items
+            acc = 0.0
+            c = 0
+            for step in range(k_max):
+                top = -1.0
+                for j in range(t_start, t_end):
+                    gain = -1.0
+                    if t_data[j] > 0.0 and not used[j - t_start]:
+                        item = t_indices[j]
+                        gain = 0.0
+                        for a in range(a_indptr[item], a_indptr[item + 1]):
+                            gain += w[a_indices[a]]
+                    gains[j - t_start] = gain
+                    top = max(top, gain)
+                if top <= 0.0:
+                    break
+                # ascending ids: the first gain that ties with the largest has the lowest id
+                floor = _tie_floor(top, _RELATIVE)
+                best = t_start
+                while gains[best - t_start] < floor:
+                    best += 1
+                best_gain = gains[best - t_start]
+                used[best - t_start] = 1
+                acc += best_gain * disc[step]
+                item = t_indices[best]
+                for a in range(a_indptr[item], a_indptr[item + 1]):
+                    w[a_indices[a]] *= decay
+                while c < n_cut and cutoffs[c] == step + 1:
+                    ideal[c] = acc
+                    c += 1
+            while c < n_cut:
+                ideal[c] = acc
+                c += 1
+            _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
+            # the list
+            acc = 0.0
+            c = 0
+            for step in range(k_max):
+                item = topk[i, step]
+                if item >= 0 and mark[item] == base:  # relevant, first time
+                    mark[item] = base + 1
+                    gain = 0.0
+                    for a in range(a_indptr[item], a_indptr[item + 1]):
+                        gain += w[a_indices[a]]
+                        w[a_indices[a]] *= decay
+                    acc += gain * disc[step]
+                while c < n_cut and cutoffs[c] == step + 1:
+                    out[c, i] = acc / ideal[c] if ideal[c] > 0.0 else 0.0
+                    c += 1
+            _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
+        return np.int64(1)
+
+    return walk

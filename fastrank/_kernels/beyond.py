@@ -9,7 +9,9 @@ counted[i] set are measured; the others get NaN and expose nothing.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .frames import cube, matrix, number, vector
 
 NOVELTY = 0      # mean of -log2(share of training users) over the list's items
 ARP = 1          # mean number of training users of the list's items
@@ -65,78 +67,9 @@ def _write_slots(out, i, c, k, slot_code, slot_cut, n_shown, nov, pop, pairs, lu
         out[s, i] = val
 
 
-# the C wrapper stays: beyond_metrics calls the walk through it (first_class.compiled)
-@njit(cache=True, no_cpython_wrapper=True)
-def beyond_rows(chunk, n_chunks, topk, rows, counted, cutoffs, slot_code, slot_cut, novelty,
-                popularity, t_indptr, t_indices, t_data, baseline, ild_mode, a_indptr, a_indices,
-                vectors, n_items, out, exposure):
-    """Rows of range `chunk` (of n_chunks) of beyond_metrics, with scratch of their own;
-    returns 1."""
-    n_rows = topk.shape[0]
-    n_cut = cutoffs.shape[0]
-    k_max = min(cutoffs[n_cut - 1], topk.shape[1])  # the positions walked
-    n_slots = slot_code.shape[0]
-    count_exposure = exposure.shape[0] > 0
-    shared_baseline = baseline.shape[0] == 1
-    lo = (chunk * n_rows) // n_chunks
-    hi = ((chunk + 1) * n_rows) // n_chunks
-    relevant = np.zeros(n_items, np.int64)
-    in_base = np.zeros(n_items, np.int64)
-    seen = np.zeros(n_items, np.int64)
-    shown = np.empty(max(k_max, 1), np.int64)
-    for i in range(lo, hi):
-        if not counted[i]:
-            for s in range(n_slots):
-                out[s, i] = np.nan
-            continue
-        stamp = np.int64(i) + 1
-        r = rows[i]
-        for j in range(t_indptr[r], t_indptr[r + 1]):
-            if t_data[j] > 0.0:
-                relevant[t_indices[j]] = stamp
-        b_row = 0 if shared_baseline else i
-        for j in range(baseline.shape[1]):
-            item = baseline[b_row, j]
-            if item >= 0:
-                in_base[item] = stamp
-        n_shown = 0
-        nov = 0.0
-        pop = 0.0
-        pairs = 0.0
-        lucky = 0
-        c = 0
-        for p in range(k_max):
-            item = topk[i, p]
-            if item >= 0 and seen[item] != stamp:  # not padding, not a repeat
-                seen[item] = stamp
-                nov += novelty[item]
-                pop += popularity[item]
-                if relevant[item] == stamp and in_base[item] != stamp:
-                    lucky += 1
-                if n_slots > 0 and ild_mode >= 0:
-                    for e in range(n_shown):
-                        pairs += _distance(item, shown[e], ild_mode, a_indptr, a_indices,
-                                           vectors)
-                shown[n_shown] = item
-                n_shown += 1
-                if count_exposure:
-                    exposure[chunk, c, item] += 1  # c: the first cutoff >= p + 1
-            while c < n_cut and cutoffs[c] == p + 1:
-                _write_slots(out, i, c, p + 1, slot_code, slot_cut, n_shown, nov, pop,
-                             pairs, lucky)
-                c += 1
-        while c < n_cut:  # cutoffs past the list's columns: the rest is empty
-            _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, n_shown, nov, pop,
-                         pairs, lucky)
-            c += 1
-    return np.int64(1)
-
-
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def beyond_metrics(topk, rows, counted, cutoffs, slot_code, slot_cut, novelty, popularity,
-                   t_indptr, t_indices, t_data, baseline, ild_mode, a_indptr, a_indices, vectors,
-                   n_items, out, exposure, walk, n_chunks, done):
-    """out[s, i]: slot s (code slot_code[s] at cutoff cutoffs[slot_cut[s]]) of row i.
+def beyond_rows(dtypes):
+    """The walk (`frames.run_ranges`) of a range of rows: out[s, i]: slot s (code
+    slot_code[s] at cutoff cutoffs[slot_cut[s]]) of row i.
 
     novelty / popularity: per item. baseline: (n_rows or 1, Kb) ids, -1 pads (a single
     row is everyone's). exposure: (n_chunks, n_cut, n_items) int32 or empty; exposure
@@ -144,11 +77,91 @@ def beyond_metrics(topk, rows, counted, cutoffs, slot_code, slot_cut, novelty, p
     within the cutoff c (and not within c - 1): the facade takes cumulative sums.
     A cutoff past topk's columns sees empty slots after them.
 
-    walk: `beyond_rows` compiled for these arguments, as a first-class function
-    (`first_class.compiled`): done[chunk] = 1 once range `chunk` is done (0 if its
-    scratch could not be allocated).
-    """
-    for chunk in prange(n_chunks):
-        done[chunk] = walk(np.int64(chunk), n_chunks, topk, rows, counted, cutoffs, slot_code,
-                           slot_cut, novelty, popularity, t_indptr, t_indices, t_data, baseline,
-                           ild_mode, a_indptr, a_indices, vectors, n_items, out, exposure)
+    The frame holds, in order: topk, rows, counted, cutoffs, slot_code, slot_cut,
+    novelty, popularity, t_indptr, t_indices, t_data, baseline, ild_mode, a_indptr,
+    a_indices, vectors, n_items, out, exposure (arrays of the dtypes `dtypes` gives, as
+    `frames.Frame.dtypes`). Returns 1, or 0 where the walk's scratch could not be
+    allocated."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        topk = matrix(frame, 0, dtypes[0])
+        rows = vector(frame, 1, dtypes[1])
+        counted = vector(frame, 2, dtypes[2])
+        cutoffs = vector(frame, 3, dtypes[3])
+        slot_code = vector(frame, 4, dtypes[4])
+        slot_cut = vector(frame, 5, dtypes[5])
+        novelty = vector(frame, 6, dtypes[6])
+        popularity = vector(frame, 7, dtypes[7])
+        t_indptr = vector(frame, 8, dtypes[8])
+        t_indices = vector(frame, 9, dtypes[9])
+        t_data = vector(frame, 10, dtypes[10])
+        baseline = matrix(frame, 11, dtypes[11])
+        ild_mode = number(frame, 12, dtypes[12])
+        a_indptr = vector(frame, 13, dtypes[13])
+        a_indices = vector(frame, 14, dtypes[14])
+        vectors = matrix(frame, 15, dtypes[15])
+        n_items = number(frame, 16, dtypes[16])
+        out = matrix(frame, 17, dtypes[17])
+        exposure = cube(frame, 18, dtypes[18])
+        n_rows = topk.shape[0]
+        n_cut = cutoffs.shape[0]
+        k_max = min(cutoffs[n_cut - 1], topk.shape[1])  # the positions walked
+        n_slots = slot_code.shape[0]
+        count_exposure = exposure.shape[0] > 0
+        shared_baseline = baseline.shape[0] == 1
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        relevant = np.zeros(n_items, np.int64)
+        in_base = np.zeros(n_items, np.int64)
+        seen = np.zeros(n_items, np.int64)
+        shown = np.empty(max(k_max, 1), np.int64)
+        for i in range(lo, hi):
+            if not counted[i]:
+                for s in range(n_slots):
+                    out[s, i] = np.nan
+                continue
+            stamp = np.int64(i) + 1
+            r = rows[i]
+            for j in range(t_indptr[r], t_indptr[r + 1]):
+                if t_data[j] > 0.0:
+                    relevant[t_indices[j]] = stamp
+            b_row = 0 if shared_baseline else i
+            for j in range(baseline.shape[1]):
+                item = baseline[b_row, j]
+                if item >= 0:
+                    in_base[item] = stamp
+            n_shown = 0
+            nov = 0.0
+            pop = 0.0
+            pairs = 0.0
+            lucky = 0
+            c = 0
+            for p in range(k_max):
+                item = topk[i, p]
+                if item >= 0 and seen[item] != stamp:  # not padding, not a repeat
+                    seen[item] = stamp
+                    nov += novelty[item]
+                    pop += popularity[item]
+                    if relevant[item] == stamp and in_base[item] != stamp:
+                        lucky += 1
+                    if n_slots > 0 and ild_mode >= 0:
+                        for e in range(n_shown):
+                            pairs += _distance(item, shown[e], ild_mode, a_indptr, a_indices,
+                                               vectors)
+                    shown[n_shown] = item
+                    n_shown += 1
+                    if count_exposure:
+                        exposure[chunk, c, item] += 1  # c: the first cutoff >= p + 1
+                while c < n_cut and cutoffs[c] == p + 1:
+                    _write_slots(out, i, c, p + 1, slot_code, slot_cut, n_shown, nov, pop,
+                                 pairs, lucky)
+                    c += 1
+            while c < n_cut:  # cutoffs past the list's columns: the rest is empty
+                _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, n_shown, nov, pop,
+                             pairs, lucky)
+                c += 1
+        return np.int64(1)
+
+    return walk

@@ -8,12 +8,12 @@ arguments in a frame, every walk has the one signature `int64(int64, int64, int6
 the driver compiles once (0.2 s) for all of them, and a walk of a new type compiles only
 itself.
 
-A frame holds four int64 cells per argument (`Frame`): an array's address, its two
-extents and its row stride in items; a number's value (a float's bits). A walk reads its
-arguments back with `vector`, `matrix`, `strided`, `integer` and `real`, each given its
-slot and the array's dtype (a constant of the walk's closure, so that a walk compiles
-once per dtype of its inputs). The views do not own their memory: the caller holds the
-arrays until the driver returns (`run`).
+A frame holds four int64 cells per argument (`Frame`): an array's address, its first two
+extents and its row stride in items (a cube's third extent); a number's value (a float's
+bits). A walk reads its arguments back with `vector`, `matrix`, `cube`, `strided`,
+`integer` and `real`, each given its slot and the array's dtype (a constant of the walk's
+closure, so that a walk compiles once per dtype of its inputs). The views do not own
+their memory: the caller holds the arrays until the driver returns (`run`).
 """
 
 from typing import Any, Dict, Tuple
@@ -61,8 +61,12 @@ def _view(ndim: int, layout: str) -> Any:
                 types.intp, context.get_abi_sizeof(context.get_data_type(array_type.dtype)))
             if ndim == 1:
                 shape, strides = [n0], [itemsize]
-            else:
+            elif ndim == 2:
                 shape, strides = [n0, n1], [builder.mul(stride, itemsize), itemsize]
+            else:  # C-contiguous, the fourth cell its third extent
+                shape = [n0, n1, stride]
+                strides = [builder.mul(builder.mul(n1, stride), itemsize),
+                           builder.mul(stride, itemsize), itemsize]
             populate_array(view, data=builder.inttoptr(address, view.data.type), shape=shape,
                            strides=strides, itemsize=itemsize, meminfo=None)
             return view._getvalue()
@@ -76,6 +80,8 @@ vector = _view(1, "C")
 vector.__doc__ = "The 1-D C-contiguous array of `slot`: vector(frame, slot, dtype)."
 matrix = _view(2, "C")
 matrix.__doc__ = "The 2-D C-contiguous array of `slot`: matrix(frame, slot, dtype)."
+cube = _view(3, "C")
+cube.__doc__ = "The 3-D C-contiguous array of `slot`: cube(frame, slot, dtype)."
 strided = _view(2, "A")
 strided.__doc__ = ("The 2-D array of `slot` whose rows are `stride` items apart (a block "
                    "of columns of a larger array): strided(frame, slot, dtype).")
@@ -134,6 +140,20 @@ def integer(typingctx: Any, frame: Any, slot: Any) -> Any:
     return types.int64(frame, slot), codegen
 
 
+@intrinsic
+def number(typingctx: Any, frame: Any, slot: Any, dtype: Any) -> Any:
+    """The number of `slot` as the frame holds it: float64 where `dtype` (its entry of
+    `Frame.dtypes`) is float64, else int64 (an int or a bool)."""
+    is_float = isinstance(_dtype_of(dtype), types.Float)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        slot_value = context.cast(builder, args[1], signature.args[1], types.intp)
+        value = _cells(context, builder, signature.args[0], args[0], slot_value)[0]
+        return builder.bitcast(value, ir.DoubleType()) if is_float else value
+
+    return (types.float64 if is_float else types.int64)(frame, slot, dtype), codegen
+
+
 class Rows:
     """A 2-D array whose rows are contiguous but may lie a stride apart (a block of
     columns of a larger array), for a walk that reads it with `strided`."""
@@ -149,6 +169,13 @@ class Frame:
 
     def __init__(self, *values: Any) -> None:
         self.values = values
+        # the dtype of each array, and float64 or int64 for a number: the constant a walk
+        # for any frame's types is made from (`walk(factory, frame.dtypes)`), which reads
+        # a number with `number`
+        self.dtypes = tuple(value.dtype.type if isinstance(value, np.ndarray) else
+                            value.array.dtype.type if isinstance(value, Rows) else
+                            np.float64 if isinstance(value, (float, np.floating)) else
+                            np.int64 for value in values)
         cells = np.zeros(_CELLS * len(values), np.int64)
         for s, value in enumerate(values):
             at = _CELLS * s
@@ -164,11 +191,12 @@ class Frame:
 
 
 def _array_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
-    if array.ndim not in (1, 2) or not array.flags.c_contiguous:
-        raise ValueError(f"a walk reads C-contiguous 1-D and 2-D arrays; got shape "
+    if not 1 <= array.ndim <= 3 or not array.flags.c_contiguous:
+        raise ValueError(f"a walk reads C-contiguous arrays of 1 to 3 dimensions; got shape "
                          f"{array.shape}, strides {array.strides}")  # the facade ensures it
-    n1 = array.shape[1] if array.ndim == 2 else 0
-    return array.ctypes.data, array.shape[0], n1, n1
+    shape = array.shape + (0,) * (3 - array.ndim)
+    # the fourth cell: a matrix's row stride (its width), a cube's third extent
+    return array.ctypes.data, shape[0], shape[1], shape[2] if array.ndim == 3 else shape[1]
 
 
 def _rows_cells(array: np.ndarray) -> Tuple[int, int, int, int]:

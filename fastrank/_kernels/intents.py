@@ -25,7 +25,9 @@ of d, in ascending aspect order:
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .frames import cube, matrix, number, vector
 
 # fields of `out`
 P_IA = 0
@@ -46,136 +48,148 @@ def _grade(value, binary, g_max):
     return np.exp2(value - g_max) - np.exp2(-g_max)
 
 
-# the C wrapper stays: intent_aware calls the walk through it (first_class.compiled)
-@njit(cache=True, no_cpython_wrapper=True)
-def intent_rows(chunk, n_chunks, t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices,
-                n_aspects, n_items, w_indptr, w_indices, w_data, has_weights, alpha, binary, g_max,
-                map_full, want_ideal, cutoffs, disc, max_row_nnz, out, n_intents):
-    """Rows of range `chunk` (of n_chunks) of intent_aware, with scratch of their own;
-    returns 1."""
-    n_rows = rows.shape[0]
-    n_cut = cutoffs.shape[0]
-    k_max = cutoffs[n_cut - 1]
-    decay = 1.0 - alpha
-    lo = (chunk * n_rows) // n_chunks
-    hi = ((chunk + 1) * n_rows) // n_chunks
-    mark = np.zeros(n_items, np.int64)
-    value = np.empty(n_items, np.float64)
-    m_a = np.zeros(n_aspects, np.int64)
-    pa = np.zeros(n_aspects, np.float64)
-    s = np.ones(n_aspects, np.float64)
-    w = np.ones(n_aspects, np.float64)
-    hits = np.zeros(n_aspects, np.int64)
-    ap = np.zeros(n_aspects, np.float64)
-    touched = np.empty(n_aspects, np.int64)
-    used = np.empty(max(max_row_nnz, 1), np.uint8)
-    ideal = np.zeros(n_cut, np.float64)
-    for i in range(lo, hi):
-        for f in range(N_FIELDS):
-            for c in range(n_cut):
-                out[f, c, i] = 0.0
-        r = rows[i]
-        t_start = t_indptr[r]
-        t_end = t_indptr[r + 1]
-        base = 2 * (np.int64(i) + 1)
-        n_int = 0
-        for j in range(t_start, t_end):
-            used[j - t_start] = 0
-            if t_data[j] > 0.0:
-                item = t_indices[j]
-                mark[item] = base
-                value[item] = t_data[j]
-                for q in range(a_indptr[item], a_indptr[item + 1]):
-                    a = a_indices[q]
-                    if m_a[a] == 0:
-                        touched[n_int] = a
-                        n_int += 1
-                    m_a[a] += 1
-        n_intents[i] = n_int
-        if n_int == 0:
-            continue
-        # P(a|u): uniform over the intents, or the user's weights over their total
-        total = 0.0
-        if has_weights:
-            for q in range(w_indptr[r], w_indptr[r + 1]):
-                total += w_data[q]
-            for q in range(w_indptr[r], w_indptr[r + 1]):
-                if m_a[w_indices[q]] > 0 and total > 0.0:
-                    pa[w_indices[q]] = w_data[q] / total
-        else:
-            for t in range(n_int):
-                pa[touched[t]] = 1.0 / n_int
-        if want_ideal:
-            _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices,
-                          pa, s, binary, g_max, k_max, cutoffs, ideal)
-            for t in range(n_int):
-                s[touched[t]] = 1.0
-        n_hits = 0.0  # Σ_a P(a)·hits[a]
-        err = 0.0
-        dcg = 0.0
-        c = 0
-        for step in range(k_max):
-            item = topk[i, step]
-            if item >= 0 and mark[item] == base:  # relevant, first time
-                mark[item] = base + 1
-                grade = _grade(value[item], binary, g_max)
-                rank = step + 1.0
-                gain = 0.0
-                alpha_gain = 0.0
-                for q in range(a_indptr[item], a_indptr[item + 1]):
-                    a = a_indices[q]
-                    gain += pa[a] * grade * s[a]
-                    s[a] *= 1.0 - grade
-                    alpha_gain += w[a]
-                    w[a] *= decay
-                    hits[a] += 1
-                    ap[a] += hits[a] / rank
-                    n_hits += pa[a]
-                err += gain / rank
-                dcg += alpha_gain * disc[step]
-            while c < n_cut and cutoffs[c] == step + 1:
-                k = cutoffs[c]
-                out[P_IA, c, i] = n_hits / k
-                mean_ap = 0.0
+def intent_rows(dtypes):
+    """The walk (`frames.run_ranges`) of a range of rows: out[field, c, i] for every
+    field and cutoff c of top-K row i (0 for a user without an intent), n_intents[i] the
+    user's intents. A repeated id counts once.
+
+    The frame holds, in order: t_indptr, t_indices, t_data, rows, topk, a_indptr,
+    a_indices, n_aspects, n_items, w_indptr, w_indices, w_data, has_weights, alpha,
+    binary, g_max, map_full, want_ideal, cutoffs, disc, max_row_nnz, out, n_intents
+    (arrays of the dtypes `dtypes` gives, as `frames.Frame.dtypes`). Returns 1, or 0
+    where the walk's scratch could not be allocated."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        t_indptr = vector(frame, 0, dtypes[0])
+        t_indices = vector(frame, 1, dtypes[1])
+        t_data = vector(frame, 2, dtypes[2])
+        rows = vector(frame, 3, dtypes[3])
+        topk = matrix(frame, 4, dtypes[4])
+        a_indptr = vector(frame, 5, dtypes[5])
+        a_indices = vector(frame, 6, dtypes[6])
+        n_aspects = number(frame, 7, dtypes[7])
+        n_items = number(frame, 8, dtypes[8])
+        w_indptr = vector(frame, 9, dtypes[9])
+        w_indices = vector(frame, 10, dtypes[10])
+        w_data = vector(frame, 11, dtypes[11])
+        has_weights = number(frame, 12, dtypes[12])
+        alpha = number(frame, 13, dtypes[13])
+        binary = number(frame, 14, dtypes[14])
+        g_max = number(frame, 15, dtypes[15])
+        map_full = number(frame, 16, dtypes[16])
+        want_ideal = number(frame, 17, dtypes[17])
+        cutoffs = vector(frame, 18, dtypes[18])
+        disc = vector(frame, 19, dtypes[19])
+        max_row_nnz = number(frame, 20, dtypes[20])
+        out = cube(frame, 21, dtypes[21])
+        n_intents = vector(frame, 22, dtypes[22])
+        n_rows = rows.shape[0]
+        n_cut = cutoffs.shape[0]
+        k_max = cutoffs[n_cut - 1]
+        decay = 1.0 - alpha
+        lo = (chunk * n_rows) // n_chunks
+        hi = ((chunk + 1) * n_rows) // n_chunks
+        mark = np.zeros(n_items, np.int64)
+        value = np.empty(n_items, np.float64)
+        m_a = np.zeros(n_aspects, np.int64)
+        pa = np.zeros(n_aspects, np.float64)
+        s = np.ones(n_aspects, np.float64)
+        w = np.ones(n_aspects, np.float64)
+        hits = np.zeros(n_aspects, np.int64)
+        ap = np.zeros(n_aspects, np.float64)
+        touched = np.empty(n_aspects, np.int64)
+        used = np.empty(max(max_row_nnz, 1), np.uint8)
+        ideal = np.zeros(n_cut, np.float64)
+        for i in range(lo, hi):
+            for f in range(N_FIELDS):
+                for c in range(n_cut):
+                    out[f, c, i] = 0.0
+            r = rows[i]
+            t_start = t_indptr[r]
+            t_end = t_indptr[r + 1]
+            base = 2 * (np.int64(i) + 1)
+            n_int = 0
+            for j in range(t_start, t_end):
+                used[j - t_start] = 0
+                if t_data[j] > 0.0:
+                    item = t_indices[j]
+                    mark[item] = base
+                    value[item] = t_data[j]
+                    for q in range(a_indptr[item], a_indptr[item + 1]):
+                        a = a_indices[q]
+                        if m_a[a] == 0:
+                            touched[n_int] = a
+                            n_int += 1
+                        m_a[a] += 1
+            n_intents[i] = n_int
+            if n_int == 0:
+                continue
+            # P(a|u): uniform over the intents, or the user's weights over their total
+            total = 0.0
+            if has_weights:
+                for q in range(w_indptr[r], w_indptr[r + 1]):
+                    total += w_data[q]
+                for q in range(w_indptr[r], w_indptr[r + 1]):
+                    if m_a[w_indices[q]] > 0 and total > 0.0:
+                        pa[w_indices[q]] = w_data[q] / total
+            else:
                 for t in range(n_int):
-                    a = touched[t]
-                    den = m_a[a] if map_full else min(k, m_a[a])
-                    mean_ap += pa[a] * ap[a] / den
-                out[MAP_IA, c, i] = mean_ap
-                out[ALPHA_DCG, c, i] = dcg
-                out[ERR_IA, c, i] = err
-                if want_ideal and ideal[c] > 0.0:
-                    out[NERR_IA, c, i] = err / ideal[c]
-                c += 1
-        for t in range(n_int):
-            a = touched[t]
-            m_a[a] = 0
-            pa[a] = 0.0
-            s[a] = 1.0
-            w[a] = 1.0
-            hits[a] = 0
-            ap[a] = 0.0
-    return np.int64(1)
+                    pa[touched[t]] = 1.0 / n_int
+            if want_ideal:
+                _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices,
+                              pa, s, binary, g_max, k_max, cutoffs, ideal)
+                for t in range(n_int):
+                    s[touched[t]] = 1.0
+            n_hits = 0.0  # Σ_a P(a)·hits[a]
+            err = 0.0
+            dcg = 0.0
+            c = 0
+            for step in range(k_max):
+                item = topk[i, step]
+                if item >= 0 and mark[item] == base:  # relevant, first time
+                    mark[item] = base + 1
+                    grade = _grade(value[item], binary, g_max)
+                    rank = step + 1.0
+                    gain = 0.0
+                    alpha_gain = 0.0
+                    for q in range(a_indptr[item], a_indptr[item + 1]):
+                        a = a_indices[q]
+                        gain += pa[a] * grade * s[a]
+                        s[a] *= 1.0 - grade
+                        alpha_gain += w[a]
+                        w[a] *= decay
+                        hits[a] += 1
+                        ap[a] += hits[a] / rank
+                        n_hits += pa[a]
+                    err += gain / rank
+                    dcg += alpha_gain * disc[step]
+                while c < n_cut and cutoffs[c] == step + 1:
+                    k = cutoffs[c]
+                    out[P_IA, c, i] = n_hits / k
+                    mean_ap = 0.0
+                    for t in range(n_int):
+                        a = touched[t]
+                        den = m_a[a] if map_full else min(k, m_a[a])
+                        mean_ap += pa[a] * ap[a] / den
+                    out[MAP_IA, c, i] = mean_ap
+                    out[ALPHA_DCG, c, i] = dcg
+                    out[ERR_IA, c, i] = err
+                    if want_ideal and ideal[c] > 0.0:
+                        out[NERR_IA, c, i] = err / ideal[c]
+                    c += 1
+            for t in range(n_int):
+                a = touched[t]
+                m_a[a] = 0
+                pa[a] = 0.0
+                s[a] = 1.0
+                w[a] = 1.0
+                hits[a] = 0
+                ap[a] = 0.0
+        return np.int64(1)
 
-
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def intent_aware(t_indptr, t_indices, t_data, rows, topk, a_indptr, a_indices, n_aspects, n_items,
-                 w_indptr, w_indices, w_data, has_weights, alpha, binary, g_max, map_full,
-                 want_ideal, cutoffs, disc, max_row_nnz, out, n_intents, walk, n_chunks, done):
-    """out[field, c, i] for every field and cutoff c of top-K row i (0 for a user without
-    an intent), n_intents[i] the user's intents. A repeated id counts once.
-
-    walk: `intent_rows` compiled for these arguments, as a first-class function
-    (`first_class.compiled`): done[chunk] = 1 once range `chunk` is done (0 if its
-    scratch could not be allocated).
-    """
-    for chunk in prange(n_chunks):
-        done[chunk] = walk(np.int64(chunk), n_chunks, t_indptr, t_indices, t_data, rows, topk,
-                           a_indptr, a_indices, n_aspects, n_items, w_indptr, w_indices, w_data,
-                           has_weights, alpha, binary, g_max, map_full, want_ideal, cutoffs, disc,
-                           max_row_nnz, out, n_intents)
-
-
+    return walk
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices, pa, s,
                   binary, g_max, k_max, cutoffs, ideal):
