@@ -223,3 +223,49 @@ def test_means_only_results_refuse_what_needs_per_user_values(workload):
             call()
     with pytest.raises(TypeError, match="per_user must be True or False"):
         fr.evaluate(truth, topk, ["ndcg@10"], per_user="no")
+
+
+def test_strided_and_fortran_ordered_inputs_give_the_values_of_contiguous_ones():
+    """Every walk reads C-contiguous arrays; a caller's strided or Fortran-ordered input
+    that a facade would read in place (ids, a dense γ, item vectors, a baseline,
+    propensities, factors) is read from a copy, with the same values."""
+    rng = np.random.default_rng(4)
+    n_users, n_items, n_aspects = 300, 60, 7
+    rows, cols = np.nonzero(rng.random((n_users, n_items)) < 0.1)
+    truth = sp.csr_array((rng.integers(1, 4, rows.size).astype(float), (rows, cols)),
+                         shape=(n_users, n_items))
+    train = sp.csr_array((rng.random((n_users, n_items)) < 0.1).astype(float))
+    aspects = sp.csr_array((rng.random((n_items, n_aspects)) < 0.3).astype(np.int8))
+    topk = rng.integers(-1, n_items, (n_users, 8))
+    gamma = rng.random((n_users, n_aspects)) + 0.01
+    vectors = rng.standard_normal((n_items, 5))
+    propensity = rng.uniform(0.1, 1, n_items)
+    factors = rng.standard_normal((n_users + n_items, 6))
+
+    def wide(a):  # the same values, every other column of a larger array
+        out = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        out[..., ::2] = a
+        return out[..., ::2]
+
+    metrics = ["ndcg@5", "ild@5", "serendipity@5", "recall_ips@5"]
+    for odd in (np.asfortranarray, wide):
+        want = fr.evaluate(truth, topk, metrics, train=train, item_vectors=vectors,
+                           baseline=topk[::-1], propensity=propensity)
+        got = fr.evaluate(truth, odd(topk), metrics, train=train, item_vectors=odd(vectors),
+                          baseline=odd(topk[::-1].copy()),
+                          propensity=wide(propensity[None, :])[0])
+        for m in metrics:
+            assert_array_equal(got.per_user(m), want.per_user(m), err_msg=m)
+        labels = ["err_ia@5", "ild@5", "miscalibration@5"]
+        want = fr.evaluate(truth, topk, labels, train=train, item_aspects=aspects)
+        got = fr.evaluate(truth, odd(topk), labels, train=train, item_aspects=aspects)
+        for m in labels:
+            assert_array_equal(got.per_user(m), want.per_user(m), err_msg=m)
+        for a, b in ((fr.ab_ndcg(truth, odd(topk), aspects, user_aspects=odd(gamma)),
+                      fr.ab_ndcg(truth, topk, aspects, user_aspects=gamma)),
+                     (fr.evaluate_factors(odd(factors[:n_users]), odd(factors[n_users:]),
+                                          truth, ["ndcg@5", "auc"]),
+                      fr.evaluate_factors(factors[:n_users], factors[n_users:], truth,
+                                          ["ndcg@5", "auc"]))):
+            for m in b.metrics:
+                assert_array_equal(a.per_user(m), b.per_user(m), err_msg=m)

@@ -163,11 +163,15 @@ class Rows:
 
 
 class Frame:
-    """The frame of a walk's arguments: C-contiguous arrays (read with `vector` or
-    `matrix`), `Rows` (read with `strided`), ints, bools and floats. It keeps the arrays
-    alive as long as it lives."""
+    """The frame of a walk's arguments: arrays (read with `vector`, `matrix` or `cube`),
+    `Rows` (read with `strided`), ints, bools and floats. It keeps the arrays alive as long
+    as it lives. An array that is not C-contiguous (a caller's strided or Fortran-ordered
+    input that a facade reads in place, such as a dense γ: rare) is read from a
+    C-contiguous copy; the facades allocate every array a walk writes, C-contiguous."""
 
     def __init__(self, *values: Any) -> None:
+        values = tuple(np.ascontiguousarray(value) if isinstance(value, np.ndarray)
+                       and not value.flags.c_contiguous else value for value in values)
         self.values = values
         # the dtype of each array, and float64 or int64 for a number: the constant a walk
         # for any frame's types is made from (`walk(factory, frame.dtypes)`), which reads
@@ -191,9 +195,9 @@ class Frame:
 
 
 def _array_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
-    if not 1 <= array.ndim <= 3 or not array.flags.c_contiguous:
-        raise ValueError(f"a walk reads C-contiguous arrays of 1 to 3 dimensions; got shape "
-                         f"{array.shape}, strides {array.strides}")  # the facade ensures it
+    if not 1 <= array.ndim <= 3:
+        raise ValueError(f"a walk reads arrays of 1 to 3 dimensions; got shape "
+                         f"{array.shape}")  # the facades pass no other
     shape = array.shape + (0,) * (3 - array.ndim)
     # the fourth cell: a matrix's row stride (its width), a cube's third extent
     return array.ctypes.data, shape[0], shape[1], shape[2] if array.ndim == 3 else shape[1]
