@@ -5,15 +5,17 @@ Why: numba lowers a `prange` loop into a function of its own for each driver, an
 of that on a first call grows with the driver's arguments, about 20 ms an array: 0.6 s for
 a driver of twenty arguments, paid again by every driver of another signature. With the
 arguments in a frame, every walk has the one signature `int64(int64, int64, int64[::1])`,
-the driver compiles once (0.2 s) for all of them, and a walk of a new type compiles only
+the driver compiles once (0.25 s) for all of them, and a walk of a new type compiles only
 itself.
 
 A frame holds four int64 cells per argument (`Frame`): an array's address, its first two
 extents and its row stride in items (a cube's third extent); a number's value (a float's
 bits). A walk reads its arguments back with `vector`, `matrix`, `cube`, `strided`,
-`integer` and `real`, each given its slot and the array's dtype (a constant of the walk's
-closure, so that a walk compiles once per dtype of its inputs). The views do not own
-their memory: the caller holds the arrays until the driver returns (`run`).
+`integer`, `real` and `number`, each given its slot and the array's dtype (a constant of
+the walk's closure, so that a walk compiles once per dtype of its inputs; `Frame.dtypes`
+gives them all), and carves scratch the facade allocated with `segment` and `table`.
+These views do not own their memory: the caller holds the arrays until the driver returns
+(`run`).
 """
 
 from typing import Any, Dict, Tuple
