@@ -146,6 +146,7 @@ def _gamma(rows: Any, dense: FloatArray | None, from_profile: bool, aspects: Any
     that is all zero (only a profile may give one: all-zero user-aspect rows are refused).
     From a dense weight array: the array itself and its row totals, read in place (ptr
     counts each row's non-zero weights; aspects and shares are empty)."""
+    from ._kernels import frames
     from ._kernels.aspects import gamma_rows, gamma_sizes
 
     n = users.shape[0]
@@ -156,14 +157,18 @@ def _gamma(rows: Any, dense: FloatArray | None, from_profile: bool, aspects: Any
         none = (dense, totals)
     else:
         chunks = max(n_ranges(n, threads, n * 64, aspects.n_aspects), 1)
-        args = rows + (from_profile, aspects.indptr, aspects.indices, aspects.n_aspects,
-                       chunks)
+        args = (users, *rows, from_profile, aspects.indptr, aspects.indices,
+                aspects.n_aspects)
         sizes = np.empty(n, np.int64)
-        gamma_sizes(users, *args, sizes)
+        frame = frames.Frame(*args, sizes)
+        done = frames.run(frames.walk(gamma_sizes, frame.dtypes), frame, chunks).all()
         ptr = _offsets(sizes)
         idx = np.empty(ptr[-1], np.int64)
         values = np.empty(ptr[-1], np.float64)
-        gamma_rows(users, *args, ptr, idx, values)
+        frame = frames.Frame(*args, ptr, idx, values)
+        done &= frames.run(frames.walk(gamma_rows, frame.dtypes), frame, chunks).all()
+        if not done:  # a walk's C wrapper cannot raise: it returned 0
+            raise out_of_memory("the γ kernel")
     if not from_profile:
         zero = users[ptr[1:] == ptr[:-1]]
         if zero.size:
@@ -187,6 +192,7 @@ def _dense_gamma(weights: FloatArray, users: IntArray,
     totals[r] the sum of row r, which the αβ kernels divide each weight by. A users x
     aspects γ is not copied (as CSR it took 16 bytes a weight, written on one call's
     clock)."""
+    from ._kernels import frames
     from ._kernels.aspects import dense_weight_rows
 
     n_rows = weights.shape[0]
@@ -194,7 +200,8 @@ def _dense_gamma(weights: FloatArray, users: IntArray,
     sizes = np.empty(n_rows, np.int64)
     totals, low, high = (np.empty(n_rows, np.float64) for _ in range(3))
     bad = np.empty(n_rows, np.bool_)
-    dense_weight_rows(weights, chunks, sizes, totals, low, high, bad)
+    frame = frames.Frame(weights, sizes, totals, low, high, bad)
+    frames.run(frames.walk(dense_weight_rows, frame.dtypes), frame, chunks)
     if bad.any():
         raise ValueError("user_aspects must hold finite, non-negative aspect weights; found a "
                          "negative, NaN or infinite value")

@@ -44,7 +44,7 @@ counting on each array per call.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .frames import matrix, number, vector
 
@@ -123,12 +123,26 @@ def _load_gamma(r, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indice
     return n
 
 
-@njit(cache=True, parallel=True)
-def gamma_sizes(rows, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indices,
-                n_aspects, n_chunks, sizes):
-    """sizes[i]: how many aspects γ of row rows[i] touches (0 where γ is all zero)."""
-    n_rows = rows.shape[0]
-    for chunk in prange(n_chunks):
+def gamma_sizes(dtypes):
+    """The walk (`frames.run_ranges`) of a range of rows: sizes[i], how many aspects γ of
+    row rows[i] touches (0 where γ is all zero). The frame holds, in order: rows,
+    g_indptr, g_indices, g_data, from_profile, a_indptr, a_indices, n_aspects, sizes (of
+    the dtypes `dtypes` gives, as `frames.Frame.dtypes`). Returns 1, or 0 where its
+    scratch could not be allocated."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        rows = vector(frame, 0, dtypes[0])
+        g_indptr = vector(frame, 1, dtypes[1])
+        g_indices = vector(frame, 2, dtypes[2])
+        g_data = vector(frame, 3, dtypes[3])
+        from_profile = number(frame, 4, dtypes[4])
+        a_indptr = vector(frame, 5, dtypes[5])
+        a_indices = vector(frame, 6, dtypes[6])
+        n_aspects = number(frame, 7, dtypes[7])
+        sizes = vector(frame, 8, dtypes[8])
+        n_rows = rows.shape[0]
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks
         s = np.zeros(n_aspects, np.float64)
@@ -139,15 +153,33 @@ def gamma_sizes(rows, g_indptr, g_indices, g_data, from_profile, a_indptr, a_ind
             sizes[i] = max(n, 0)
             for t in range(n):
                 s[touched[t]] = 0.0
+        return np.int64(1)
+
+    return walk
 
 
-@njit(cache=True, parallel=True)
-def gamma_rows(rows, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indices,
-               n_aspects, n_chunks, ptr, out_aspects, out_gamma):
-    """γ of each row rows[i] as CSR (ptr from gamma_sizes): its aspects in the order
-    _load_gamma touches them, and their shares."""
-    n_rows = rows.shape[0]
-    for chunk in prange(n_chunks):
+def gamma_rows(dtypes):
+    """The walk (`frames.run_ranges`) of a range of rows: γ of each row rows[i] as CSR
+    (ptr from gamma_sizes), its aspects in the order _load_gamma touches them, and their
+    shares. The frame holds, in order: rows, g_indptr, g_indices, g_data, from_profile,
+    a_indptr, a_indices, n_aspects, ptr, out_aspects, out_gamma (of the dtypes `dtypes`
+    gives). Returns 1, or 0 where its scratch could not be allocated."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        rows = vector(frame, 0, dtypes[0])
+        g_indptr = vector(frame, 1, dtypes[1])
+        g_indices = vector(frame, 2, dtypes[2])
+        g_data = vector(frame, 3, dtypes[3])
+        from_profile = number(frame, 4, dtypes[4])
+        a_indptr = vector(frame, 5, dtypes[5])
+        a_indices = vector(frame, 6, dtypes[6])
+        n_aspects = number(frame, 7, dtypes[7])
+        ptr = vector(frame, 8, dtypes[8])
+        out_aspects = vector(frame, 9, dtypes[9])
+        out_gamma = vector(frame, 10, dtypes[10])
+        n_rows = rows.shape[0]
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks
         s = np.zeros(n_aspects, np.float64)
@@ -160,15 +192,28 @@ def gamma_rows(rows, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indi
                 out_aspects[ptr[i] + t] = phi
                 out_gamma[ptr[i] + t] = s[phi]
                 s[phi] = 0.0
+        return np.int64(1)
+
+    return walk
 
 
-@njit(cache=True, parallel=True)
-def dense_weight_rows(weights, n_chunks, sizes, totals, low, high, bad):
-    """Per row of a dense users x aspects weight matrix: its non-zero count, their sum
-    (in column order, as _load_gamma adds them), the smallest positive and the largest
-    weight, and whether a weight is negative, NaN or infinite."""
-    n_rows, n_cols = weights.shape
-    for chunk in prange(n_chunks):
+def dense_weight_rows(dtypes):
+    """The walk (`frames.run_ranges`) of a range of rows of a dense users x aspects weight
+    matrix: per row its non-zero count, their sum (in column order, as _load_gamma adds
+    them), the smallest positive and the largest weight, and whether a weight is
+    negative, NaN or infinite. The frame holds, in order: weights, sizes, totals, low,
+    high, bad (of the dtypes `dtypes` gives). Returns 1."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        weights = matrix(frame, 0, dtypes[0])
+        sizes = vector(frame, 1, dtypes[1])
+        totals = vector(frame, 2, dtypes[2])
+        low = vector(frame, 3, dtypes[3])
+        high = vector(frame, 4, dtypes[4])
+        bad = vector(frame, 5, dtypes[5])
+        n_rows, n_cols = weights.shape
         lo = (chunk * n_rows) // n_chunks
         hi = ((chunk + 1) * n_rows) // n_chunks
         for r in range(lo, hi):
@@ -191,26 +236,9 @@ def dense_weight_rows(weights, n_chunks, sizes, totals, low, high, bad):
             low[r] = small
             high[r] = large
             bad[r] = wrong
+        return np.int64(1)
 
-
-@njit(cache=True, parallel=True)
-def dense_gamma_rows(weights, rows, totals, n_chunks, ptr, out_aspects, out_gamma):
-    """γ of each row rows[i] of a dense weight matrix as CSR: the non-zero weights over
-    the row's total (totals from dense_weight_rows), in column order."""
-    n_rows = rows.shape[0]
-    n_cols = weights.shape[1]
-    for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
-        for i in range(lo, hi):
-            r = rows[i]
-            t = ptr[i]
-            for phi in range(n_cols):
-                v = weights[r, phi]
-                if v != 0.0:
-                    out_aspects[t] = phi
-                    out_gamma[t] = v / totals[r]
-                    t += 1
+    return walk
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
