@@ -491,7 +491,6 @@ def trec_values(indptr: IntArray, indices: AnyArray, values: FloatArray, lists: 
     log2s = np.array([math.log2(j) for j in range(2, longest + 3)], np.float64)
     out = np.zeros((columns[0].shape[0], n_rows), np.float64)
     n_chunks = max(n_ranges(n_rows, threads, lists.size, 1), 1)
-    lists = np.ascontiguousarray(lists)
     frame = frames.Frame(indptr, indices, values, lists, float(level), *columns,
                          bool(judged_only), num_docs, int(max_level),
                          optional_scratch(n_docs, 16, n_chunks), log2s, max_row_nnz, out)

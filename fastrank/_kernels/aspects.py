@@ -46,7 +46,7 @@ counting on each array per call.
 import numpy as np
 from numba import njit
 
-from .frames import matrix, number, vector
+from .frames import bounds, matrix, number, vector
 
 _KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
 _KEEP_MIN = 8  # distinct gains above the bound of the groups not reached that end a scan
@@ -143,8 +143,7 @@ def gamma_sizes(dtypes):
         n_aspects = number(frame, 7, dtypes[7])
         sizes = vector(frame, 8, dtypes[8])
         n_rows = rows.shape[0]
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         s = np.zeros(n_aspects, np.float64)
         touched = np.empty(n_aspects, np.int64)
         for i in range(lo, hi):
@@ -180,8 +179,7 @@ def gamma_rows(dtypes):
         out_aspects = vector(frame, 9, dtypes[9])
         out_gamma = vector(frame, 10, dtypes[10])
         n_rows = rows.shape[0]
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         s = np.zeros(n_aspects, np.float64)
         touched = np.empty(n_aspects, np.int64)
         for i in range(lo, hi):
@@ -214,8 +212,7 @@ def dense_weight_rows(dtypes):
         high = vector(frame, 4, dtypes[4])
         bad = vector(frame, 5, dtypes[5])
         n_rows, n_cols = weights.shape
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         for r in range(lo, hi):
             n = 0
             total = 0.0
@@ -516,8 +513,7 @@ def ideal_range(dtypes):
         max_row_nnz = number(frame, 29, dtypes[29])
         idcg = matrix(frame, 30, dtypes[30])
         status = vector(frame, 31, dtypes[31])
-        lo = (chunk * rows.shape[0]) // n_chunks
-        hi = ((chunk + 1) * rows.shape[0]) // n_chunks
+        lo, hi = bounds(rows.shape[0], chunk, n_chunks)
         n_items = item_group.shape[0]
         n_groups = grp_ptr.shape[0] - 1
         dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
@@ -898,8 +894,7 @@ def ab_dcg_rows(dtypes):
         n_cut = cutoffs.shape[0]
         k_max = cutoffs[n_cut - 1]
         p_scale = beta / r_max
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         mark = np.zeros(n_items, np.int64)
         value = np.empty(n_items, np.float64)
         s = np.zeros(n_aspects, np.float64)
@@ -996,8 +991,7 @@ def alpha_rows(dtypes):
         n_cut = cutoffs.shape[0]
         k_max = cutoffs[n_cut - 1]
         decay = 1.0 - alpha
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         mark = np.zeros(n_items, np.int64)
         w = np.ones(n_aspects, np.float64)
         used = np.empty(max(max_row_nnz, 1), np.uint8)

@@ -11,7 +11,7 @@ counted[i] set are measured; the others get NaN and expose nothing.
 import numpy as np
 from numba import njit
 
-from .frames import cube, matrix, number, vector
+from .frames import bounds, cube, matrix, number, vector
 
 NOVELTY = 0      # mean of -log2(share of training users) over the list's items
 ARP = 1          # mean number of training users of the list's items
@@ -111,8 +111,7 @@ def beyond_rows(dtypes):
         n_slots = slot_code.shape[0]
         count_exposure = exposure.shape[0] > 0
         shared_baseline = baseline.shape[0] == 1
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         relevant = np.zeros(n_items, np.int64)
         in_base = np.zeros(n_items, np.int64)
         seen = np.zeros(n_items, np.int64)

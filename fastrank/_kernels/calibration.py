@@ -16,7 +16,7 @@ aspect); q = 0 when no listed item has one.
 import numpy as np
 from numba import njit
 
-from .frames import matrix, number, vector
+from .frames import bounds, matrix, number, vector
 
 
 def miscalibration_rows(dtypes):
@@ -48,8 +48,7 @@ def miscalibration_rows(dtypes):
         out = matrix(frame, 14, dtypes[14])
         n_rows, width = topk.shape
         n_slots = slot_k.shape[0]
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         p = np.zeros(max(n_aspects, 1))
         q = np.zeros(max(n_aspects, 1))
         touched = np.empty(max(n_aspects, 1), np.int64)  # p's aspects, first-touch order

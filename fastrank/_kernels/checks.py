@@ -13,16 +13,11 @@ import numpy as np
 from numba import njit
 
 from .compare import greater, lesser
-from .frames import matrix, vector
+from .frames import bounds, matrix, vector
 
 
 # a constant, where np.iinfo in a kernel compiles two functions on a first call
 _INT64_MAX = np.int64(np.iinfo(np.int64).max)
-
-
-@njit(cache=True, inline="always")
-def _bounds(n, chunk, n_chunks):
-    return (chunk * n) // n_chunks, ((chunk + 1) * n) // n_chunks
 
 
 def scan_rows(pointer_type, index_type):
@@ -41,7 +36,7 @@ def scan_rows(pointer_type, index_type):
         indices = vector(frame, 1, index_type)
         out = matrix(frame, 2, np.int64)
         n_indices = indices.shape[0]
-        lo, hi = _bounds(indptr.shape[0] - 1, chunk, n_chunks)
+        lo, hi = bounds(indptr.shape[0] - 1, chunk, n_chunks)
         smallest = _INT64_MAX
         largest = np.int64(-1)
         unsorted = 0
@@ -81,7 +76,7 @@ def largest_square_norm(factor_type):
     def scan(chunk, n_chunks, frame):
         rows = matrix(frame, 0, factor_type)
         out = vector(frame, 1, np.float64)
-        lo, hi = _bounds(rows.shape[0], chunk, n_chunks)
+        lo, hi = bounds(rows.shape[0], chunk, n_chunks)
         largest = 0.0
         for i in range(lo, hi):
             total = 0.0

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from . import codes
-from .frames import matrix, number, vector
+from .frames import bounds, matrix, number, vector
 
 
 @njit(cache=True, inline="always")
@@ -77,8 +77,7 @@ def debiased_rows(dtypes):
         n_cut = cutoffs.shape[0]
         k_max = min(cutoffs[n_cut - 1], topk.shape[1])  # the positions walked
         n_slots = slot_code.shape[0]
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         relevant = np.zeros(n_items, np.int64)
         seen = np.zeros(n_items, np.int64)
         for i in range(lo, hi):

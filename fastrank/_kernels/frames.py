@@ -119,27 +119,28 @@ def table(typingctx: Any, arena: Any, offset: Any, n0: Any, n1: Any) -> Any:
     return types.Array(arena.dtype, 2, "C")(arena, offset, n0, n1), _part_codegen
 
 
-@intrinsic
-def real(typingctx: Any, frame: Any, slot: Any) -> Any:
-    """The float64 of `slot` (its bits stored in the frame)."""
+def _scalar(is_float: bool) -> Any:
+    """The codegen of a number of the frame: its first cell, as a float64 (its bits) or
+    an int64."""
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         slot_value = context.cast(builder, args[1], signature.args[1], types.intp)
-        bits = _cells(context, builder, signature.args[0], args[0], slot_value)[0]
-        return builder.bitcast(bits, ir.DoubleType())
+        value = _cells(context, builder, signature.args[0], args[0], slot_value)[0]
+        return builder.bitcast(value, ir.DoubleType()) if is_float else value
 
-    return types.float64(frame, slot), codegen
+    return codegen
+
+
+@intrinsic
+def real(typingctx: Any, frame: Any, slot: Any) -> Any:
+    """The float64 of `slot` (its bits stored in the frame)."""
+    return types.float64(frame, slot), _scalar(True)
 
 
 @intrinsic
 def integer(typingctx: Any, frame: Any, slot: Any) -> Any:
     """The int64 of `slot` (a count, a flag)."""
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        slot_value = context.cast(builder, args[1], signature.args[1], types.intp)
-        return _cells(context, builder, signature.args[0], args[0], slot_value)[0]
-
-    return types.int64(frame, slot), codegen
+    return types.int64(frame, slot), _scalar(False)
 
 
 @intrinsic
@@ -147,13 +148,15 @@ def number(typingctx: Any, frame: Any, slot: Any, dtype: Any) -> Any:
     """The number of `slot` as the frame holds it: float64 where `dtype` (its entry of
     `Frame.dtypes`) is float64, else int64 (an int or a bool)."""
     is_float = isinstance(_dtype_of(dtype), types.Float)
+    return (types.float64 if is_float else types.int64)(frame, slot, dtype), _scalar(is_float)
 
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        slot_value = context.cast(builder, args[1], signature.args[1], types.intp)
-        value = _cells(context, builder, signature.args[0], args[0], slot_value)[0]
-        return builder.bitcast(value, ir.DoubleType()) if is_float else value
 
-    return (types.float64 if is_float else types.int64)(frame, slot, dtype), codegen
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def bounds(n, chunk, n_chunks):
+    """(lo, hi): range `chunk` of n_chunks near-equal contiguous ranges of 0..n-1, the
+    rows a walk's range covers. Called, not copied in: it takes no array, so LLVM
+    inlines it at no cost."""
+    return (chunk * n) // n_chunks, ((chunk + 1) * n) // n_chunks
 
 
 class Rows:

@@ -27,7 +27,7 @@ of d, in ascending aspect order:
 import numpy as np
 from numba import njit
 
-from .frames import cube, matrix, number, vector
+from .frames import bounds, cube, matrix, number, vector
 
 # fields of `out`
 P_IA = 0
@@ -89,8 +89,7 @@ def intent_rows(dtypes):
         n_cut = cutoffs.shape[0]
         k_max = cutoffs[n_cut - 1]
         decay = 1.0 - alpha
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         mark = np.zeros(n_items, np.int64)
         value = np.empty(n_items, np.float64)
         m_a = np.zeros(n_aspects, np.int64)

@@ -32,7 +32,7 @@ from numba import njit
 
 from . import codes
 from .compare import greater, lesser
-from .frames import integer, matrix, segment, strided, table, vector
+from .frames import bounds, integer, matrix, segment, strided, table, vector
 from .sorting import SMALL, sort_top
 
 
@@ -256,8 +256,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         need_exp = integer(frame, 18)
         ideal_bin = vector(frame, 19, np.float64)
         n_rows = topk.shape[0]
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         floats = vector(frame, 20, np.float64)  # every range's scratch (SCRATCH)
         ints = vector(frame, 21, np.int64)
         at = vector(frame, 22, np.int64)        # where each piece starts in a range's
@@ -539,7 +538,8 @@ def relevant_counts(pointer_type, value_type, row_type):
         n_relevant = vector(frame, 4, np.int64)
         counted = vector(frame, 5, np.uint8)
         n_rows = rows.shape[0]
-        for i in range((chunk * n_rows) // n_chunks, ((chunk + 1) * n_rows) // n_chunks):
+        lo, hi = bounds(n_rows, chunk, n_chunks)
+        for i in range(lo, hi):
             r = rows[i]
             start = indptr[r]
             end = indptr[r + 1]

@@ -19,7 +19,7 @@ from numba import njit
 
 from . import codes
 from .compare import greater, lesser
-from .frames import integer, matrix, real, vector
+from .frames import bounds, integer, matrix, real, vector
 from .sorting import SMALL, sort_top
 
 # measure codes of slot_code; slot_cut holds the cutoff of P .. SUCCESS, slot_point
@@ -465,8 +465,7 @@ def trec_rows(pointer_type, index_type, value_type, list_type):
         max_row_nnz = integer(frame, 17)
         out = matrix(frame, 18, np.float64)
         n_rows = topk.shape[0]
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         k_max = topk.shape[1]
         n_slots = slot_code.shape[0]
         n_extra = np.int64(0)  # the longest range of extra values a slot has
