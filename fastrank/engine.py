@@ -391,7 +391,7 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
               threads: int, out: FloatArray, n_relevant: IntArray, counted: BoolArray) -> None:
     """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
     from ._kernels import frames  # numba loads on first use, not at import
-    from ._kernels.ranking import NEEDS_SORT, may_need_sort, rank_rows, scratch
+    from ._kernels.ranking import NEEDS_SORT, may_need_sort, memo_entries, rank_rows, scratch
 
     n_rows, width = topk.shape
     max_row_nnz = data.max_row_nnz
@@ -411,15 +411,17 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
                                           or may_need_sort(data.data))
     for sorting in (True,) if sort_first else (False, True):
         with memory_guard("the ranking kernel"):
+            n_memo = memo_entries(ranking.cutoffs.shape[0], ranking.slot_code.shape[0],
+                                  needs["need_ideal"])
             floats, ints, at, n_block = scratch(
                 n_rows, n_chunks, data.n_items, max_row_nnz, ranking.cutoffs.shape[0],
-                ranking.slot_code.shape[0], min(width, largest))
+                ranking.slot_code.shape[0], min(width, largest), n_memo)
             frame = frames.Frame(
                 data.indptr, data.indices, data.data, topk, rows, data.n_items,
                 ranking.cutoffs, ranking.slot_code, ranking.slot_cut, ranking.slot_param,
                 judged, disc, max_row_nnz, frames.Rows(out), n_relevant, counted,
                 needs["need_ideal"], needs["need_full"], needs["need_exp"], np.cumsum(disc),
-                floats, ints, at, n_block)
+                floats, ints, at, n_block, n_memo)
             done = frames.run(frames.walk(rank_rows, acc, sorting, *dtypes), frame, n_chunks)
         if not (done == NEEDS_SORT).any():
             break

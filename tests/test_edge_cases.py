@@ -336,3 +336,41 @@ def test_grades_that_need_a_sort_after_the_first_values_still_rank_right(monkeyp
     for m in metrics:
         assert_array_equal(again.per_user(m), res.per_user(m))
     assert_matches_reference(truth, topk, metrics, "recsys")
+
+
+@pytest.mark.parametrize("entries", [None, 16])
+def test_memo_of_graded_ideals_gives_the_walks_values(monkeypatch, entries):
+    """Rows of up to 15 whole grades up to 15 take their ideal from a memo keyed by the
+    count of each grade: the same values to the bit as the walk without it, and the
+    reference's, for rows longer than the largest cutoff, rows past the memo's 15 values,
+    an uncut ideal (trec's ndcg), exponential gains and nERR's ideal; with a memo of 16
+    entries (entries=16) most keys collide."""
+    from fastrank._kernels import ranking
+
+    rng = np.random.default_rng(23)
+    n_users, n_items = 1500, 2000
+    per = np.where(rng.random(n_users) < 0.02, 400, rng.integers(0, 30, n_users))
+    rows = np.repeat(np.arange(n_users), per)
+    cols = rng.integers(0, n_items, rows.size)
+    truth = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n_users, n_items))
+    truth.sum_duplicates()
+    top = np.where(rng.random(n_users) < 0.5, 3, 15)[np.repeat(np.arange(n_users),
+                                                                 np.diff(truth.indptr))]
+    truth.data = rng.integers(0, top + 1).astype(np.float64)  # 0: stored, not relevant
+    topk = rng.integers(-1, n_items, (n_users, 12))
+    hit = rng.random(topk.shape) < 0.4
+    u, p = np.nonzero(hit & (np.diff(truth.indptr) > 0)[:, None])
+    topk[u, p] = truth.indices[truth.indptr[u] + rng.integers(0, 1 << 20, u.size)
+                               % np.diff(truth.indptr)[u]]
+    if entries is not None:
+        monkeypatch.setattr(ranking, "_MEMO_MOST", entries)
+    cases = [(["ndcg@1", "ndcg@3", "ndcg@10", "ndcg_exp@5", "nerr@10", "map@10"], "recsys"),
+             (["ndcg", "ndcg@5"], "trec")]
+    with_memo = {c: fr.evaluate(truth, topk, m, convention=c) for m, c in cases}
+    monkeypatch.setattr(ranking, "_MEMO_LEAST", 1 << 30)  # no memo
+    assert ranking.memo_entries(3, 6, True) == 0
+    for metrics, convention in cases:
+        plain = fr.evaluate(truth, topk, metrics, convention=convention)
+        for m in metrics:
+            assert_array_equal(with_memo[convention].per_user(m), plain.per_user(m))
+        assert_matches_reference(truth, topk, metrics, convention)

@@ -8,8 +8,8 @@ the ranges run under `prange`, in the driver that every walk of `frames` shares
 (`frames.run_ranges`, which hands the walk its arguments in a frame). Each range has
 its own part of a scratch that the facade allocates once (`scratch`): per item a stamp
 and a value, side by side in `mark` (one cache line holds both, where the walk's lookups
-are random reads), a buffer for sorting a row's relevance values, the block's tables.
-Nothing is allocated per user.
+are random reads), a buffer for sorting a row's relevance values, the block's tables,
+a memo of graded ideals (`rank_rows` describes it). Nothing is allocated per user.
 
 Within a range, rows go by blocks of `_BLOCK`: the block's graded ideals first, then the
 walk of each row (its sums kept at each cutoff), then the block's slots, a slot at a time,
@@ -105,8 +105,21 @@ _BLOCK = 256
 
 # The pieces of a range's float64 scratch, in order (`scratch` lays them out), and _END,
 # the float64s of a range in all.
-(_MARK, _BUF, _SPARE, _IDEAL_LIN, _IDEAL_EXP, _IDEAL_FULL, _SNAP, _USER, _IDEAL_ERR,
- _HIT_AT, _HIT_VALUE, _END) = range(12)
+(_MARK, _BUF, _SPARE, _IDEALS, _SNAP, _USER, _HIT_AT, _HIT_VALUE, _MEMO, _END) = range(10)
+
+# The memo of graded ideals (see rank_rows): at most this many float64s a range (256 KiB,
+# within a core's L2) and this many entries; none with fewer than _MEMO_LEAST entries...
+_MEMO_FLOATS = 1 << 15
+_MEMO_MOST = 1 << 12
+_MEMO_LEAST = 1 << 4
+# ... nor where an entry would hold more than this many float64s (curves at every cutoff:
+# copying the ideal's sums costs more than summing them)
+_MEMO_WIDEST = 32
+# A memo key counts a row's grades in 4 bits each (grade g at bit 4g, one int64): rows of
+# more relevant values than this are not memoised.
+_MEMO_ROW = 15
+# odd multiplier of the memo's hash (2^64 / golden ratio)
+_MIX = np.int64(-7046029254386353131)
 
 
 # what a walk without the sort returns at a row that needs it (see rank_rows)
@@ -122,22 +135,42 @@ def may_need_sort(values):
     return bool(((head != np.floor(head)) | (head > _TOP_GRADE)).any())
 
 
-def scratch(n_rows, n_chunks, n_items, max_row_nnz, n_cut, n_slots, k_max):
+def memo_entries(n_cut, n_slots, need_ideal):
+    """Entries of a range's memo of graded ideals (see rank_rows): a power of two, each
+    entry memo_width(n_cut, n_slots) float64s and an int64 key; 0 (no memo) where the
+    walk keeps no graded ideal or an entry is wide (curves: many cutoffs)."""
+    if not need_ideal or memo_width(n_cut, n_slots) > _MEMO_WIDEST:
+        return 0
+    most = min(_MEMO_MOST, _MEMO_FLOATS // memo_width(n_cut, n_slots))
+    entries = 1 << max(most, 1).bit_length() - 1
+    return entries if entries >= _MEMO_LEAST else 0
+
+
+def memo_width(n_cut, n_slots):
+    """float64s of a row of the block's ideals, and of a memo entry: the ideal's linear
+    DCG at each cutoff (columns c), its exponential DCG (n_cut + c), the uncut ideal
+    (2 * n_cut), nERR's ideal ERR of each slot s (2 * n_cut + 1 + s)."""
+    return 2 * n_cut + 1 + n_slots
+
+
+def scratch(n_rows, n_chunks, n_items, max_row_nnz, n_cut, n_slots, k_max, n_memo):
     """(floats, ints, at, n_block): the scratch of every range of rank_rows, allocated by
-    the facade at once (zeroed, as the walk's stamps and grade counts need), and what the
-    walk reads it by. A range's float64 scratch is floats[c * at[_END]:][:at[_END]], its
-    pieces at the offsets `at` (_MARK, ...); its grade counts are ints[c * 16:][:16]. Plain
-    numpy: numba compiled an implementation of np.empty per signature for the walk's
+    the facade at once (zeroed, as the walk's stamps, grade counts and memo keys need),
+    and what the walk reads it by. A range's float64 scratch is floats[c * at[_END]:]
+    [:at[_END]], its pieces at the offsets `at` (_MARK, ...); its int64 scratch is
+    ints[c * (16 + n_memo):], the grade counts (16) then the memo's keys. Plain numpy:
+    numba compiled an implementation of np.empty per signature for the walk's
     allocations, 0.25 s of a first call."""
     n_block = max(min(_BLOCK, -(-n_rows // max(n_chunks, 1))), 1)
-    lengths = [2 * n_items, max(max_row_nnz, 1), SMALL, n_block * n_cut, n_block * n_cut,
-               n_block, n_block * n_cut * _N_SUMS, n_block * _N_USER, n_block * n_slots,
-               max(k_max, 1), max(k_max, 1)]
+    width = memo_width(n_cut, n_slots)
+    lengths = [2 * n_items, max(max_row_nnz, 1), SMALL, n_block * width,
+               n_block * n_cut * _N_SUMS, n_block * _N_USER, max(k_max, 1), max(k_max, 1),
+               n_memo * width]
     at = np.zeros(_END + 1, np.int64)
     np.cumsum(lengths, out=at[1:])
     at[_END] = -(-at[_END] // 8) * 8  # ranges a whole number of cache lines apart
     floats = np.zeros(n_chunks * int(at[_END]), np.float64)
-    ints = np.zeros(n_chunks * (_TOP_GRADE + 1), np.int64)
+    ints = np.zeros(n_chunks * (_TOP_GRADE + 1 + n_memo), np.int64)
     return floats, ints, at, n_block
 
 
@@ -157,11 +190,13 @@ def _snapshot(snap, row, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dc
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_value, hits,
-                 ideal_err, b):
+                 ideals, b):
     """The slots of codes with a parameter of row i, from the walk's hits (hit_at: their
     0-based positions, hit_value: their values): ERR and nERR (the cascade), RBP and its
-    residual ((1 - p)·p^position). ideal_err[b, s]: nERR's ideal ERR (found with the
-    block's ideals). Kept out of the walk, which the classic codes share."""
+    residual ((1 - p)·p^position). ideals[b, 2 * n_cut + 1 + s]: nERR's ideal ERR (found
+    with the block's ideals, memo_width). Kept out of the walk, which the classic codes
+    share."""
+    err_at = 2 * cutoffs.shape[0] + 1
     for s in range(slot_code.shape[0]):
         code = slot_code[s]
         if code < codes.ERR:
@@ -181,7 +216,7 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
             else:
                 total += (1.0 - q) * q ** p
         if code == codes.NERR:
-            total = _ratio(total, ideal_err[b, s])
+            total = _ratio(total, ideals[b, err_at + s])
         elif code == codes.RBP_RESID:
             total = 1.0 - total
         out[s, i] = total
@@ -229,8 +264,21 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     through views (`frames.segment`, `frames.table`): the walk allocates nothing, where
     each distinct signature of np.empty in it compiled an implementation of its own on a
     first call. (2-D tables stay 2-D: indexed by hand as 1-D, every access paid numba's
-    check for a negative index: 4% more instructions.) Frame slots 20 to 23: the float64
-    and int64 scratch, the offsets of its pieces, the rows of a block."""
+    check for a negative index: 4% more instructions.) Frame slots 20 to 24: the float64
+    and int64 scratch, the offsets of its pieces, the rows of a block, the entries of the
+    memo (`memo_entries`).
+
+    The memo of graded ideals: a row of at most _MEMO_ROW relevant values, all whole
+    grades up to _TOP_GRADE, has the ideal of every row with as many values of each grade
+    (its scale is 1), so a range computes the ideal of each such count once and copies
+    it to later rows, the same to the bit: rows of ratings repeat few counts. The key
+    counts each grade in 4 bits (grade g at bit 4g; the count of grade 0, never stored,
+    is 1 to mark a used entry); an entry per hash holds the last key's ideals, and a
+    mismatch only recomputes. The block's ideals of a row lie side by side in `ideals`
+    as in a memo entry (`memo_width`). An entry is read from the int64 and float64
+    scratch by hand: new array types compile their accesses anew. Rows of one value
+    compute theirs as fast as a copy; keys of two words for longer rows (8 bits a grade,
+    cut to the largest cutoff) cost 0.5 s of the first compile."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
@@ -261,6 +309,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         ints = vector(frame, 21, np.int64)
         at = vector(frame, 22, np.int64)        # where each piece starts in a range's
         n_block = integer(frame, 23)            # rows of a block (at most)
+        n_memo = integer(frame, 24)             # entries of the memo of ideals (or 0)
         n_slots = slot_code.shape[0]
         n_cut = cutoffs.shape[0]
         k_max = lesser(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
@@ -268,23 +317,22 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         mark = segment(floats, own + at[_MARK], 2 * n_items)  # per item: stamp, value
         buf = segment(floats, own + at[_BUF], greater(max_row_nnz, np.int64(1)))
         spare = segment(floats, own + at[_SPARE], np.int64(SMALL))  # sort_top's values
-        ideal_lin = table(floats, own + at[_IDEAL_LIN], n_block, n_cut)  # block's ideals
-        ideal_exp = table(floats, own + at[_IDEAL_EXP], n_block, n_cut)
-        ideal_full = segment(floats, own + at[_IDEAL_FULL], n_block)
+        width = 2 * n_cut + 1 + n_slots  # the block's ideals, a row each (memo_width)
+        ideals = table(floats, own + at[_IDEALS], n_block, width)
         snap = table(floats, own + at[_SNAP], n_block * n_cut, np.int64(_N_SUMS))  # sums
         user = table(floats, own + at[_USER], n_block, np.int64(_N_USER))  # r_hits, ...
-        ideal_err = table(floats, own + at[_IDEAL_ERR], n_block, n_slots)  # nERR's
         hit_at = segment(floats, own + at[_HIT_AT], greater(k_max, np.int64(1)))
         hit_value = segment(floats, own + at[_HIT_VALUE], greater(k_max, np.int64(1)))
-        counts = segment(ints, chunk * np.int64(_TOP_GRADE + 1), np.int64(_TOP_GRADE + 1))
+        int_stride = _TOP_GRADE + 1 + n_memo  # a range's int64s
+        counts = segment(ints, chunk * int_stride, np.int64(_TOP_GRADE + 1))
+        keys_at = chunk * int_stride + _TOP_GRADE + 1  # the memo's keys and entries
+        memo_at = own + at[_MEMO]
         for block in range(lo, hi, n_block):
             block_end = lesser(block + n_block, hi)
 
-            # 1. The block's graded ideal DCG sums, from each truth row's relevant values,
-            # largest first: ideal_lin[b, c] (linear gains times the user's scale; and
-            # ideal_exp[b, c] if need_exp, gains scaled by 2^-shift) is the ideal list cut
-            # at min(cutoffs[c], m); with need_full, ideal_full[b] is the linear ideal over
-            # all m values; with params, ideal_err[b, s] the ideal ERR of each nERR slot s.
+            # 1. The block's graded ideals: row b = i - block of `ideals` (laid out as
+            # memo_width says), from each truth row's relevant values, largest first. The
+            # memo (see the docstring) gives those of rows of up to _MEMO_ROW whole grades.
             if need_ideal:
                 for i in range(block, block_end):
                     b = i - block
@@ -304,12 +352,23 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             top = greater(top, v)
                     shift, scale = _gain_scaling(top)
                     limit = m if need_full else cutoffs[n_cut - 1]
+                    length = lesser(m, limit)
+                    slot = np.int64(-1)  # the row's memo entry, if it has one
+                    key = np.int64(1)  # 1 marks a used entry (grade 0's count)
                     if all_equal:
-                        length = lesser(m, limit)
+                        pass
                     elif graded and top <= _TOP_GRADE:
-                        # whole grades 1..top: counted per grade, then written back
-                        # largest first (a call per row cost as much as the counting)
-                        length = lesser(m, limit)
+                        if n_memo > 0 and m <= _MEMO_ROW:
+                            for j in range(m):  # 4 bits a grade: the count of grade g at 4g
+                                key += np.int64(1) << (np.int64(buf[j]) << 2)
+                            slot = (key * _MIX >> 40) & (n_memo - 1)
+                            if ints[keys_at + slot] == key:
+                                entry = memo_at + slot * width
+                                for c in range(width):
+                                    ideals[b, c] = floats[entry + c]
+                                continue
+                        # whole grades 1..top: counted per grade, then written back largest
+                        # first (a call per row cost as much as the counting)
                         for j in range(m):
                             counts[np.int64(buf[j])] += 1
                         pos = np.int64(0)
@@ -334,17 +393,22 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             if need_exp:
                                 acc_exp += _exp_gain(v, shift) * disc[j]
                             j += 1
-                        ideal_lin[b, c] = acc_lin
-                        ideal_exp[b, c] = acc_exp
+                        ideals[b, c] = acc_lin
+                        ideals[b, n_cut + c] = acc_exp
                     while j < length:  # the uncut ideal: the values past the largest cutoff
                         acc_lin += buf[j] * scale * disc[j]
                         j += 1
-                    ideal_full[b] = acc_lin
+                    ideals[b, 2 * n_cut] = acc_lin
                     if params:  # a constant of the closure: the plain kernel has no ERR code
                         for s in range(n_slots):
                             if slot_code[s] == codes.NERR:
-                                ideal_err[b, s] = _ideal_err(
+                                ideals[b, 2 * n_cut + 1 + s] = _ideal_err(
                                     buf, lesser(cutoffs[slot_cut[s]], m), slot_param[s])
+                    if slot >= 0:  # remembered for the rows of the same key
+                        ints[keys_at + slot] = key
+                        entry = memo_at + slot * width
+                        for c in range(width):
+                            floats[entry + c] = ideals[b, c]
 
             # 2. The walk of each row: membership by stamps (see the module's docstring),
             # the sums kept at each cutoff in snap.
@@ -432,7 +496,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 user[b, _SHIFT] = shift
                 if params:
                     _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
-                                 hit_value, hits, ideal_err, b)
+                                 hit_value, hits, ideals, b)
 
             # 3. Every slot of the block's counted rows, from the walk's sums at the slot's
             # cutoff and the rows' values, a slot at a time so that each row of `out` is
@@ -472,11 +536,11 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     elif code == codes.AP_FULL:
                         val = _ratio(snap[row, _SUM_PREC], mf)
                     elif code == codes.NDCG:
-                        val = _ratio(snap[row, _DCG_LIN], ideal_lin[b, c])
+                        val = _ratio(snap[row, _DCG_LIN], ideals[b, c])
                     elif code == codes.NDCG_UNCUT:
-                        val = _ratio(snap[row, _DCG_LIN], ideal_full[b])
+                        val = _ratio(snap[row, _DCG_LIN], ideals[b, 2 * n_cut])
                     elif code == codes.NDCG_EXP:
-                        val = _ratio(snap[row, _DCG_EXP], ideal_exp[b, c])
+                        val = _ratio(snap[row, _DCG_EXP], ideals[b, n_cut + c])
                     elif code == codes.NDCG_BINARY:
                         val = (_ratio(snap[row, _DCG_BIN], ideal_bin[lesser(k, m) - 1])
                                if m > 0 else 0.0)
