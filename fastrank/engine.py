@@ -391,7 +391,8 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
               threads: int, out: FloatArray, n_relevant: IntArray, counted: BoolArray) -> None:
     """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
     from ._kernels import frames  # numba loads on first use, not at import
-    from ._kernels.ranking import NEEDS_SORT, may_need_sort, memo_entries, rank_rows, scratch
+    from ._kernels.ranking import (MEMO_ROWS, NEEDS_SORT, may_need_sort, memo_entries,
+                                   rank_rows, scratch)
 
     n_rows, width = topk.shape
     max_row_nnz = data.max_row_nnz
@@ -407,12 +408,14 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
     # the walk that keeps the hits for ERR, nERR and RBP compiles only when they are asked,
     # the one that sorts a row's grades where they are not whole and small (may_need_sort)
     acc = needs["need_acc"]
-    sort_first = needs["need_ideal"] and (frames.ready(rank_rows, acc, True, *dtypes)
+    # the memo of graded ideals (a walk of its own) pays for its compile in large calls
+    n_memo = memo_entries(ranking.cutoffs.shape[0], ranking.slot_code.shape[0],
+                          needs["need_ideal"]) if n_rows >= MEMO_ROWS else 0
+    memo = n_memo > 0
+    sort_first = needs["need_ideal"] and (frames.ready(rank_rows, acc, True, *dtypes, memo)
                                           or may_need_sort(data.data))
     for sorting in (True,) if sort_first else (False, True):
         with memory_guard("the ranking kernel"):
-            n_memo = memo_entries(ranking.cutoffs.shape[0], ranking.slot_code.shape[0],
-                                  needs["need_ideal"])
             floats, ints, at, n_block = scratch(
                 n_rows, n_chunks, data.n_items, max_row_nnz, ranking.cutoffs.shape[0],
                 ranking.slot_code.shape[0], min(width, largest), n_memo)
@@ -422,7 +425,8 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
                 judged, disc, max_row_nnz, frames.Rows(out), n_relevant, counted,
                 needs["need_ideal"], needs["need_full"], needs["need_exp"], np.cumsum(disc),
                 floats, ints, at, n_block, n_memo)
-            done = frames.run(frames.walk(rank_rows, acc, sorting, *dtypes), frame, n_chunks)
+            done = frames.run(frames.walk(rank_rows, acc, sorting, *dtypes, memo), frame,
+                              n_chunks)
         if not (done == NEEDS_SORT).any():
             break
     if not done.all():  # a walk's C wrapper cannot raise: it returned 0

@@ -362,15 +362,33 @@ def test_memo_of_graded_ideals_gives_the_walks_values(monkeypatch, entries):
     u, p = np.nonzero(hit & (np.diff(truth.indptr) > 0)[:, None])
     topk[u, p] = truth.indices[truth.indptr[u] + rng.integers(0, 1 << 20, u.size)
                                % np.diff(truth.indptr)[u]]
-    if entries is not None:
-        monkeypatch.setattr(ranking, "_MEMO_MOST", entries)
+    from fastrank._kernels import frames
+
+    walked = []
+    walk = frames.walk
+
+    def spy(factory, *constants):
+        if factory is ranking.rank_rows:
+            walked.append(constants[-1])  # memo
+        return walk(factory, *constants)
+
+    monkeypatch.setattr(frames, "walk", spy)
     cases = [(["ndcg@1", "ndcg@3", "ndcg@10", "ndcg_exp@5", "nerr@10", "map@10"], "recsys"),
              (["ndcg", "ndcg@5"], "trec")]
+    fr.evaluate(truth, topk, cases[0][0])
+    assert walked == [False]  # a small call: the walk without the memo
+    monkeypatch.setattr(ranking, "MEMO_ROWS", 1)  # the memo's walk for a small call too
+    if entries is not None:
+        monkeypatch.setattr(ranking, "_MEMO_MOST", entries)
+    walked.clear()
     with_memo = {c: fr.evaluate(truth, topk, m, convention=c) for m, c in cases}
+    assert walked == [True, True]
     monkeypatch.setattr(ranking, "_MEMO_LEAST", 1 << 30)  # no memo
     assert ranking.memo_entries(3, 6, True) == 0
+    walked.clear()
     for metrics, convention in cases:
         plain = fr.evaluate(truth, topk, metrics, convention=convention)
         for m in metrics:
             assert_array_equal(with_memo[convention].per_user(m), plain.per_user(m))
         assert_matches_reference(truth, topk, metrics, convention)
+    assert walked and not any(walked)  # no memo: the walk without it

@@ -118,6 +118,9 @@ _MEMO_WIDEST = 32
 # A memo key counts a row's grades in 4 bits each (grade g at bit 4g, one int64): rows of
 # more relevant values than this are not memoised.
 _MEMO_ROW = 15
+# Calls of fewer top-K rows use the walk without the memo: it saves about 30 ns a row of
+# ratings, not worth the 0.25-0.3 s it adds to the walk's first compile below this.
+MEMO_ROWS = 1 << 18
 # odd multiplier of the memo's hash (2^64 / golden ratio)
 _MIX = np.int64(-7046029254386353131)
 
@@ -222,7 +225,8 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
         out[s, i] = total
 
 
-def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, row_type):
+def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, row_type,
+              memo=False):
     """The walk (`frames.run_ranges`) that fills out[s, i] with slot s of top-K row i,
     n_relevant[i] = m and counted[i] = 1 or 0, for the rows of one range, with its own
     part of the scratch; returns 1. Frame, in order:
@@ -248,7 +252,9 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     ideal (`sort_top`, a seventh of its first compile): rows of whole grades up to
     _TOP_GRADE are counted, rows of one value need neither, and a walk without the sort
     returns NEEDS_SORT at the first other row it meets (the facade then runs the walk
-    with it, on fresh scratch; `may_need_sort` says which to try first).
+    with it, on fresh scratch; `may_need_sort` says which to try first). `memo`, a third
+    constant, says whether it keeps the memo of graded ideals described below (0.25-0.3 s
+    of the first compile, which only a large call repays: `MEMO_ROWS`).
 
     The rows go by blocks of _BLOCK, each in three steps written out in this one function:
     the block's graded ideals, the walk of each row (its sums kept at each cutoff), the
@@ -358,7 +364,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     if all_equal:
                         pass
                     elif graded and top <= _TOP_GRADE:
-                        if n_memo > 0 and m <= _MEMO_ROW:
+                        if memo and n_memo > 0 and m <= _MEMO_ROW:  # memo: as params
                             for j in range(m):  # 4 bits a grade: the count of grade g at 4g
                                 key += np.int64(1) << (np.int64(buf[j]) << 2)
                             slot = (key * _MIX >> 40) & (n_memo - 1)
@@ -404,7 +410,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             if slot_code[s] == codes.NERR:
                                 ideals[b, 2 * n_cut + 1 + s] = _ideal_err(
                                     buf, lesser(cutoffs[slot_cut[s]], m), slot_param[s])
-                    if slot >= 0:  # remembered for the rows of the same key
+                    if memo and slot >= 0:  # remembered for the rows of the same key
                         ints[keys_at + slot] = key
                         entry = memo_at + slot * width
                         for c in range(width):
