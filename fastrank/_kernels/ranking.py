@@ -44,7 +44,7 @@ def _ratio(num, den):
 
 
 # Rows whose relevant values are all whole grades up to this are ranked by counting the
-# grades (in _block_ideals): the usual case of ratings and judgement scales.
+# grades (in the block's ideals): the usual case of ratings and judgement scales.
 _TOP_GRADE = 15
 
 
@@ -105,7 +105,8 @@ _BLOCK = 256
 
 # The pieces of a range's float64 scratch, in order (`scratch` lays them out), and _END,
 # the float64s of a range in all.
-(_MARK, _BUF, _SPARE, _IDEALS, _SNAP, _USER, _HIT_AT, _HIT_VALUE, _MEMO, _END) = range(10)
+(_MARK, _BUF, _SPARE, _IDEAL_LIN, _IDEAL_EXP, _IDEAL_FULL, _SNAP, _USER, _IDEAL_ERR,
+ _HIT_AT, _HIT_VALUE, _MEMO, _END) = range(13)
 
 # The memo of graded ideals (see rank_rows): at most this many float64s a range (256 KiB,
 # within a core's L2) and this many entries; none with fewer than _MEMO_LEAST entries...
@@ -150,9 +151,9 @@ def memo_entries(n_cut, n_slots, need_ideal):
 
 
 def memo_width(n_cut, n_slots):
-    """float64s of a row of the block's ideals, and of a memo entry: the ideal's linear
-    DCG at each cutoff (columns c), its exponential DCG (n_cut + c), the uncut ideal
-    (2 * n_cut), nERR's ideal ERR of each slot s (2 * n_cut + 1 + s)."""
+    """float64s of a memo entry, a row's ideals: the ideal's linear DCG at each cutoff
+    (at c), its exponential DCG (n_cut + c), the uncut ideal (2 * n_cut), nERR's ideal
+    ERR of each slot s (2 * n_cut + 1 + s)."""
     return 2 * n_cut + 1 + n_slots
 
 
@@ -165,10 +166,9 @@ def scratch(n_rows, n_chunks, n_items, max_row_nnz, n_cut, n_slots, k_max, n_mem
     numba compiled an implementation of np.empty per signature for the walk's
     allocations, 0.25 s of a first call."""
     n_block = max(min(_BLOCK, -(-n_rows // max(n_chunks, 1))), 1)
-    width = memo_width(n_cut, n_slots)
-    lengths = [2 * n_items, max(max_row_nnz, 1), SMALL, n_block * width,
-               n_block * n_cut * _N_SUMS, n_block * _N_USER, max(k_max, 1), max(k_max, 1),
-               n_memo * width]
+    lengths = [2 * n_items, max(max_row_nnz, 1), SMALL, n_block * n_cut, n_block * n_cut,
+               n_block, n_block * n_cut * _N_SUMS, n_block * _N_USER, n_block * n_slots,
+               max(k_max, 1), max(k_max, 1), n_memo * memo_width(n_cut, n_slots)]
     at = np.zeros(_END + 1, np.int64)
     np.cumsum(lengths, out=at[1:])
     at[_END] = -(-at[_END] // 8) * 8  # ranges a whole number of cache lines apart
@@ -193,13 +193,11 @@ def _snapshot(snap, row, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dc
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_value, hits,
-                 ideals, b):
+                 ideal_err, b):
     """The slots of codes with a parameter of row i, from the walk's hits (hit_at: their
     0-based positions, hit_value: their values): ERR and nERR (the cascade), RBP and its
-    residual ((1 - p)·p^position). ideals[b, 2 * n_cut + 1 + s]: nERR's ideal ERR (found
-    with the block's ideals, memo_width). Kept out of the walk, which the classic codes
-    share."""
-    err_at = 2 * cutoffs.shape[0] + 1
+    residual ((1 - p)·p^position). ideal_err[b, s]: nERR's ideal ERR (found with the
+    block's ideals). Kept out of the walk, which the classic codes share."""
     for s in range(slot_code.shape[0]):
         code = slot_code[s]
         if code < codes.ERR:
@@ -219,7 +217,7 @@ def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_v
             else:
                 total += (1.0 - q) * q ** p
         if code == codes.NERR:
-            total = _ratio(total, ideals[b, err_at + s])
+            total = _ratio(total, ideal_err[b, s])
         elif code == codes.RBP_RESID:
             total = 1.0 - total
         out[s, i] = total
@@ -280,8 +278,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     it to later rows, the same to the bit: rows of ratings repeat few counts. The key
     counts each grade in 4 bits (grade g at bit 4g; the count of grade 0, never stored,
     is 1 to mark a used entry); an entry per hash holds the last key's ideals, and a
-    mismatch only recomputes. The block's ideals of a row lie side by side in `ideals`
-    as in a memo entry (`memo_width`). An entry is read from the int64 and float64
+    mismatch only recomputes. An entry (`memo_width`) is read from the int64 and float64
     scratch by hand: new array types compile their accesses anew. Rows of one value
     compute theirs as fast as a copy; keys of two words for longer rows (8 bits a grade,
     cut to the largest cutoff) cost 0.5 s of the first compile."""
@@ -323,8 +320,11 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         mark = segment(floats, own + at[_MARK], 2 * n_items)  # per item: stamp, value
         buf = segment(floats, own + at[_BUF], greater(max_row_nnz, np.int64(1)))
         spare = segment(floats, own + at[_SPARE], np.int64(SMALL))  # sort_top's values
-        width = 2 * n_cut + 1 + n_slots  # the block's ideals, a row each (memo_width)
-        ideals = table(floats, own + at[_IDEALS], n_block, width)
+        ideal_lin = table(floats, own + at[_IDEAL_LIN], n_block, n_cut)  # block's ideals
+        ideal_exp = table(floats, own + at[_IDEAL_EXP], n_block, n_cut)
+        ideal_full = segment(floats, own + at[_IDEAL_FULL], n_block)
+        ideal_err = table(floats, own + at[_IDEAL_ERR], n_block, n_slots)  # nERR's
+        width = 2 * n_cut + 1 + n_slots  # a memo entry (memo_width)
         snap = table(floats, own + at[_SNAP], n_block * n_cut, np.int64(_N_SUMS))  # sums
         user = table(floats, own + at[_USER], n_block, np.int64(_N_USER))  # r_hits, ...
         hit_at = segment(floats, own + at[_HIT_AT], greater(k_max, np.int64(1)))
@@ -336,9 +336,12 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         for block in range(lo, hi, n_block):
             block_end = lesser(block + n_block, hi)
 
-            # 1. The block's graded ideals: row b = i - block of `ideals` (laid out as
-            # memo_width says), from each truth row's relevant values, largest first. The
-            # memo (see the docstring) gives those of rows of up to _MEMO_ROW whole grades.
+            # 1. The block's graded ideal DCG sums, from each truth row's relevant values,
+            # largest first: ideal_lin[b, c] (linear gains times the user's scale; and
+            # ideal_exp[b, c] if need_exp, gains scaled by 2^-shift) is the ideal list cut
+            # at min(cutoffs[c], m); with need_full, ideal_full[b] is the linear ideal over
+            # all m values; with params, ideal_err[b, s] the ideal ERR of each nERR slot s.
+            # The memo (see the docstring) gives those of rows of up to _MEMO_ROW grades.
             if need_ideal:
                 for i in range(block, block_end):
                     b = i - block
@@ -370,8 +373,13 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             slot = (key * _MIX >> 40) & (n_memo - 1)
                             if ints[keys_at + slot] == key:
                                 entry = memo_at + slot * width
-                                for c in range(width):
-                                    ideals[b, c] = floats[entry + c]
+                                for c in range(n_cut):
+                                    ideal_lin[b, c] = floats[entry + c]
+                                    ideal_exp[b, c] = floats[entry + n_cut + c]
+                                ideal_full[b] = floats[entry + 2 * n_cut]
+                                if params:
+                                    for s in range(n_slots):
+                                        ideal_err[b, s] = floats[entry + 2 * n_cut + 1 + s]
                                 continue
                         # whole grades 1..top: counted per grade, then written back largest
                         # first (a call per row cost as much as the counting)
@@ -399,22 +407,27 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             if need_exp:
                                 acc_exp += _exp_gain(v, shift) * disc[j]
                             j += 1
-                        ideals[b, c] = acc_lin
-                        ideals[b, n_cut + c] = acc_exp
+                        ideal_lin[b, c] = acc_lin
+                        ideal_exp[b, c] = acc_exp
                     while j < length:  # the uncut ideal: the values past the largest cutoff
                         acc_lin += buf[j] * scale * disc[j]
                         j += 1
-                    ideals[b, 2 * n_cut] = acc_lin
+                    ideal_full[b] = acc_lin
                     if params:  # a constant of the closure: the plain kernel has no ERR code
                         for s in range(n_slots):
                             if slot_code[s] == codes.NERR:
-                                ideals[b, 2 * n_cut + 1 + s] = _ideal_err(
+                                ideal_err[b, s] = _ideal_err(
                                     buf, lesser(cutoffs[slot_cut[s]], m), slot_param[s])
                     if memo and slot >= 0:  # remembered for the rows of the same key
                         ints[keys_at + slot] = key
                         entry = memo_at + slot * width
-                        for c in range(width):
-                            floats[entry + c] = ideals[b, c]
+                        for c in range(n_cut):
+                            floats[entry + c] = ideal_lin[b, c]
+                            floats[entry + n_cut + c] = ideal_exp[b, c]
+                        floats[entry + 2 * n_cut] = ideal_full[b]
+                        if params:
+                            for s in range(n_slots):
+                                floats[entry + 2 * n_cut + 1 + s] = ideal_err[b, s]
 
             # 2. The walk of each row: membership by stamps (see the module's docstring),
             # the sums kept at each cutoff in snap.
@@ -502,7 +515,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 user[b, _SHIFT] = shift
                 if params:
                     _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
-                                 hit_value, hits, ideals, b)
+                                 hit_value, hits, ideal_err, b)
 
             # 3. Every slot of the block's counted rows, from the walk's sums at the slot's
             # cutoff and the rows' values, a slot at a time so that each row of `out` is
@@ -542,11 +555,11 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     elif code == codes.AP_FULL:
                         val = _ratio(snap[row, _SUM_PREC], mf)
                     elif code == codes.NDCG:
-                        val = _ratio(snap[row, _DCG_LIN], ideals[b, c])
+                        val = _ratio(snap[row, _DCG_LIN], ideal_lin[b, c])
                     elif code == codes.NDCG_UNCUT:
-                        val = _ratio(snap[row, _DCG_LIN], ideals[b, 2 * n_cut])
+                        val = _ratio(snap[row, _DCG_LIN], ideal_full[b])
                     elif code == codes.NDCG_EXP:
-                        val = _ratio(snap[row, _DCG_EXP], ideals[b, n_cut + c])
+                        val = _ratio(snap[row, _DCG_EXP], ideal_exp[b, c])
                     elif code == codes.NDCG_BINARY:
                         val = (_ratio(snap[row, _DCG_BIN], ideal_bin[lesser(k, m) - 1])
                                if m > 0 else 0.0)
