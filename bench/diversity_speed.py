@@ -57,12 +57,17 @@ def shape_b(threads, n_users=200, n_items=27_000, n_aspects=5_000):
     aspects = random_aspects(n_items, n_aspects, seed=6)
     gamma = dense_preferences(n_users, n_aspects, seed=7)
     fr.ab_ndcg(test[:4], topk[:4], aspects, user_aspects=gamma[:4])
-    out = {}
-    for n in threads:
-        # best of 25: a call takes 15-30 ms, and a shared machine's noise is of that order
-        t = best_of(lambda: fr.ab_ndcg(test, topk, aspects, user_aspects=gamma, n_threads=n),
-                    25)
-        out[n] = t
+    # best of 25 per thread count, the counts alternating call by call: a call takes 15-30
+    # ms, and a shared machine's noise is of that order and comes in spells, which would
+    # fall on one thread count if each ran its 25 calls in a row
+    times = {n: [] for n in threads}
+    for _ in range(25):
+        for n in threads:
+            start = time.perf_counter()
+            fr.ab_ndcg(test, topk, aspects, user_aspects=gamma, n_threads=n)
+            times[n].append(time.perf_counter() - start)
+    out = {n: min(times[n]) for n in threads}
+    for n, t in out.items():
         print(f"B  {n} thread(s): ab_ndcg with ideal {t:7.3f} s = {n_users / t:9,.0f} users/s",
               flush=True)
     return out
