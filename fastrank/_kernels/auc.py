@@ -17,6 +17,8 @@ short[s, i] is 1 when the list holds fewer than k negatives and misses a relevan
 import numpy as np
 from numba import njit, prange
 
+from .frames import bounds
+
 PARTIAL_AUC = 0
 PAP = 1
 
@@ -32,8 +34,7 @@ def partial_aucs(t_indptr, t_indices, t_data, topk, rows, counted, slot_code, sl
     n_rows, width = topk.shape
     n_slots = slot_code.shape[0]
     for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         relevant = np.zeros(n_items, np.int64)
         seen = np.zeros(n_items, np.int64)
         kind = np.empty(max(width, 1), np.int8)

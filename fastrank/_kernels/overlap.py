@@ -19,6 +19,8 @@ depth 1). NaN when both lists are empty, 0 when one is.
 import numpy as np
 from numba import njit, prange
 
+from .frames import bounds
+
 JACCARD = 0
 RBO = 1
 
@@ -44,8 +46,7 @@ def list_overlap(a, b, slot_code, slot_k, slot_p, n_items, n_chunks, out):
     n_slots = slot_code.shape[0]
     width = max(a.shape[1], b.shape[1], 1)
     for chunk in prange(n_chunks):
-        lo = (chunk * n_rows) // n_chunks
-        hi = ((chunk + 1) * n_rows) // n_chunks
+        lo, hi = bounds(n_rows, chunk, n_chunks)
         seen = np.zeros(n_items, np.int64)
         in_s = np.zeros(n_items, np.int64)
         in_l = np.zeros(n_items, np.int64)
