@@ -302,6 +302,23 @@ def test_a_walk_that_cannot_allocate_its_markers_raises_a_value_error(monkeypatc
         fr.evaluate(truth, np.array([[0, 1], [5, 0]]), ["ndcg@2"], n_threads=1)
 
 
+def _ranking_walks(monkeypatch):
+    """A list that receives the constants of every ranking walk `frames.walk` is asked
+    for from now on: (params, sorting, the five dtypes, memo)."""
+    from fastrank._kernels import frames
+
+    built = []
+    walk = frames.walk
+
+    def spy(factory, *constants):
+        if factory.__name__ == "rank_rows":
+            built.append(constants)
+        return walk(factory, *constants)
+
+    monkeypatch.setattr(frames, "walk", spy)
+    return built
+
+
 def test_grades_that_need_a_sort_after_the_first_values_still_rank_right(monkeypatch):
     """The ranking walk that counts whole grades is tried first when the first 65,536
     values suggest them; a later fractional grade, or one past 15, sends the call to the
@@ -319,20 +336,14 @@ def test_grades_that_need_a_sort_after_the_first_values_still_rank_right(monkeyp
     topk = rng.integers(-1, n_items, (n_users, 10))
     metrics = ["ndcg@10", "ndcg_exp@5", "map@10", "nerr@10"]
     monkeypatch.setattr(frames, "_walks", {})  # as in a fresh process
-    walked = []
-    walk = frames.walk
-
-    def spy(factory, *constants):
-        walked.append((factory.__name__, constants[:2]))
-        return walk(factory, *constants)
-
-    monkeypatch.setattr(frames, "walk", spy)
+    walked = _ranking_walks(monkeypatch)
     res = fr.evaluate(truth, topk, metrics)
-    assert ("rank_rows", (True, False)) in walked and ("rank_rows", (True, True)) in walked
+    params_sorting = [constants[:2] for constants in walked]
+    assert (True, False) in params_sorting and (True, True) in params_sorting
     # the walk with the sort is used from then on: same values, the reference's
     walked.clear()
     again = fr.evaluate(truth, topk, metrics)
-    assert ("rank_rows", (True, False)) not in walked
+    assert (True, False) not in [constants[:2] for constants in walked]
     for m in metrics:
         assert_array_equal(again.per_user(m), res.per_user(m))
     assert_matches_reference(truth, topk, metrics, "recsys")
@@ -362,27 +373,21 @@ def test_memo_of_graded_ideals_gives_the_walks_values(monkeypatch, entries):
     u, p = np.nonzero(hit & (np.diff(truth.indptr) > 0)[:, None])
     topk[u, p] = truth.indices[truth.indptr[u] + rng.integers(0, 1 << 20, u.size)
                                % np.diff(truth.indptr)[u]]
-    from fastrank._kernels import frames
+    walked = _ranking_walks(monkeypatch)
 
-    walked = []
-    walk = frames.walk
+    def memo():  # the memo constant of each ranking walk asked for
+        return [constants[-1] for constants in walked]
 
-    def spy(factory, *constants):
-        if factory is ranking.rank_rows:
-            walked.append(constants[-1])  # memo
-        return walk(factory, *constants)
-
-    monkeypatch.setattr(frames, "walk", spy)
     cases = [(["ndcg@1", "ndcg@3", "ndcg@10", "ndcg_exp@5", "nerr@10", "map@10"], "recsys"),
              (["ndcg", "ndcg@5"], "trec")]
     fr.evaluate(truth, topk, cases[0][0])
-    assert walked == [False]  # a small call: the walk without the memo
+    assert memo() == [False]  # a small call: the walk without the memo
     monkeypatch.setattr(ranking, "MEMO_ROWS", 1)  # the memo's walk for a small call too
     if entries is not None:
         monkeypatch.setattr(ranking, "_MEMO_MOST", entries)
     walked.clear()
     with_memo = {c: fr.evaluate(truth, topk, m, convention=c) for m, c in cases}
-    assert walked == [True, True]
+    assert memo() == [True, True]
     monkeypatch.setattr(ranking, "_MEMO_LEAST", 1 << 30)  # no memo
     assert ranking.memo_entries(3, 6, True) == 0
     walked.clear()
@@ -391,4 +396,4 @@ def test_memo_of_graded_ideals_gives_the_walks_values(monkeypatch, entries):
         for m in metrics:
             assert_array_equal(with_memo[convention].per_user(m), plain.per_user(m))
         assert_matches_reference(truth, topk, metrics, convention)
-    assert walked and not any(walked)  # no memo: the walk without it
+    assert memo() and not any(memo())  # no memo: the walk without it
