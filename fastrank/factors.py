@@ -87,7 +87,7 @@ def _as_matrix(factors: Any, name: str) -> tuple[NDArray[Any], float]:
     if factors.dtype not in (np.float32, np.float64) or not factors.dtype.isnative:
         factors = factors.astype(np.float32 if factors.dtype == np.float16 else np.float64)
     factors = np.ascontiguousarray(factors)
-    norms = np.empty(_n_chunks(factors.shape[0]), np.float64)
+    norms = np.empty(_n_chunks(factors.shape[0], factors.size), np.float64)
     with parallel_turn():
         frames.run(frames.walk(largest_square_norm, factors.dtype.type),
                    frames.Frame(factors, norms), norms.shape[0])

@@ -63,11 +63,20 @@ def _all_finite(values: AnyArray) -> bool:
 _VALUE_BLOCK = 1 << 22
 
 
-def _n_chunks(n: int) -> int:
-    """Ranges of a parallel check over n entries: a few per thread, at least one."""
+def _n_chunks(n: int, work: int | None = None) -> int:
+    """Ranges of a parallel check over n entries (`work` entries and rows to read, n by
+    default): a few per thread, at least one, and one where the work is small (one range
+    runs on the calling thread, see frames.run_ranges)."""
     import numba
 
+    if (n if work is None else work) < _SMALL_SCAN:
+        return 1
     return max(1, min(int(n), 4 * int(numba.get_num_threads())))
+
+
+# Fewer rows and entries than this are scanned on the calling thread: some 20 microseconds
+# of work, against about 60 to wake the others.
+_SMALL_SCAN = 1 << 15
 
 
 def _index_array(arr: AnyArray) -> AnyArray:
@@ -203,7 +212,7 @@ def _compressed(matrix: SparseMatrix, name: str, n_outer: int, n_inner: int,
     nnz = int(indptr[-1])
     decreasing = f"{name} is a malformed {kind} matrix: indptr must start at 0 and never " \
                  f"decrease; {rebuild}"
-    scan = np.empty((_n_chunks(n_outer), 4), np.int64)
+    scan = np.empty((_n_chunks(n_outer, n_outer + indices.shape[0]), 4), np.int64)
     with parallel_turn():
         frames.run(frames.walk(scan_rows, indptr.dtype.type, indices.dtype.type),
                    frames.Frame(indptr, indices, scan), scan.shape[0])

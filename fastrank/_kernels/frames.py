@@ -175,28 +175,33 @@ class Frame:
     C-contiguous copy; the facades allocate every array a walk writes, C-contiguous."""
 
     def __init__(self, *values: Any) -> None:
-        values = tuple(np.ascontiguousarray(value) if isinstance(value, np.ndarray)
-                       and not value.flags.c_contiguous else value for value in values)
-        self.values = values
+        # one pass, the cells gathered in a list and converted once: a frame is built on
+        # every call's clock, and a walk of small inputs takes microseconds
+        kept: list = []
         # the dtype of each array, and float64 or int64 for a number: the constant a walk
         # for any frame's types is made from (`walk(factory, frame.dtypes)`), which reads
         # a number with `number`
-        self.dtypes = tuple(value.dtype.type if isinstance(value, np.ndarray) else
-                            value.array.dtype.type if isinstance(value, Rows) else
-                            np.float64 if isinstance(value, (float, np.floating)) else
-                            np.int64 for value in values)
-        cells = np.zeros(_CELLS * len(values), np.int64)
-        for s, value in enumerate(values):
-            at = _CELLS * s
+        dtypes: list = []
+        cells: list = []
+        for value in values:
             if isinstance(value, np.ndarray):
-                cells[at:at + _CELLS] = _array_cells(value)
+                if not value.flags.c_contiguous:
+                    value = np.ascontiguousarray(value)
+                dtypes.append(value.dtype.type)
+                cells += _array_cells(value)
             elif isinstance(value, Rows):
-                cells[at:at + _CELLS] = _rows_cells(value.array)
+                dtypes.append(value.array.dtype.type)
+                cells += _rows_cells(value.array)
             elif isinstance(value, (float, np.floating)):
-                cells[at] = np.float64(value).view(np.int64)
+                dtypes.append(np.float64)
+                cells += (int(np.float64(value).view(np.int64)), 0, 0, 0)
             else:
-                cells[at] = int(value)
-        self.cells = cells
+                dtypes.append(np.int64)
+                cells += (int(value), 0, 0, 0)
+            kept.append(value)
+        self.values = tuple(kept)
+        self.dtypes = tuple(dtypes)
+        self.cells = np.array(cells, np.int64) if cells else np.zeros(0, np.int64)
 
 
 def _array_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
@@ -224,7 +229,11 @@ def _rows_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
 def run_ranges(walk, frame, n_chunks, done):
     """done[chunk] = walk(chunk, n_chunks, frame) for every range, under prange: 1 once
     the range is walked, 0 if its walk could not allocate its scratch (or a code of the
-    walk's own)."""
+    walk's own). One range runs on the calling thread: waking the other threads for
+    nothing took some 60 microseconds, more than a small input's whole walk."""
+    if n_chunks == 1:
+        done[0] = walk(np.int64(0), n_chunks, frame)
+        return
     for chunk in prange(n_chunks):
         done[chunk] = walk(np.int64(chunk), n_chunks, frame)
 
