@@ -9,7 +9,7 @@ sets, which the αβ-nDCG ideal treats as one candidate each.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -94,38 +94,73 @@ class Groups:
 
 
 def aspect_groups(aspects: Aspects) -> Groups:
-    """Group the items by aspect set (one hash-table pass, `group_sets`): groups ordered by
-    set size, so that a scan's inner loop over a group's aspects runs the same number of
-    times for long stretches (no branch mispredicts), then by lowest item."""
-    from ._kernels.aspects import group_index, group_sets
+    """Group the items by aspect set on the calling thread (see Grouping)."""
+    return Grouping(aspects).groups()
 
-    n_items = aspects.n_items
-    rng = np.random.default_rng(0x5EED)
-    weights = rng.integers(1, 2**63 - 1, size=max(aspects.n_aspects, 1), dtype=np.int64)
-    item_group = np.empty(n_items, np.int64)
-    ptr = np.empty(n_items + 1, np.int64)
-    order = np.empty(n_items, np.int64)
-    n_groups = group_sets(aspects.indptr, aspects.indices, weights, item_group, ptr, order)
-    ptr = ptr[: n_groups + 1].copy()
-    order = order[: ptr[-1]].copy()
-    item_group[item_group < 0] = n_groups  # n_groups: a spare slot
-    first = order[ptr[:-1]]
-    n_stored = aspects.indices.shape[0]
-    aspect_ptr = np.empty(n_groups + 1, np.int64)
-    group_aspects = np.empty(n_stored, aspects.indices.dtype)
-    by_ptr = np.empty(aspects.n_aspects + 1, np.int64)
-    by_group = np.empty(n_stored, np.int64)
-    n_links = group_index(aspects.indptr, aspects.indices, ptr, order, aspects.n_aspects,
-                          aspect_ptr, group_aspects, by_ptr, by_group)
-    group_aspects, by_group = group_aspects[:n_links], by_group[:n_links]
-    sizes = np.diff(aspect_ptr)
-    width = int(sizes.max()) if n_groups else 0
-    pair_ptr, pair_groups = _pairs(group_aspects, aspect_ptr, aspects.n_aspects, width,
-                                   by_group.shape[0])
-    return Groups(ptr=ptr, items=order, item_group=item_group,
-                  aspect_ptr=aspect_ptr, aspects=group_aspects, masks=aspects.masks[first],
-                  by_ptr=by_ptr, links=np.concatenate([by_group, pair_groups]),
-                  pair_ptr=pair_ptr, width=width)
+
+@lru_cache(maxsize=8)
+def _set_weights(n_aspects: int) -> IntArray:
+    """The random 64-bit weight of each aspect that an item's set hash sums (group_sets),
+    the same in every call; kept for the last few catalogues (drawing them took 40
+    microseconds of a call)."""
+    weights = np.random.default_rng(0x5EED).integers(1, 2**63 - 1, size=n_aspects,
+                                                     dtype=np.int64)
+    weights.flags.writeable = False
+    return weights
+
+
+class Grouping:
+    """The items grouped by aspect set (one hash-table pass, `group_sets`, then the index
+    of each group's aspects and each aspect's groups, `group_index`): groups ordered by set
+    size, so that a scan's inner loop over a group's aspects runs the same number of times
+    for long stretches (no branch mispredicts), then by lowest item.
+
+    The kernel's arguments (`args`, outputs allocated here) can ride in another parallel
+    run as one of its ranges (the check of a dense γ does this, `diversity._dense_gamma`),
+    which then hands back n_groups (`done`); otherwise `groups()` runs it here, serially."""
+
+    def __init__(self, aspects: Aspects) -> None:
+        self.aspects = aspects
+        n_items, n_stored = aspects.n_items, aspects.indices.shape[0]
+        weights = _set_weights(max(aspects.n_aspects, 1))
+        self.item_group = np.empty(n_items, np.int64)
+        self.ptr = np.empty(n_items + 1, np.int64)
+        self.items = np.empty(n_items, np.int64)
+        self.aspect_ptr = np.empty(n_items + 1, np.int64)
+        self.group_aspects = np.empty(n_stored, aspects.indices.dtype)
+        self.by_ptr = np.empty(aspects.n_aspects + 1, np.int64)
+        self.by_group = np.empty(n_stored, np.int64)
+        self.args = (aspects.indptr, aspects.indices, weights, aspects.n_aspects,
+                     self.item_group, self.ptr, self.items, self.aspect_ptr,
+                     self.group_aspects, self.by_ptr, self.by_group)
+        self.n_groups: int | None = None
+
+    def done(self, n_groups: int) -> None:
+        """Record a run of the kernel elsewhere (it wrote this grouping's arrays)."""
+        self.n_groups = n_groups
+
+    def groups(self) -> Groups:
+        if self.n_groups is None:
+            from ._kernels.aspects import group_items
+
+            self.n_groups = int(group_items(*self.args))
+        n_groups, aspects = self.n_groups, self.aspects
+        ptr = self.ptr[: n_groups + 1]
+        items = self.items[: ptr[-1]]
+        aspect_ptr = self.aspect_ptr[: n_groups + 1]
+        n_links = int(aspect_ptr[-1])
+        group_aspects, by_group = self.group_aspects[:n_links], self.by_group[:n_links]
+        width = int((aspect_ptr[1:] - aspect_ptr[:-1]).max()) if n_groups else 0
+        pair_ptr, pair_groups = _pairs(group_aspects, aspect_ptr, aspects.n_aspects, width,
+                                       n_links)
+        if aspects.n_aspects > 64:  # every bit set, as Aspects.masks
+            masks = np.full(n_groups, -1, np.int64)
+        else:
+            masks = aspects.masks[items[ptr[:-1]]]
+        links = np.concatenate([by_group, pair_groups]) if pair_groups.size else by_group
+        return Groups(ptr=ptr, items=items, item_group=self.item_group,
+                      aspect_ptr=aspect_ptr, aspects=group_aspects, masks=masks,
+                      by_ptr=self.by_ptr, links=links, pair_ptr=pair_ptr, width=width)
 
 
 # Pairs of aspects are indexed (n_aspects² offsets) up to this many aspects.

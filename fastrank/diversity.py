@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 
-from .aspects import alpha_ndcg_values, check_aspects
+from .aspects import Groups, Grouping, alpha_ndcg_values, check_aspects
 from .discounts import discounts
 from .means import counted_mean, counted_rows
 from .threads import n_ranges, numba_threads
@@ -139,20 +139,21 @@ def _weights(profile: SparseMatrix | ArrayLike | None,
 
 
 def _gamma(rows: Any, dense: FloatArray | None, from_profile: bool, aspects: Any,
-           users: IntArray, threads: int) -> tuple[Any, ...]:
+           users: IntArray, threads: int, grouping: Grouping | None = None) -> tuple[Any, ...]:
     """γ of each scored user (slot i: truth row users[i]) from `_weights`' output, as the
     αβ kernels read it: (ptr, aspects, shares, dense, totals). From sparse weights or a
     profile: CSR arrays (ptr, aspects, shares) and an empty dense; an empty row is a γ
     that is all zero (only a profile may give one: all-zero user-aspect rows are refused).
     From a dense weight array: the array itself and its row totals, read in place (ptr
-    counts each row's non-zero weights; aspects and shares are empty)."""
+    counts each row's non-zero weights; aspects and shares are empty). A dense array's
+    check may run `grouping` beside it (see _dense_gamma)."""
     from ._kernels import frames
     from ._kernels.aspects import gamma_rows, gamma_sizes
 
     n = users.shape[0]
     none = (np.zeros((0, 0), np.float64), np.zeros(0, np.float64))
     if dense is not None:
-        ptr, totals = _dense_gamma(dense, users, threads)
+        ptr, totals = _dense_gamma(dense, users, threads, grouping)
         idx, values = np.zeros(0, np.int64), np.zeros(0, np.float64)
         none = (dense, totals)
     else:
@@ -185,23 +186,47 @@ def _offsets(sizes: IntArray) -> IntArray:
     return ptr
 
 
-def _dense_gamma(weights: FloatArray, users: IntArray,
-                 threads: int) -> tuple[IntArray, FloatArray]:
+# What the check of a dense γ and the grouping of items by aspect set cost, in the same
+# unit (about nanoseconds on the benchmark machine): only which of the two schedules of
+# _dense_gamma runs depends on them, never a value.
+_COST_PER_WEIGHT = 1.6  # a weight of a dense γ, checked
+_COST_PER_LINK = 28.0   # a stored aspect of an item, grouped
+
+
+def _dense_gamma(weights: FloatArray, users: IntArray, threads: int,
+                 grouping: Grouping | None = None) -> tuple[IntArray, FloatArray]:
     """(ptr, totals) of a dense users x aspects weight array, checked by a parallel kernel
     in place: ptr[i + 1] - ptr[i] is the number of non-zero weights of row users[i], and
     totals[r] the sum of row r, which the αβ kernels divide each weight by. A users x
     aspects γ is not copied (as CSR it took 16 bytes a weight, written on one call's
-    clock)."""
+    clock).
+
+    With a `grouping` to run and a second thread, the grouping runs as one range of the
+    same parallel run, beside threads - 1 ranges of the check, where that ends sooner than
+    the check on every thread followed by the grouping alone (few users, many aspects:
+    both are about a thread's work). Either way the grouping and the check write the same
+    arrays."""
     from ._kernels import frames
-    from ._kernels.aspects import dense_weight_rows
+    from ._kernels.aspects import dense_weight_rows, dense_weight_rows_and_groups
 
     n_rows = weights.shape[0]
     chunks = max(n_ranges(n_rows, threads, weights.size, 1), 1)
     sizes = np.empty(n_rows, np.int64)
     totals, low, high = (np.empty(n_rows, np.float64) for _ in range(3))
     bad = np.empty(n_rows, np.bool_)
-    frame = frames.Frame(weights, sizes, totals, low, high, bad)
-    frames.run(frames.walk(dense_weight_rows, frame.dtypes), frame, chunks)
+    check = weights.size * _COST_PER_WEIGHT
+    group = 0.0 if grouping is None else grouping.args[1].shape[0] * _COST_PER_LINK
+    if grouping is not None and threads > 1 and n_rows and \
+            max(check / (threads - 1), group) < check / threads + group:
+        n_groups = np.zeros(1, np.int64)
+        frame = frames.Frame(weights, sizes, totals, low, high, bad, *grouping.args,
+                             n_groups)
+        chunks = min(threads - 1, n_rows) + 1
+        frames.run(frames.walk(dense_weight_rows_and_groups, frame.dtypes), frame, chunks)
+        grouping.done(int(n_groups[0]))
+    else:
+        frame = frames.Frame(weights, sizes, totals, low, high, bad)
+        frames.run(frames.walk(dense_weight_rows, frame.dtypes), frame, chunks)
     if bad.any():
         raise ValueError("user_aspects must hold finite, non-negative aspect weights; found a "
                          "negative, NaN or infinite value")
@@ -272,9 +297,10 @@ class AlphaBetaNDCG:
             self._ex = check_pattern(exclude, "exclude", (n_users, n_items))
         self.users = rows_or_all(users, "users", n_users, "the rows of truth")
         with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG ideal"):
+            grouping = Grouping(self.aspects)
             self._gam = _gamma(weight_rows, dense, profile is not None, self.aspects,
-                               self.users, threads)
-            self.idcg, self.status = self._ideal(threads)
+                               self.users, threads, grouping)
+            self.idcg, self.status = self._ideal(threads, grouping.groups())
 
     # whether a dense γ the caller owns is copied: it is read at every score()
     _keep_gamma = True
@@ -295,11 +321,10 @@ class AlphaBetaNDCG:
                 f"r_max must stay within [0, beta]: pass r_max >= {top} or leave it out")
         return r_max
 
-    def _ideal(self, threads: int) -> tuple[FloatArray, Any]:
+    def _ideal(self, threads: int, groups: Groups) -> tuple[FloatArray, Any]:
         from ._kernels import frames
         from ._kernels.aspects import ideal_range
 
-        groups = self.aspects.groups
         n = self.users.shape[0]
         idcg = np.zeros((self.cutoffs.shape[0], n), np.float64)
         status = np.zeros(n, np.int8)

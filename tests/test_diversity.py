@@ -504,3 +504,63 @@ def test_a_dense_gamma_read_in_place_equals_its_sparse_form_and_the_scorer_keeps
     before = scorer.score(topk).per_user("ab_ndcg@8")
     gamma[:, :] = 1.0
     np.testing.assert_array_equal(scorer.score(topk).per_user("ab_ndcg@8"), before)
+
+
+def test_grouping_beside_the_check_of_a_dense_gamma_changes_nothing(monkeypatch):
+    """Where grouping the items by aspect set costs about a thread's share of checking a
+    dense γ, it runs as one range of the check's parallel run: the groups equal the serial
+    grouping's, field by field, the check's outputs those of the check alone, for 1 to 3
+    ranges of the check; and αβ-nDCG, with and without it, equals the reference."""
+    import dataclasses
+
+    from fastrank import diversity
+    from fastrank._kernels import frames
+    from fastrank.aspects import Grouping, aspect_groups, check_aspects
+
+    rng = np.random.default_rng(21)
+    n_users, n_items, n_aspects = 7, 400, 150
+    truth = sp.csr_array((rng.random((n_users, n_items)) < 0.05)
+                         * rng.integers(1, 4, (n_users, n_items)))
+    members = (rng.random((n_items, n_aspects)) < 0.015).astype(np.int8)
+    members[::3, 0] = 1  # many items share the set {0}
+    item_aspects = sp.csr_array(members)
+    topk = rng.integers(-1, n_items, (n_users, 6))
+    gamma = rng.random((n_users, n_aspects)) * (rng.random((n_users, n_aspects)) < 0.7)
+    gamma[:, 1] += 0.25
+    aspects = check_aspects(item_aspects, n_items)
+    serial = aspect_groups(aspects)
+    users = np.arange(n_users)
+    alone = diversity._dense_gamma(gamma, users, 1)
+    for threads in (2, 3, 4):
+        grouping = Grouping(aspects)
+        beside = diversity._dense_gamma(gamma, users, threads, grouping)
+        assert grouping.n_groups is not None  # it ran in the check's run
+        for got, want in zip(beside, alone):
+            np.testing.assert_array_equal(got, want)
+        groups = grouping.groups()
+        for field in dataclasses.fields(serial):
+            np.testing.assert_array_equal(getattr(groups, field.name),
+                                          getattr(serial, field.name), err_msg=field.name)
+
+    built = []
+    walk = frames.walk
+
+    def spy(factory, *constants):
+        built.append(factory.__name__)
+        return walk(factory, *constants)
+
+    monkeypatch.setattr(frames, "walk", spy)
+    kw = dict(k=[3, 6], alpha=0.2, beta=0.8, user_aspects=gamma, n_threads=2)
+    res = fr.ab_ndcg(truth, topk, item_aspects, **kw)
+    assert "dense_weight_rows_and_groups" in built
+    monkeypatch.setattr(diversity, "_COST_PER_LINK", 0.0)  # grouping costs nothing: alone
+    built.clear()
+    apart = fr.ab_ndcg(truth, topk, item_aspects, **kw)
+    assert "dense_weight_rows_and_groups" not in built and "dense_weight_rows" in built
+    ref = ab_ndcg_reference(truth, topk, item_aspects, [3, 6], 0.2, 0.8, user_aspects=gamma)
+    for k in (3, 6):
+        np.testing.assert_array_equal(res.per_user(f"ab_ndcg@{k}"),
+                                      apart.per_user(f"ab_ndcg@{k}"))
+        want = np.array([np.nan if v is None else v for v in ref[k]])
+        assert np.isfinite(want).sum() >= 3  # counted users to compare
+        np.testing.assert_allclose(res.per_user(f"ab_ndcg@{k}"), want, rtol=1e-12)
