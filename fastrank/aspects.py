@@ -102,11 +102,10 @@ def aspect_groups(aspects: Aspects) -> Groups:
 def _set_weights(n_aspects: int) -> IntArray:
     """The random 64-bit weight of each aspect that an item's set hash sums (group_sets),
     the same in every call; kept for the last few catalogues (drawing them took 40
-    microseconds of a call)."""
-    weights = np.random.default_rng(0x5EED).integers(1, 2**63 - 1, size=n_aspects,
-                                                     dtype=np.int64)
-    weights.flags.writeable = False
-    return weights
+    microseconds of a call). Shared: never written (left writeable, as a read-only array
+    would compile the kernels once more for its type)."""
+    return np.random.default_rng(0x5EED).integers(1, 2**63 - 1, size=n_aspects,
+                                                  dtype=np.int64)
 
 
 class Grouping:
@@ -133,6 +132,7 @@ class Grouping:
         self.args = (aspects.indptr, aspects.indices, weights, aspects.n_aspects,
                      self.item_group, self.ptr, self.items, self.aspect_ptr,
                      self.group_aspects, self.by_ptr, self.by_group)
+        self.n_links = n_stored  # the work: one hash term and one index entry each
         self.n_groups: int | None = None
 
     def done(self, n_groups: int) -> None:

@@ -215,14 +215,17 @@ def _dense_gamma(weights: FloatArray, users: IntArray, threads: int,
     totals, low, high = (np.empty(n_rows, np.float64) for _ in range(3))
     bad = np.empty(n_rows, np.bool_)
     check = weights.size * _COST_PER_WEIGHT
-    group = 0.0 if grouping is None else grouping.args[1].shape[0] * _COST_PER_LINK
+    group = 0.0 if grouping is None else grouping.n_links * _COST_PER_LINK
     if grouping is not None and threads > 1 and n_rows and \
             max(check / (threads - 1), group) < check / threads + group:
         n_groups = np.zeros(1, np.int64)
         frame = frames.Frame(weights, sizes, totals, low, high, bad, *grouping.args,
                              n_groups)
         chunks = min(threads - 1, n_rows) + 1
-        frames.run(frames.walk(dense_weight_rows_and_groups, frame.dtypes), frame, chunks)
+        done = frames.run(frames.walk(dense_weight_rows_and_groups, frame.dtypes), frame,
+                          chunks)
+        if not done.all():  # the grouping's tables could not be allocated
+            raise out_of_memory("the grouping of items by aspect set")
         grouping.done(int(n_groups[0]))
     else:
         frame = frames.Frame(weights, sizes, totals, low, high, bad)

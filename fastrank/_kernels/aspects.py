@@ -249,7 +249,7 @@ def dense_weight_rows_and_groups(dtypes):
     reads the groups in the ideal's walk (with the grouping on another thread, that walk
     took 3-5% longer). The frame holds dense_weight_rows' six arguments,
     then group_items' eleven, then an int64 array of one cell for n_groups (of the dtypes
-    `dtypes` gives). Returns 1."""
+    `dtypes` gives). Returns 1, or 0 where the grouping's tables could not be allocated."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, no_cpython_wrapper=True)
