@@ -83,3 +83,23 @@ def test_a_frame_reads_a_strided_input_from_a_copy_and_refuses_what_no_walk_read
         frames.Frame(frames.Rows(np.zeros((4, 6))[:, ::2]))
     # an empty block of any strides is nothing to read
     frames.Frame(frames.Rows(np.zeros((0, 3))[:, ::2]))
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 5])
+def test_what_each_range_returns_comes_back_on_either_path(n_chunks):
+    """One range runs on the calling thread, several under prange: either way run()
+    hands back each range's own return value (1, 0 for scratch that failed, or a code)."""
+
+    def coded():
+        @njit(cache=False)
+        def walk(chunk, n_chunks, frame):
+            out = vector(frame, 0, np.int64)
+            out[chunk] = n_chunks
+            return chunk + 5
+
+        return walk
+
+    out = np.zeros(n_chunks, np.int64)
+    done = frames.run(frames.walk(coded), frames.Frame(out), n_chunks)
+    assert done.tolist() == list(range(5, 5 + n_chunks))
+    assert (out == n_chunks).all()
