@@ -98,14 +98,26 @@ def aspect_groups(aspects: Aspects) -> Groups:
     return Grouping(aspects).groups()
 
 
-@lru_cache(maxsize=8)
 def _set_weights(n_aspects: int) -> IntArray:
     """The random 64-bit weight of each aspect that an item's set hash sums (group_sets),
-    the same in every call; kept for the last few catalogues (drawing them took 40
-    microseconds of a call). Shared: never written (left writeable, as a read-only array
-    would compile the kernels once more for its type)."""
+    the same in every call: drawn once for counts up to _CACHED_ASPECTS (drawing them took
+    40 microseconds of a call), where a few arrays of at most 512 KiB stay alive."""
+    if n_aspects <= _CACHED_ASPECTS:
+        return _cached_weights(n_aspects)
+    return _draw_weights(n_aspects)
+
+
+_CACHED_ASPECTS = 1 << 16
+
+
+def _draw_weights(n_aspects: int) -> IntArray:
     return np.random.default_rng(0x5EED).integers(1, 2**63 - 1, size=n_aspects,
                                                   dtype=np.int64)
+
+
+# shared by every call with that count: never written (left writeable, as a read-only
+# array would compile the kernels once more for its type)
+_cached_weights = lru_cache(maxsize=4)(_draw_weights)
 
 
 class Grouping:

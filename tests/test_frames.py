@@ -103,3 +103,5 @@ def test_what_each_range_returns_comes_back_on_either_path(n_chunks):
     done = frames.run(frames.walk(coded), frames.Frame(out), n_chunks)
     assert done.tolist() == list(range(5, 5 + n_chunks))
     assert (out == n_chunks).all()
+    # a range on the calling thread still lets other Python threads run (as prange does)
+    assert frames.run_ranges.targetoptions["nogil"]

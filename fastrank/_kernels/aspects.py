@@ -244,10 +244,11 @@ def dense_weight_rows(dtypes):
 def dense_weight_rows_and_groups(dtypes):
     """group_items as the first range and dense_weight_rows over the other n_chunks - 1:
     the grouping of the items by aspect set beside the check of a dense γ, in one parallel
-    run, where each alone is about one thread's work. The first range runs on the calling
-    thread (numba's OpenMP and workqueue layers hand out ranges in order), which then
-    reads the groups in the ideal's walk (with the grouping on another thread, that walk
-    took 3-5% longer). The frame holds dense_weight_rows' six arguments,
+    run, where each alone is about one thread's work. Under numba's OpenMP layer (the
+    usual one) the first range runs on the calling thread, which then reads the groups
+    in its share of the ideal's walk: with the grouping as the last range, on the other
+    thread, that walk took 3-5% longer. Values do not depend on which thread runs which
+    range. The frame holds dense_weight_rows' six arguments,
     then group_items' eleven, then an int64 array of one cell for n_groups (of the dtypes
     `dtypes` gives). Returns 1, or 0 where the grouping's tables could not be allocated."""
 
@@ -314,7 +315,7 @@ def group_index(a_indptr, a_indices, ptr, items, n_aspects, aspect_ptr, group_as
 @njit(cache=True, no_cfunc_wrapper=True)
 def group_items(indptr, indices, weights, n_aspects, item_group, ptr, items, aspect_ptr,
                 group_aspects, by_ptr, by_group):
-    """group_sets, then group_index, in one call (also the last range of
+    """group_sets, then group_index, in one call (also the first range of
     dense_weight_rows_and_groups); an item without aspects gets the spare group
     n_groups. Returns n_groups."""
     n_groups = group_sets(indptr, indices, weights, item_group, ptr, items)

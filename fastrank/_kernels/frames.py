@@ -225,12 +225,14 @@ def _rows_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
                      f"contiguous rows")  # the facade passes columns of a C array
 
 
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
+@njit(cache=True, parallel=True, nogil=True, no_cfunc_wrapper=True)
 def run_ranges(walk, frame, n_chunks, done):
     """done[chunk] = walk(chunk, n_chunks, frame) for every range, under prange: 1 once
     the range is walked, 0 if its walk could not allocate its scratch (or a code of the
     walk's own). One range runs on the calling thread: waking the other threads for
-    nothing took some 60 microseconds, more than a small input's whole walk."""
+    nothing took some 60 microseconds, more than a small input's whole walk. The GIL is
+    released either way (numba's parallel runs released it; nogil keeps that for one
+    range), so Python threads that each evaluate still run side by side."""
     if n_chunks == 1:
         done[0] = walk(np.int64(0), n_chunks, frame)
         return
