@@ -34,10 +34,6 @@ class Aspects:
     n_aspects: int
 
     @cached_property
-    def groups(self) -> Groups:
-        return aspect_groups(self)
-
-    @cached_property
     def masks(self) -> IntArray:
         """Each item's aspect set as a 64-bit mask (all bits set past 64 aspects)."""
         if self.n_aspects > 64:

@@ -216,12 +216,12 @@ def _dense_gamma(weights: FloatArray, users: IntArray, threads: int,
     bad = np.empty(n_rows, np.bool_)
     check = weights.size * _COST_PER_WEIGHT
     group = 0.0 if grouping is None else grouping.n_links * _COST_PER_LINK
-    beside = grouping is not None and threads > 1 and n_rows > 0 and \
-        max(check / (threads - 1), group) < check / threads + group
+    # the grouping that runs beside the check, if any
+    beside = grouping if threads > 1 and n_rows > 0 and \
+        max(check / (threads - 1), group) < check / threads + group else None
     n_groups = np.zeros(1, np.int64)
-    if beside and grouping is not None:
-        frame = frames.Frame(weights, sizes, totals, low, high, bad, *grouping.args,
-                             n_groups)
+    if beside is not None:
+        frame = frames.Frame(weights, sizes, totals, low, high, bad, *beside.args, n_groups)
         chunks = min(threads - 1, n_rows) + 1
         done = frames.run(frames.walk(dense_weight_rows_and_groups, frame.dtypes), frame,
                           chunks)
@@ -235,8 +235,8 @@ def _dense_gamma(weights: FloatArray, users: IntArray, threads: int,
                  "aspect weights")
     if not done.all():  # after γ's own errors: the grouping's tables could not be allocated
         raise out_of_memory("the grouping of items by aspect set")
-    if beside and grouping is not None:
-        grouping.done(int(n_groups[0]))
+    if beside is not None:
+        beside.done(int(n_groups[0]))
     return _offsets(sizes[users]), totals
 
 

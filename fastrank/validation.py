@@ -63,13 +63,13 @@ def _all_finite(values: AnyArray) -> bool:
 _VALUE_BLOCK = 1 << 22
 
 
-def _n_chunks(n: int, work: int | None = None) -> int:
-    """Ranges of a parallel check over n entries (`work` entries and rows to read, n by
-    default): a few per thread, at least one, and one where the work is small (one range
-    runs on the calling thread, see frames.run_ranges)."""
+def _n_chunks(n: int, work: int) -> int:
+    """Ranges of a parallel check over n rows (`work` entries and rows to read): a few per
+    thread, at least one, and one where the work is small (one range runs on the calling
+    thread, see frames.run_ranges)."""
     import numba
 
-    if (n if work is None else work) < _SMALL_SCAN:
+    if work < _SMALL_SCAN:
         return 1
     return max(1, min(int(n), 4 * int(numba.get_num_threads())))
 

@@ -248,9 +248,9 @@ def dense_weight_rows_and_groups(dtypes):
     usual one) the first range runs on the calling thread, which then reads the groups
     in its share of the ideal's walk: with the grouping as the last range, on the other
     thread, that walk took 2-4% longer. Values do not depend on which thread runs which
-    range. The frame holds dense_weight_rows' six arguments,
-    then group_items' eleven, then an int64 array of one cell for n_groups (of the dtypes
-    `dtypes` gives). Returns 1, or 0 where the grouping's tables could not be allocated."""
+    range. The frame holds dense_weight_rows' six arguments, then group_items' eleven,
+    then an int64 array of one cell for n_groups (of the dtypes `dtypes` gives). Returns
+    1, or 0 where the grouping's tables could not be allocated."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, no_cpython_wrapper=True)

@@ -201,7 +201,7 @@ class Frame:
             kept.append(value)
         self.values = tuple(kept)
         self.dtypes = tuple(dtypes)
-        self.cells = np.array(cells, np.int64) if cells else np.zeros(0, np.int64)
+        self.cells = np.array(cells, np.int64)
 
 
 def _array_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
