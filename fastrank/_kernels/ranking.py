@@ -11,9 +11,10 @@ and a value, side by side in `mark` (one cache line holds both, where the walk's
 are random reads), a buffer for sorting a row's relevance values, the block's tables,
 a memo of graded ideals (`rank_rows` describes it). Nothing is allocated per user.
 
-Within a range, rows go by blocks of `_BLOCK`: the block's graded ideals first, then the
-walk of each row (its sums kept at each cutoff), then the block's slots, a slot at a time,
-all three written out in the one walk function (`rank_rows` says why).
+Within a range, rows go by blocks of `_BLOCK`: the walk of each row (its graded ideal,
+from the values its stamps read, then its sums kept at each cutoff), then the block's
+slots, a slot at a time, both written out in the one walk function (`rank_rows` says
+why).
 
 Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into the
 stamp of every relevant item of the row (mark[2 * item], and its value in
@@ -99,8 +100,8 @@ _N_SUMS = 9
 _R_HITS, _SCALE, _SHIFT = range(3)
 _N_USER = 3
 
-# Rows of a block: the block's ideals are found, then the walk fills the block's sums,
-# then its slots are written.
+# Rows of a block: the walk fills the block's ideals and sums, then its slots are
+# written.
 _BLOCK = 256
 
 # The pieces of a range's float64 scratch, in order (`scratch` lays them out), and _END,
@@ -122,6 +123,8 @@ _MEMO_ROW = 15
 # Calls of fewer top-K rows use the walk without the memo: it saves about 30 ns a row of
 # ratings, not worth the 0.25-0.3 s it adds to the walk's first compile below this.
 MEMO_ROWS = 1 << 18
+# a grade is counted as min(v, this), whole only for v in 1.._TOP_GRADE
+_PAST_GRADES = _TOP_GRADE + 0.5
 # odd multiplier of the memo's hash (2^64 / golden ratio)
 _MIX = np.int64(-7046029254386353131)
 
@@ -254,9 +257,13 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     constant, says whether it keeps the memo of graded ideals described below (0.25-0.3 s
     of the first compile, which only a large call repays: `MEMO_ROWS`).
 
-    The rows go by blocks of _BLOCK, each in three steps written out in this one function:
-    the block's graded ideals, the walk of each row (its sums kept at each cutoff), the
-    block's slots, a slot at a time. No function that takes arrays is called per user but
+    The rows go by blocks of _BLOCK, each in two steps written out in this one function:
+    the walk of each row (its graded ideal, then its sums kept at each cutoff), the
+    block's slots, a slot at a time. The loop that stamps a row's relevant items also
+    finds what its ideal needs (the count, the extremes, whether all are whole grades and
+    the memo's key, without branches): a pass of its own over the values cost a third of
+    the classic four metrics' walk (37 of 94 ms a million rows on one thread, 2026-11-27;
+    21 now). No function that takes arrays is called per user but
     _snapshot, which LLVM inlines: numba counts references to the arrays of a called
     function with an atomic increment and decrement, which cost a third of the walk's
     time. The steps are not functions of their own: as `inline="always"` functions numba
@@ -279,9 +286,11 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     counts each grade in 4 bits (grade g at bit 4g; the count of grade 0, never stored,
     is 1 to mark a used entry); an entry per hash holds the last key's ideals, and a
     mismatch only recomputes. An entry (`memo_width`) is read from the int64 and float64
-    scratch by hand: new array types compile their accesses anew. Rows of one value
-    compute theirs as fast as a copy; keys of two words for longer rows (8 bits a grade,
-    cut to the largest cutoff) cost 0.5 s of the first compile."""
+    scratch by hand: new array types compile their accesses anew. Outside the memo (a
+    miss, or a walk without it), a row's ideal is written from the key's counts; rows of
+    one value need no order, and longer rows of whole grades count theirs again. Keys of
+    two words for longer rows (8 bits a grade, cut to the largest cutoff) cost 0.5 s of
+    the first compile."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
@@ -336,101 +345,9 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         for block in range(lo, hi, n_block):
             block_end = lesser(block + n_block, hi)
 
-            # 1. The block's graded ideal DCG sums, from each truth row's relevant values,
-            # largest first: ideal_lin[b, c] (linear gains times the user's scale; and
-            # ideal_exp[b, c] if need_exp, gains scaled by 2^-shift) is the ideal list cut
-            # at min(cutoffs[c], m); with need_full, ideal_full[b] is the linear ideal over
-            # all m values; with params, ideal_err[b, s] the ideal ERR of each nERR slot s.
-            # The memo (see the docstring) gives those of rows of up to _MEMO_ROW grades.
-            if need_ideal:
-                for i in range(block, block_end):
-                    b = i - block
-                    r = rows[i]
-                    m = np.int64(0)
-                    all_equal = np.bool_(True)
-                    graded = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
-                    top = 0.0
-                    for j in range(indptr[r], indptr[r + 1]):
-                        v = data[j]
-                        if v > 0.0:
-                            # no branches: a row of mixed grades would mispredict at random
-                            all_equal &= (m == 0) | (v == buf[0])
-                            graded &= v == math.floor(v)
-                            buf[m] = v
-                            m += 1
-                            top = greater(top, v)
-                    shift, scale = _gain_scaling(top)
-                    limit = m if need_full else cutoffs[n_cut - 1]
-                    length = lesser(m, limit)
-                    slot = np.int64(-1)  # the row's memo entry, if it has one
-                    key = np.int64(1)  # 1 marks a used entry (grade 0's count)
-                    if all_equal:
-                        pass
-                    elif graded and top <= _TOP_GRADE:
-                        if memo and n_memo > 0 and m <= _MEMO_ROW:  # memo: as params
-                            for j in range(m):  # 4 bits a grade: the count of grade g at 4g
-                                key += np.int64(1) << (np.int64(buf[j]) << 2)
-                            slot = (key * _MIX >> 40) & (n_memo - 1)
-                            if ints[keys_at + slot] == key:
-                                entry = memo_at + slot * width
-                                for c in range(n_cut):
-                                    ideal_lin[b, c] = floats[entry + c]
-                                    ideal_exp[b, c] = floats[entry + n_cut + c]
-                                ideal_full[b] = floats[entry + 2 * n_cut]
-                                if params:
-                                    for s in range(n_slots):
-                                        ideal_err[b, s] = floats[entry + 2 * n_cut + 1 + s]
-                                continue
-                        # whole grades 1..top: counted per grade, then written back largest
-                        # first (a call per row cost as much as the counting)
-                        for j in range(m):
-                            counts[np.int64(buf[j])] += 1
-                        pos = np.int64(0)
-                        for g in range(np.int64(top), 0, -1):
-                            end = lesser(pos + counts[g], length)
-                            counts[g] = 0  # left zeroed for the next row
-                            for j in range(pos, end):
-                                buf[j] = g
-                            pos = end
-                    elif sorting:  # a constant of the closure, like params
-                        length = sort_top(buf, m, limit, spare)
-                    else:  # a walk without the sort: the facade runs the one with it
-                        return NEEDS_SORT
-                    acc_lin = 0.0
-                    acc_exp = 0.0
-                    j = 0
-                    for c in range(n_cut):  # each cutoff sees the ideal cut at it
-                        stop = lesser(cutoffs[c], length)
-                        while j < stop:
-                            v = buf[j]
-                            acc_lin += v * scale * disc[j]
-                            if need_exp:
-                                acc_exp += _exp_gain(v, shift) * disc[j]
-                            j += 1
-                        ideal_lin[b, c] = acc_lin
-                        ideal_exp[b, c] = acc_exp
-                    while j < length:  # the uncut ideal: the values past the largest cutoff
-                        acc_lin += buf[j] * scale * disc[j]
-                        j += 1
-                    ideal_full[b] = acc_lin
-                    if params:  # a constant of the closure: the plain kernel has no ERR code
-                        for s in range(n_slots):
-                            if slot_code[s] == codes.NERR:
-                                ideal_err[b, s] = _ideal_err(
-                                    buf, lesser(cutoffs[slot_cut[s]], m), slot_param[s])
-                    if memo and slot >= 0:  # remembered for the rows of the same key
-                        ints[keys_at + slot] = key
-                        entry = memo_at + slot * width
-                        for c in range(n_cut):
-                            floats[entry + c] = ideal_lin[b, c]
-                            floats[entry + n_cut + c] = ideal_exp[b, c]
-                        floats[entry + 2 * n_cut] = ideal_full[b]
-                        if params:
-                            for s in range(n_slots):
-                                floats[entry + 2 * n_cut + 1 + s] = ideal_err[b, s]
-
-            # 2. The walk of each row: membership by stamps (see the module's docstring),
-            # the sums kept at each cutoff in snap.
+            # The walk of each row: its graded ideal (from the values its stamps read),
+            # then membership by stamps (see the module's docstring), the sums kept at each
+            # cutoff in snap.
             for i in range(block, block_end):
                 b = i - block
                 base = 2.0 * (i + 1)  # exact in float64 below 2^52 rows
@@ -439,6 +356,9 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 end = indptr[r + 1]
                 m = np.int64(0)
                 top = 0.0
+                low = np.inf
+                whole = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
+                key = np.int64(1)  # the grades' counts, 4 bits each (1 marks a memo entry)
                 for j in range(start, end):
                     v = data[j]
                     if v > 0.0:
@@ -447,6 +367,11 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                         mark[2 * item + 1] = v
                         m += 1
                         top = greater(top, v)
+                        if need_ideal:  # no branches: mixed grades would mispredict
+                            low = lesser(low, v)
+                            grade = np.int64(lesser(v, _PAST_GRADES))
+                            whole &= np.float64(grade) == v
+                            key += np.int64(1) << (grade << 2)
                 shift, scale = _gain_scaling(top)
                 n_relevant[i] = m
                 if count_judged:
@@ -459,6 +384,96 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                         out[s, i] = np.nan
                     continue
                 counted[i] = 1
+
+                # The row's graded ideal DCG sums, its relevant values largest first:
+                # ideal_lin[b, c] (linear gains times the user's scale; and ideal_exp[b, c]
+                # if need_exp, gains scaled by 2^-shift) is the ideal list cut at
+                # min(cutoffs[c], m); with need_full, ideal_full[b] is the linear ideal
+                # over all m values; with params, ideal_err[b, s] the ideal ERR of each
+                # nERR slot s. The memo (see the docstring) gives those of rows of up to
+                # _MEMO_ROW grades. buf gets the values, largest first, as far as needed.
+                if need_ideal:
+                    limit = m if need_full else cutoffs[n_cut - 1]
+                    length = lesser(m, limit)
+                    slot = np.int64(-1)  # the row's memo entry, if it has one
+                    known = False  # found in the memo
+                    if m == 0 or low == top:  # one value (or none): no order to find
+                        for j in range(length):
+                            buf[j] = top
+                    elif whole:
+                        if memo and n_memo > 0 and m <= _MEMO_ROW:  # memo: as params
+                            slot = (key * _MIX >> 40) & (n_memo - 1)
+                            if ints[keys_at + slot] == key:
+                                known = True
+                                entry = memo_at + slot * width
+                                for c in range(n_cut):
+                                    ideal_lin[b, c] = floats[entry + c]
+                                    ideal_exp[b, c] = floats[entry + n_cut + c]
+                                ideal_full[b] = floats[entry + 2 * n_cut]
+                                if params:
+                                    for s in range(n_slots):
+                                        ideal_err[b, s] = floats[entry + 2 * n_cut + 1 + s]
+                        if not known:
+                            # whole grades 1..top, written back largest first from
+                            # their counts: the key's for up to _MEMO_ROW values, else
+                            # counted again (a call per row cost as much as the counting)
+                            if m > _MEMO_ROW:
+                                for j in range(start, end):
+                                    if data[j] > 0.0:
+                                        counts[np.int64(data[j])] += 1
+                            pos = np.int64(0)
+                            for g in range(np.int64(top), 0, -1):
+                                if m > _MEMO_ROW:
+                                    n_grade = counts[g]
+                                    counts[g] = 0  # left zeroed for the next row
+                                else:
+                                    n_grade = (key >> (g << 2)) & 15
+                                stop = lesser(pos + n_grade, length)
+                                for j in range(pos, stop):
+                                    buf[j] = g
+                                pos = stop
+                    elif sorting:  # a constant of the closure, like params
+                        n_buf = np.int64(0)
+                        for j in range(start, end):
+                            if data[j] > 0.0:
+                                buf[n_buf] = data[j]
+                                n_buf += 1
+                        length = sort_top(buf, m, limit, spare)
+                    else:  # a walk without the sort: the facade runs the one with it
+                        return NEEDS_SORT
+                    if not known:
+                        acc_lin = 0.0
+                        acc_exp = 0.0
+                        j = 0
+                        for c in range(n_cut):  # each cutoff sees the ideal cut at it
+                            stop = lesser(cutoffs[c], length)
+                            while j < stop:
+                                v = buf[j]
+                                acc_lin += v * scale * disc[j]
+                                if need_exp:
+                                    acc_exp += _exp_gain(v, shift) * disc[j]
+                                j += 1
+                            ideal_lin[b, c] = acc_lin
+                            ideal_exp[b, c] = acc_exp
+                        while j < length:  # the uncut ideal: the values past the last cutoff
+                            acc_lin += buf[j] * scale * disc[j]
+                            j += 1
+                        ideal_full[b] = acc_lin
+                        if params:  # a constant of the closure: the plain kernel has no ERR
+                            for s in range(n_slots):
+                                if slot_code[s] == codes.NERR:
+                                    ideal_err[b, s] = _ideal_err(
+                                        buf, lesser(cutoffs[slot_cut[s]], m), slot_param[s])
+                        if memo and slot >= 0:  # remembered for the rows of the same key
+                            ints[keys_at + slot] = key
+                            entry = memo_at + slot * width
+                            for c in range(n_cut):
+                                floats[entry + c] = ideal_lin[b, c]
+                                floats[entry + n_cut + c] = ideal_exp[b, c]
+                            floats[entry + 2 * n_cut] = ideal_full[b]
+                            if params:
+                                for s in range(n_slots):
+                                    floats[entry + 2 * n_cut + 1 + s] = ideal_err[b, s]
 
                 hits = np.int64(0)
                 misses = np.int64(0)
@@ -517,7 +532,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
                                  hit_value, hits, ideal_err, b)
 
-            # 3. Every slot of the block's counted rows, from the walk's sums at the slot's
+            # Then every slot of the block's counted rows, from the walk's sums at the slot's
             # cutoff and the rows' values, a slot at a time so that each row of `out` is
             # written in order. slot_param[s] is the registry entry's `kernel_param`, for
             # codes that take one. The codes of per-slot sums (ERR, RBP) were written with
