@@ -165,6 +165,16 @@ class Plan:
         self.per_user = per_user + self.external
         self.catalogue = [label for label in self.labels if label not in self.per_user]
 
+    def checks_in_walk(self, width: int) -> bool:
+        """Whether the ranking walk alone reads every truth entry and list id of lists
+        `width` wide, so that it can check them as it reads them (evaluate then skips the
+        input scans): one ranking pass on the truth as given, reaching the last column,
+        and no other pass."""
+        return (len(self.passes) == 1 and self.passes[0].rel is None
+                and int(self.passes[0].cutoffs[-1]) >= width
+                and not (self.trec or self.aspects or self.intents or self.beyond
+                         or self.debiased or self.side or self.external))
+
     def empty(self, n_rows: int) -> Block:
         """An unfilled Block for n_rows rows (its memory checked first)."""
         check_memory(n_rows * (8 * len(self.per_user) + 9),
@@ -387,15 +397,25 @@ def _at_least(data: Truth, rel: Any) -> Truth:
                  n_items=data.n_items)
 
 
+class InputFlagged(Exception):
+    """The ranking walk met an entry that the input checks refuse (see
+    ranking.BAD_INPUT): the caller scans the inputs, which raises the checks' error (or
+    makes a non-canonical truth canonical), and runs again."""
+
+
 def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judged: bool,
               threads: int, out: FloatArray, n_relevant: IntArray, counted: BoolArray) -> None:
-    """Run the ranking kernel on checked inputs, filling out, n_relevant and counted."""
+    """Run the ranking kernel, filling out, n_relevant and counted. The inputs are checked,
+    or (data.scanned False) checked by the walk as it reads them: InputFlagged if it
+    meets what the checks refuse."""
     from ._kernels import frames  # numba loads on first use, not at import
-    from ._kernels.ranking import (MEMO_ROWS, NEEDS_SORT, may_need_sort, memo_entries,
-                                   rank_rows, scratch)
+    from ._kernels.ranking import (BAD_INPUT, MEMO_ROWS, NEEDS_SORT, may_need_sort,
+                                   memo_entries, rank_rows, scratch)
 
     n_rows, width = topk.shape
     max_row_nnz = data.max_row_nnz
+    if max_row_nnz > data.indices.shape[0]:  # an unscanned indptr that decreases
+        raise InputFlagged
     largest = int(ranking.cutoffs[-1])
     # discounts for the positions walked and for the ideal (cut at the largest cutoff)
     ideal = max_row_nnz if ranking.needs["need_full"] else min(largest, max_row_nnz)
@@ -427,6 +447,8 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
                 floats, ints, at, n_block, n_memo)
             done = frames.run(frames.walk(rank_rows, acc, sorting, *dtypes, memo), frame,
                               n_chunks)
+        if (done == BAD_INPUT).any():
+            raise InputFlagged
         if not (done == NEEDS_SORT).any():
             break
     if not done.all():  # a walk's C wrapper cannot raise: it returned 0

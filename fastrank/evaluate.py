@@ -1,5 +1,10 @@
 """`fastrank.evaluate`: the facade. Check the inputs once, plan the passes (`engine`), run
-them, return a `Result`."""
+them, return a `Result`.
+
+The scans of the inputs (every truth entry and list id read once) are left to the
+ranking walk where it alone reads them all (`Plan.checks_in_walk`): it checks each entry
+before it uses it and stops at the first the scans would refuse, and the scans then run
+and raise their error. The same errors, without a pass of their own over the inputs."""
 
 from __future__ import annotations
 
@@ -9,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._types import SparseMatrix
-from .engine import SUM_ROWS, Plan, added_exposure
+from ._types import AnyArray, IntArray, SparseMatrix
+from .engine import SUM_ROWS, InputFlagged, Plan, added_exposure
 from .grammar import metric_labels
 from .progress import progress_bar
 from .threads import numba_threads
-from .validation import check_bool, check_int, check_topk, check_truth, check_users
+from .validation import (Truth, check_bool, check_ids, check_int, check_topk, check_truth,
+                         check_users, scan_truth)
 
 if TYPE_CHECKING:
     from .result import Result
@@ -90,40 +96,60 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
         `coverage` and `gini` are catalogue-level: they have a value, not per-user ones.
     """
     per_user = check_bool(per_user, "per_user")
-    data = check_truth(truth)
-    topk = check_topk(topk, data.n_items)
-    n_rows = topk.shape[0]
+    # the checks that read no entry; the scans follow, unless the walk checks what it reads
+    data = check_truth(truth, scan=False)
+    ids = check_topk(topk, data.n_items, scan=False)
+    n_rows = ids.shape[0]
     # means only, every row in order: each span makes its own row numbers
     rows = None if not per_user and users is None and n_rows == data.n_users else \
         check_users(users, n_rows, data.n_users)
-    k = topk.shape[1] if k is None else check_int(k, "k")
+    k = ids.shape[1] if k is None else check_int(k, "k")
     plan = Plan(metric_labels(metrics), k, convention, data.n_items, dialect=dialect,
                 train=train, item_aspects=item_aspects, item_vectors=item_vectors,
                 baseline=baseline, curves=curves, propensity=propensity)
+    walk_checks = (users is None and n_rows == data.n_users
+                   and plan.checks_in_walk(ids.shape[1]))
+    if not walk_checks:
+        data, ids = scan_truth(data), check_ids(ids, data.n_items)
     with numba_threads(n_threads) as threads:
-        if per_user and not show_progress:
-            # rows is None only for means only (per_user=False)
-            block = plan.run(data, topk, rows, threads)  # type: ignore[arg-type]
-            return plan.result(block, rows)  # type: ignore[arg-type]
-        if per_user:
-            out = plan.empty(n_rows)
-            span = max(1024, _SPAN_IDS // topk.shape[1])
-        else:  # whole blocks of the sums' parts: the means of per_user=True to the bit
-            sums, shown, n_counted = None, None, 0
-            span = SUM_ROWS * max(1, _MEANS_SPAN_IDS // (SUM_ROWS * topk.shape[1]))
-        with progress_bar(n_rows, show_progress, "users") as bar:
-            for lo in range(0, n_rows, span):
-                hi = min(lo + span, n_rows)
-                part = plan.run(data, topk[lo:hi],
-                                np.arange(lo, hi) if rows is None else rows[lo:hi], threads,
-                                baseline=_rows_of(plan.beyond_baseline, lo, hi))
-                if per_user:
-                    out.fill(lo, part)
-                else:
-                    sums = plan.sums(part, sums)
-                    shown = added_exposure(shown, part.shown)
-                    n_counted += int(np.count_nonzero(part.counted))
-                bar.update(hi - lo)
+        try:
+            return _evaluate(plan, data, ids, rows, per_user, show_progress, threads)
+        except InputFlagged:
+            if not walk_checks:
+                raise
+            # the walk met what the scans refuse: they name it (or, for rows out of
+            # order, make the truth canonical, and the walk runs again)
+            data, ids = scan_truth(data), check_ids(ids, data.n_items)
+            return _evaluate(plan, data, ids, rows, per_user, show_progress, threads)
+
+
+def _evaluate(plan: Plan, data: Truth, topk: AnyArray, rows: IntArray | None, per_user: bool,
+              show_progress: bool, threads: int) -> Result:
+    """evaluate's passes and Result, on inputs checked or checked by the walk."""
+    n_rows = topk.shape[0]
+    if per_user and not show_progress:
+        # rows is None only for means only (per_user=False)
+        block = plan.run(data, topk, rows, threads)  # type: ignore[arg-type]
+        return plan.result(block, rows)  # type: ignore[arg-type]
+    if per_user:
+        out = plan.empty(n_rows)
+        span = max(1024, _SPAN_IDS // topk.shape[1])
+    else:  # whole blocks of the sums' parts: the means of per_user=True to the bit
+        sums, shown, n_counted = None, None, 0
+        span = SUM_ROWS * max(1, _MEANS_SPAN_IDS // (SUM_ROWS * topk.shape[1]))
+    with progress_bar(n_rows, show_progress, "users") as bar:
+        for lo in range(0, n_rows, span):
+            hi = min(lo + span, n_rows)
+            part = plan.run(data, topk[lo:hi],
+                            np.arange(lo, hi) if rows is None else rows[lo:hi], threads,
+                            baseline=_rows_of(plan.beyond_baseline, lo, hi))
+            if per_user:
+                out.fill(lo, part)
+            else:
+                sums = plan.sums(part, sums)
+                shown = added_exposure(shown, part.shown)
+                n_counted += int(np.count_nonzero(part.counted))
+            bar.update(hi - lo)
     if per_user:
         return plan.result(out, rows)  # type: ignore[arg-type]  # as above
     if sums is None:  # no rows

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +35,9 @@ class Truth:
     data: AnyArray       # float32 or float64
     n_users: int
     n_items: int
+    # False: only the checks that read no entry were made (`check_truth(scan=False)`);
+    # the ranking walk checks the entries as it reads them, or `scan_truth` does
+    scanned: bool = True
 
     @cached_property
     def max_row_nnz(self) -> int:
@@ -105,12 +108,38 @@ def _int_range(values: AnyArray) -> tuple[int, int]:
     return int(values.min()), int(values.max())
 
 
-def check_truth(truth: SparseMatrix, name: str = "truth") -> Truth:
+def check_truth(truth: SparseMatrix, name: str = "truth", scan: bool = True) -> Truth:
     """Convert a scipy.sparse truth matrix to a checked canonical CSR (copying only if needed:
-    float32/float64 values and int32/int64 indices of a canonical CSR are used in place)."""
-    indptr, indices, data, (n_users, n_items), canonical = _csr_parts(truth, name,
-                                                                      "relevance")
+    float32/float64 values and int32/int64 indices of a canonical CSR are used in place).
+
+    With scan=False a CSR matrix gets only the checks that read no entry (its type, shape,
+    dtypes, and an indptr that starts at 0 and ends at the entries): the Truth says
+    `scanned=False`, and `scan_truth` or a walk that checks what it reads (the ranking
+    walk) must follow. Other formats are always scanned (scipy's converters trust their
+    input)."""
+    indptr, indices, data, (n_users, n_items), canonical = _csr_parts(
+        truth, name, "relevance", scan=scan)
     data = _value_array(data)
+    if canonical is None:
+        return Truth(indptr=_index_array(indptr), indices=_index_array(indices), data=data,
+                     n_users=n_users, n_items=n_items, scanned=False)
+    return _finished(indptr, indices, data, n_users, n_items, canonical, name)
+
+
+def scan_truth(data: Truth, name: str = "truth") -> Truth:
+    """The checked canonical Truth of a `check_truth(scan=False)` one (itself if scanned):
+    the scans of check_truth, which raise its errors."""
+    if data.scanned:
+        return data
+    canonical = _scan_compressed(data.indptr, data.indices, name, data.n_users, data.n_items,
+                                 "CSR")
+    return _finished(data.indptr, data.indices, data.data, data.n_users, data.n_items,
+                     canonical, name)
+
+
+def _finished(indptr: AnyArray, indices: AnyArray, data: AnyArray, n_users: int, n_items: int,
+              canonical: bool, name: str) -> Truth:
+    """The Truth of a scanned CSR: its values checked finite, its rows made canonical."""
     if data.dtype.kind == "f":
         if not _all_finite(data):
             raise ValueError(
@@ -145,9 +174,11 @@ def check_pattern(matrix: SparseMatrix, name: str,
 
 
 def _csr_parts(matrix: SparseMatrix, name: str, values: str, axes: tuple[str, str] = (
-        "user", "item")) -> tuple[AnyArray, AnyArray, AnyArray, tuple[int, int], bool]:
+        "user", "item"), scan: bool = True) -> tuple[AnyArray, AnyArray, AnyArray,
+                                                     tuple[int, int], Any]:
     """Structure checks shared by truth and pattern inputs: (indptr, indices, data, shape,
-    canonical), canonical meaning that every row's indices strictly increase.
+    canonical), canonical meaning that every row's indices strictly increase (None for a
+    CSR matrix with scan=False: its entries are not read, see check_truth).
 
     CSR arrays are checked where they are; CSC, COO and BSR matrices are checked before
     scipy converts them (its converters trust their input: a bad index corrupts memory),
@@ -170,7 +201,8 @@ def _csr_parts(matrix: SparseMatrix, name: str, values: str, axes: tuple[str, st
     n_users, n_items = matrix.shape
     fmt = matrix.format
     if fmt == "csr":
-        indptr, indices, data, canonical = _compressed(matrix, name, n_users, n_items, "CSR")
+        indptr, indices, data, canonical = _compressed(matrix, name, n_users, n_items, "CSR",
+                                                       scan)
         return indptr, indices, data, (n_users, n_items), canonical
     if fmt == "csc":
         _compressed(matrix, name, n_items, n_users, "CSC")
@@ -184,13 +216,11 @@ def _csr_parts(matrix: SparseMatrix, name: str, values: str, axes: tuple[str, st
 
 
 def _compressed(matrix: SparseMatrix, name: str, n_outer: int, n_inner: int,
-                kind: str) -> tuple[AnyArray, AnyArray, AnyArray, bool]:
+                kind: str, scan: bool = True) -> tuple[AnyArray, AnyArray, AnyArray, Any]:
     """Checked (indptr, indices, data, canonical) of a CSR (outer = rows) or CSC (outer =
     columns), scanned in place by parallel kernels; canonical: every outer slice's
-    indices strictly increase."""
-    from ._kernels import frames
-    from ._kernels.checks import scan_rows
-
+    indices strictly increase. With scan=False only the checks that read no entry are
+    made, and canonical is None."""
     indptr = np.asarray(matrix.indptr)
     indices = np.asarray(matrix.indices)
     data = np.asarray(matrix.data)
@@ -209,15 +239,37 @@ def _compressed(matrix: SparseMatrix, name: str, n_outer: int, n_inner: int,
     # scanned as int32/int64 (another integer type is converted: rare), in place
     indptr, indices = _index_array(np.ascontiguousarray(indptr)), \
         _index_array(np.ascontiguousarray(indices))
+    if int(indptr[0]) != 0:
+        raise ValueError(_decreasing(name, kind))
+    if not scan and int(indptr[-1]) == indices.shape[0]:
+        return indptr, indices, data, None
+    # (an indptr that ends elsewhere is scanned: a decreasing one is the error to name)
+    return indptr, indices, data, _scan_compressed(indptr, indices, name, n_outer, n_inner,
+                                                   kind)
+
+
+def _decreasing(name: str, kind: str) -> str:
+    return (f"{name} is a malformed {kind} matrix: indptr must start at 0 and never "
+            f"decrease; rebuild it with scipy.sparse.{kind.lower()}_array")
+
+
+def _scan_compressed(indptr: AnyArray, indices: AnyArray, name: str, n_outer: int,
+                     n_inner: int, kind: str) -> bool:
+    """The parallel scan of a compressed matrix whose indptr starts at 0 (int32 or int64,
+    as indices): whether it is canonical (every outer slice's indices strictly
+    increase), or the error of a decreasing indptr, an indptr that ends elsewhere than at
+    the entries, or an index outside [0, n_inner)."""
+    from ._kernels import frames
+    from ._kernels.checks import scan_rows
+
+    rebuild = f"rebuild it with scipy.sparse.{kind.lower()}_array"
     nnz = int(indptr[-1])
-    decreasing = f"{name} is a malformed {kind} matrix: indptr must start at 0 and never " \
-                 f"decrease; {rebuild}"
     scan = np.empty((_n_chunks(n_outer, n_outer + indices.shape[0]), 4), np.int64)
     with parallel_turn():
         frames.run(frames.walk(scan_rows, indptr.dtype.type, indices.dtype.type),
                    frames.Frame(indptr, indices, scan), scan.shape[0])
-    if int(indptr[0]) != 0 or scan[:, 3].any():
-        raise ValueError(decreasing)
+    if scan[:, 3].any():
+        raise ValueError(_decreasing(name, kind))
     if nnz != indices.shape[0]:
         raise ValueError(
             f"{name} is a malformed {kind} matrix: indptr ends at {nnz} but there are "
@@ -229,7 +281,7 @@ def _compressed(matrix: SparseMatrix, name: str, n_outer: int, n_inner: int,
             raise ValueError(
                 f"{name} is a malformed {kind} matrix: {axis} indices must lie in "
                 f"[0, {n_inner}); found {lo if lo < 0 else hi}; {rebuild}")
-    return indptr, indices, data, not scan[:, 2].any()
+    return not scan[:, 2].any()
 
 
 def _coordinates(matrix: SparseMatrix, name: str, n_users: int, n_items: int) -> None:
@@ -262,9 +314,11 @@ def _blocks(matrix: SparseMatrix, name: str) -> None:
                          f"scipy.sparse.bsr_array") from None
 
 
-def check_topk(topk: ArrayLike, n_items: int) -> AnyArray:
+def check_topk(topk: ArrayLike, n_items: int, scan: bool = True) -> AnyArray:
     """Check the (n_rows, K) id array: integer, 2-D, K >= 1, ids in [-1, n_items). A
-    C-contiguous int32/int64 array (memory-mapped or read-only too) is used as it is."""
+    C-contiguous int32/int64 array (memory-mapped or read-only too) is used as it is.
+    With scan=False the ids are not read: `check_ids`, or a walk that checks every id it
+    reads (the ranking walk), must follow."""
     topk = _int_array(topk, "topk", "item ids (n_users x K)")
     if topk.ndim != 2:
         raise ValueError(
@@ -275,6 +329,12 @@ def check_topk(topk: ArrayLike, n_items: int) -> AnyArray:
     # the kernels read C-contiguous int32/int64 ids: a strided view or another integer
     # type (rare) is copied
     topk = _index_array(np.ascontiguousarray(topk))
+    return check_ids(topk, n_items) if scan else topk
+
+
+def check_ids(topk: AnyArray, n_items: int) -> AnyArray:
+    """topk (int32 or int64, as check_topk returns it) once its ids are checked to lie in
+    [-1, n_items)."""
     if topk.size:
         lo, hi = _int_range(topk)
         if lo < -1 or hi >= n_items:

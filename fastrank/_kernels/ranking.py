@@ -1,7 +1,11 @@
 """The one-pass ranking kernel: every metric at every cutoff from one walk of each list.
 
-Arrays in, arrays out, nothing raises. The facade (`fastrank.evaluate`) has already
-checked every index, so the kernel runs without bounds checks.
+Arrays in, arrays out, nothing raises. The kernel runs without numba's bounds checks:
+it checks each truth row's span, each index and value and each list id as it reads
+them, before any is used as an index, and stops at the first that the facade's input
+scans refuse (returning BAD_INPUT). So `fastrank.evaluate` skips those scans where this
+walk reads every entry and id (`engine.Plan.checks_in_walk`), and runs them only to
+name the error; other callers scan first, and the walk's checks never fire.
 
 Layout of the work: users (top-K rows) are split into `n_chunks` contiguous ranges and
 the ranges run under `prange`, in the driver that every walk of `frames` shares
@@ -131,6 +135,11 @@ _MIX = np.int64(-7046029254386353131)
 
 # what a walk without the sort returns at a row that needs it (see rank_rows)
 NEEDS_SORT = np.int64(2)
+# what the walk returns at the first entry that the input checks would refuse (see
+# rank_rows): a row's indptr step that decreases or leaves the entries, an index outside
+# [0, n_items), a row whose indices do not strictly increase, a value that is not finite,
+# a list id outside [-1, n_items)
+BAD_INPUT = np.int64(3)
 
 
 def may_need_sort(values):
@@ -324,6 +333,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         n_memo = integer(frame, 24)             # entries of the memo of ideals (or 0)
         n_slots = slot_code.shape[0]
         n_cut = cutoffs.shape[0]
+        n_entries = indices.shape[0]
         k_max = lesser(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
         own = chunk * at[_END]  # where this range's scratch starts
         mark = segment(floats, own + at[_MARK], 2 * n_items)  # per item: stamp, value
@@ -354,15 +364,23 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 r = rows[i]
                 start = indptr[r]
                 end = indptr[r + 1]
+                if start < 0 or end < start or end > n_entries:  # see BAD_INPUT
+                    return BAD_INPUT
                 m = np.int64(0)
                 top = 0.0
                 low = np.inf
                 whole = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
                 key = np.int64(1)  # the grades' counts, 4 bits each (1 marks a memo entry)
+                previous = np.int64(-1)
+                odd = np.bool_(False)  # an index out of order (or repeated)
                 for j in range(start, end):
+                    item = np.int64(indices[j])
+                    if item < 0 or item >= n_items:
+                        return BAD_INPUT
                     v = data[j]
+                    odd |= item <= previous
+                    previous = item
                     if v > 0.0:
-                        item = indices[j]
                         mark[2 * item] = base
                         mark[2 * item + 1] = v
                         m += 1
@@ -372,6 +390,10 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             grade = np.int64(lesser(v, _PAST_GRADES))
                             whole &= np.float64(grade) == v
                             key += np.int64(1) << (grade << 2)
+                    elif not v > -np.inf:  # NaN or -inf (an infinity above ends in top)
+                        return BAD_INPUT
+                if odd or top == np.inf:
+                    return BAD_INPUT
                 shift, scale = _gain_scaling(top)
                 n_relevant[i] = m
                 if count_judged:
@@ -379,6 +401,9 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 else:
                     is_counted = m > 0
                 if not is_counted:
+                    for p in range(k_max):  # its ids are not walked: checked here
+                        if topk[i, p] < -1 or topk[i, p] >= n_items:
+                            return BAD_INPUT
                     counted[i] = 0
                     for s in range(n_slots):
                         out[s, i] = np.nan
@@ -491,6 +516,8 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 for p in range(k_max):
                     item = topk[i, p]
                     if item >= 0:
+                        if item >= n_items:
+                            return BAD_INPUT
                         st = mark[2 * item]
                         if st == base:  # relevant, first time in this list
                             mark[2 * item] = base + 1
@@ -513,6 +540,8 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             misses += 1
                             auc_sum += hits
                         # else: a repeated id; counts for nothing
+                    elif item != -1:
+                        return BAD_INPUT
                     rank = p + 1
                     if rank == r_rank:
                         r_hits = hits
