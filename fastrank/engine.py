@@ -165,13 +165,12 @@ class Plan:
         self.per_user = per_user + self.external
         self.catalogue = [label for label in self.labels if label not in self.per_user]
 
-    def checks_in_walk(self, width: int) -> bool:
-        """Whether the ranking walk alone reads every truth entry and list id of lists
-        `width` wide, so that it can check them as it reads them (evaluate then skips the
-        input scans): one ranking pass on the truth as given, reaching the last column,
+    def checks_in_walk(self) -> bool:
+        """Whether the ranking walk alone reads every truth entry and list id, so that it
+        can check them as it reads them (evaluate then skips the input scans): one
+        ranking pass on the truth as given (it checks the columns past its cutoffs too)
         and no other pass."""
         return (len(self.passes) == 1 and self.passes[0].rel is None
-                and int(self.passes[0].cutoffs[-1]) >= width
                 and not (self.trec or self.aspects or self.intents or self.beyond
                          or self.debiased or self.side or self.external))
 

@@ -107,8 +107,7 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
     plan = Plan(metric_labels(metrics), k, convention, data.n_items, dialect=dialect,
                 train=train, item_aspects=item_aspects, item_vectors=item_vectors,
                 baseline=baseline, curves=curves, propensity=propensity)
-    walk_checks = (users is None and n_rows == data.n_users
-                   and plan.checks_in_walk(ids.shape[1]))
+    walk_checks = users is None and n_rows == data.n_users and plan.checks_in_walk()
     if not walk_checks:
         data, ids = scan_truth(data), check_ids(ids, data.n_items)
     with numba_threads(n_threads) as threads:

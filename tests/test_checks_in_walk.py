@@ -110,14 +110,22 @@ def test_list_ids_the_scans_refuse_are_refused_by_the_walk(scans, row, column, b
         assert scans == ["scan_truth", "check_ids"]
 
 
-def test_columns_the_walk_does_not_read_are_scanned_first(scans):
-    """Cutoffs short of the lists' last column: the walk would not see it, so the scans
-    run before the walk."""
+@pytest.mark.parametrize("row", [0, 1, 2])
+def test_columns_past_the_cutoffs_are_checked_by_the_walk(scans, row):
+    """Cutoffs short of the lists' last column: the walk checks the columns it does not
+    rank, in counted, empty and uncounted rows."""
     truth, topk = _base(np.int32, np.float64)
-    topk[0, 3] = N_ITEMS
+    assert np.array_equal(fr.evaluate(truth, topk, ["ndcg@3", "precision@1"]).per_user(
+        "ndcg@3"), _scanned(truth, topk, ["ndcg@3", "precision@1"]).per_user("ndcg@3"),
+        equal_nan=True)
+    topk[row, 3] = N_ITEMS
+    scans.clear()
     with pytest.raises(ValueError, match="topk contains item id 8"):
-        fr.evaluate(truth, topk, ["ndcg@3"])
+        fr.evaluate(truth, topk, ["ndcg@3", "precision@1"])
     assert scans == ["scan_truth", "check_ids"]
+    topk[row, 3] = -3
+    with pytest.raises(ValueError, match="topk contains item id -3"):
+        fr.evaluate(truth, topk, ["ndcg@2"], k=2)
 
 
 @pytest.mark.parametrize("metrics,kwargs", [
