@@ -135,12 +135,13 @@ _MIX = np.int64(-7046029254386353131)
 
 # what a walk without the sort returns at a row that needs it (see rank_rows)
 NEEDS_SORT = np.int64(2)
-# what the walk returns at the end of the first row that holds what the input scans
-# refuse: an indptr step that decreases or leaves the entries (at once), an index outside
-# [0, n_items), indices that do not strictly increase, a value that is not finite, a list
-# id outside [-1, n_items) in any column. Until the row ends, an index or id out of range
-# reads and writes a spare item past the catalogue: the loops have no second exit, which
-# cost 0.4 s of the walk's first compile.
+# what the walk returns at the first row that holds what the input scans refuse: an
+# indptr step that decreases or leaves the entries, an index outside [0, n_items) or
+# indices that do not strictly increase, a value that is not finite, a list id outside
+# [-1, n_items) in any column (those past the cutoffs too). An index or id out of range
+# returns before it is used; the rest is flagged and returned at the row's end. (A spare
+# item past the catalogue for the ids out of range, so that no loop has a second exit,
+# made the walk 10-20% slower on one thread, the truth loop most.)
 BAD_INPUT = np.int64(3)
 
 
@@ -180,7 +181,7 @@ def scratch(n_rows, n_chunks, n_items, max_row_nnz, n_cut, n_slots, k_max, n_mem
     numba compiled an implementation of np.empty per signature for the walk's
     allocations, 0.25 s of a first call."""
     n_block = max(min(_BLOCK, -(-n_rows // max(n_chunks, 1))), 1)
-    lengths = [2 * n_items + 2, max(max_row_nnz, 1), SMALL, n_block * n_cut, n_block * n_cut,
+    lengths = [2 * n_items, max(max_row_nnz, 1), SMALL, n_block * n_cut, n_block * n_cut,
                n_block, n_block * n_cut * _N_SUMS, n_block * _N_USER, n_block * n_slots,
                max(k_max, 1), max(k_max, 1), n_memo * memo_width(n_cut, n_slots)]
     at = np.zeros(_END + 1, np.int64)
@@ -338,8 +339,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         n_entries = indices.shape[0]
         k_max = lesser(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
         own = chunk * at[_END]  # where this range's scratch starts
-        # per item: stamp, value; and a spare item past them (see BAD_INPUT)
-        mark = segment(floats, own + at[_MARK], 2 * n_items + 2)
+        mark = segment(floats, own + at[_MARK], 2 * n_items)  # per item: stamp, value
         buf = segment(floats, own + at[_BUF], greater(max_row_nnz, np.int64(1)))
         spare = segment(floats, own + at[_SPARE], np.int64(SMALL))  # sort_top's values
         ideal_lin = table(floats, own + at[_IDEAL_LIN], n_block, n_cut)  # block's ideals
@@ -375,16 +375,13 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 whole = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
                 key = np.int64(1)  # the grades' counts, 4 bits each (1 marks a memo entry)
                 previous = np.int64(-1)
-                # an entry the scans refuse: see BAD_INPUT (an index out of range goes to
-                # the spare item n_items until the row ends: no exit from the loop)
-                odd = np.bool_(False)
+                odd = np.bool_(False)  # indices out of order (or repeated): see BAD_INPUT
                 for j in range(start, end):
                     item = np.int64(indices[j])
-                    odd |= item <= previous  # out of order, repeated, or negative
-                    previous = item
                     if item < 0 or item >= n_items:
-                        odd = True
-                        item = n_items
+                        return BAD_INPUT
+                    odd |= item <= previous
+                    previous = item
                     v = data[j]
                     if v > 0.0:
                         mark[2 * item] = base
@@ -397,7 +394,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             whole &= np.float64(grade) == v
                             key += np.int64(1) << (grade << 2)
                     elif not v > -np.inf:  # NaN or -inf (an infinity above ends in top)
-                        odd = True
+                        return BAD_INPUT
                 if odd or top == np.inf:
                     return BAD_INPUT
                 shift, scale = _gain_scaling(top)
@@ -523,9 +520,8 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 for p in range(k_max):
                     item = topk[i, p]
                     if item >= 0:
-                        if item >= n_items:  # the spare item until the row ends
-                            odd = True
-                            item = n_items
+                        if item >= n_items:
+                            return BAD_INPUT
                         st = mark[2 * item]
                         if st == base:  # relevant, first time in this list
                             mark[2 * item] = base + 1
@@ -549,7 +545,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             auc_sum += hits
                         # else: a repeated id; counts for nothing
                     elif item != -1:
-                        odd = True
+                        return BAD_INPUT
                     rank = p + 1
                     if rank == r_rank:
                         r_hits = hits
