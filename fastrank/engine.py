@@ -165,14 +165,16 @@ class Plan:
         self.per_user = per_user + self.external
         self.catalogue = [label for label in self.labels if label not in self.per_user]
 
-    def checks_in_walk(self) -> bool:
-        """Whether the ranking walk alone reads every truth entry and list id, so that it
-        can check them as it reads them (evaluate then skips the input scans): one
-        ranking pass on the truth as given (it checks the columns past its cutoffs too)
-        and no other pass."""
-        return (len(self.passes) == 1 and self.passes[0].rel is None
-                and not (self.trec or self.aspects or self.intents or self.beyond
-                         or self.debiased or self.side or self.external))
+    def checks_in_walk(self, width: int) -> tuple[bool, bool]:
+        """What the ranking walk alone reads, and so checks as it reads it (evaluate then
+        skips those scans), of every truth row and of lists `width` wide: (every truth
+        entry, every list id). The truth when the plan is one ranking pass on the truth
+        as given and nothing else; the ids too when its largest cutoff reaches the
+        lists' last column."""
+        alone = (len(self.passes) == 1 and self.passes[0].rel is None
+                 and not (self.trec or self.aspects or self.intents or self.beyond
+                          or self.debiased or self.side or self.external))
+        return alone, alone and int(self.passes[0].cutoffs[-1]) >= width
 
     def empty(self, n_rows: int) -> Block:
         """An unfilled Block for n_rows rows (its memory checked first)."""

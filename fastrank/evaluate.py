@@ -107,9 +107,16 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
     plan = Plan(metric_labels(metrics), k, convention, data.n_items, dialect=dialect,
                 train=train, item_aspects=item_aspects, item_vectors=item_vectors,
                 baseline=baseline, curves=curves, propensity=propensity)
-    walk_checks = users is None and n_rows == data.n_users and plan.checks_in_walk()
+    walk_checks, ids_too = (plan.checks_in_walk(ids.shape[1])
+                            if users is None and n_rows == data.n_users else (False, False))
     if not walk_checks:
-        data, ids = scan_truth(data), check_ids(ids, data.n_items)
+        data = scan_truth(data)
+    if not ids_too:
+        try:
+            ids = check_ids(ids, data.n_items)
+        except ValueError:
+            scan_truth(data)  # the truth's error first, as the scans name them
+            raise
     with numba_threads(n_threads) as threads:
         try:
             return _evaluate(plan, data, ids, rows, per_user, show_progress, threads)

@@ -111,21 +111,25 @@ def test_list_ids_the_scans_refuse_are_refused_by_the_walk(scans, row, column, b
 
 
 @pytest.mark.parametrize("row", [0, 1, 2])
-def test_columns_past_the_cutoffs_are_checked_by_the_walk(scans, row):
-    """Cutoffs short of the lists' last column: the walk checks the columns it does not
-    rank, in counted, empty and uncounted rows."""
+def test_columns_past_the_cutoffs_are_scanned_first(scans, row):
+    """Cutoffs short of the lists' last column: the walk does not read it, so the ids are
+    scanned before the walk (in counted, empty and uncounted rows) and the truth is not;
+    a bad truth is named before bad ids, as the scans name them."""
     truth, topk = _base(np.int32, np.float64)
-    assert np.array_equal(fr.evaluate(truth, topk, ["ndcg@3", "precision@1"]).per_user(
-        "ndcg@3"), _scanned(truth, topk, ["ndcg@3", "precision@1"]).per_user("ndcg@3"),
-        equal_nan=True)
-    topk[row, 3] = N_ITEMS
+    metrics = ["ndcg@3", "precision@1"]
+    assert np.array_equal(fr.evaluate(truth, topk, metrics).per_user("ndcg@3"),
+                          _scanned(truth, topk, metrics).per_user("ndcg@3"), equal_nan=True)
     scans.clear()
+    fr.evaluate(truth, topk, metrics)
+    assert scans == ["check_ids"]
+    topk[row, 3] = N_ITEMS
     with pytest.raises(ValueError, match="topk contains item id 8"):
-        fr.evaluate(truth, topk, ["ndcg@3", "precision@1"])
-    assert scans == ["scan_truth", "check_ids"]
+        fr.evaluate(truth, topk, metrics)
     topk[row, 3] = -3
     with pytest.raises(ValueError, match="topk contains item id -3"):
         fr.evaluate(truth, topk, ["ndcg@2"], k=2)
+    with pytest.raises(ValueError, match="never decrease"):
+        fr.evaluate(_spoiled(truth, "indptr", 1), topk, metrics)
 
 
 @pytest.mark.parametrize("metrics,kwargs", [

@@ -138,10 +138,12 @@ NEEDS_SORT = np.int64(2)
 # what the walk returns at the first row that holds what the input scans refuse: an
 # indptr step that decreases or leaves the entries, an index outside [0, n_items) or
 # indices that do not strictly increase, a value that is not finite, a list id outside
-# [-1, n_items) in any column (those past the cutoffs too). An index or id out of range
-# returns before it is used; the rest is flagged and returned at the row's end. (A spare
-# item past the catalogue for the ids out of range, so that no loop has a second exit,
-# made the walk 10-20% slower on one thread, the truth loop most.)
+# [-1, n_items) in the columns it walks (every row's, counted or not; the columns past
+# the largest cutoff are the facade's to scan). An index or id out of range returns
+# before it is used, the rest at the row's end. (A spare item past the catalogue for the
+# ids out of range, so that no loop has a second exit, made the walk 10-20% slower on
+# one thread, the truth loop most; a loop of its own to check ids that the walk does
+# not rank cost 0.1 s of its first compile.)
 BAD_INPUT = np.int64(3)
 
 
@@ -403,16 +405,12 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     is_counted = end > start
                 else:
                     is_counted = m > 0
-                if not is_counted:
-                    for p in range(topk.shape[1]):  # its ids are not walked: checked here
-                        odd |= (topk[i, p] < -1) | (topk[i, p] >= n_items)
-                    if odd:
-                        return BAD_INPUT
+                if is_counted:
+                    counted[i] = 1
+                else:  # its list is walked all the same: its ids are checked there
                     counted[i] = 0
                     for s in range(n_slots):
                         out[s, i] = np.nan
-                    continue
-                counted[i] = 1
 
                 # The row's graded ideal DCG sums, its relevant values largest first:
                 # ideal_lin[b, c] (linear gains times the user's scale; and ideal_exp[b, c]
@@ -421,7 +419,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 # over all m values; with params, ideal_err[b, s] the ideal ERR of each
                 # nERR slot s. The memo (see the docstring) gives those of rows of up to
                 # _MEMO_ROW grades. buf gets the values, largest first, as far as needed.
-                if need_ideal:
+                if need_ideal and is_counted:
                     limit = m if need_full else cutoffs[n_cut - 1]
                     length = lesser(m, limit)
                     slot = np.int64(-1)  # the row's memo entry, if it has one
@@ -558,14 +556,10 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
                               dcg_exp, dcg_bin, cg, auc_sum)
                     c += 1
-                for p in range(k_max, topk.shape[1]):  # columns past the cutoffs: checked
-                    odd |= (topk[i, p] < -1) | (topk[i, p] >= n_items)
-                if odd:  # a list id out of range
-                    return BAD_INPUT
                 user[b, _R_HITS] = r_hits
                 user[b, _SCALE] = scale
                 user[b, _SHIFT] = shift
-                if params:
+                if params and is_counted:
                     _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
                                  hit_value, hits, ideal_err, b)
 
