@@ -406,17 +406,17 @@ class InputFlagged(Exception):
 
 def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judged: bool,
               threads: int, out: FloatArray, n_relevant: IntArray, counted: BoolArray) -> None:
-    """Run the ranking kernel, filling out, n_relevant and counted. The inputs are checked,
-    or (data.scanned False) checked by the walk as it reads them: InputFlagged if it
-    meets what the checks refuse."""
+    """Run the ranking kernel, filling out, n_relevant and counted. The inputs are
+    scanned, or (data.scanned False, `evaluate`) checked by the walk as it reads them:
+    InputFlagged if it meets what the scans refuse."""
     from ._kernels import frames  # numba loads on first use, not at import
     from ._kernels.ranking import (BAD_INPUT, MEMO_ROWS, NEEDS_SORT, may_need_sort,
                                    memo_entries, rank_rows, scratch)
 
     n_rows, width = topk.shape
-    max_row_nnz = data.max_row_nnz
-    if max_row_nnz > data.indices.shape[0]:  # an unscanned indptr that decreases
+    if data.steps[0] < 0:  # an unscanned indptr that decreases: no scratch sized by it
         raise InputFlagged
+    max_row_nnz = data.max_row_nnz
     largest = int(ranking.cutoffs[-1])
     # discounts for the positions walked and for the ideal (cut at the largest cutoff)
     ideal = max_row_nnz if ranking.needs["need_full"] else min(largest, max_row_nnz)

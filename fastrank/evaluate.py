@@ -98,15 +98,19 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
     per_user = check_bool(per_user, "per_user")
     # the checks that read no entry; the scans follow, unless the walk checks what it reads
     data = check_truth(truth, scan=False)
-    ids = check_topk(topk, data.n_items, scan=False)
-    n_rows = ids.shape[0]
-    # means only, every row in order: each span makes its own row numbers
-    rows = None if not per_user and users is None and n_rows == data.n_users else \
-        check_users(users, n_rows, data.n_users)
-    k = ids.shape[1] if k is None else check_int(k, "k")
-    plan = Plan(metric_labels(metrics), k, convention, data.n_items, dialect=dialect,
-                train=train, item_aspects=item_aspects, item_vectors=item_vectors,
-                baseline=baseline, curves=curves, propensity=propensity)
+    try:
+        ids = check_topk(topk, data.n_items, scan=False)
+        n_rows = ids.shape[0]
+        # means only, every row in order: each span makes its own row numbers
+        rows = None if not per_user and users is None and n_rows == data.n_users else \
+            check_users(users, n_rows, data.n_users)
+        k = ids.shape[1] if k is None else check_int(k, "k")
+        plan = Plan(metric_labels(metrics), k, convention, data.n_items, dialect=dialect,
+                    train=train, item_aspects=item_aspects, item_vectors=item_vectors,
+                    baseline=baseline, curves=curves, propensity=propensity)
+    except (ValueError, TypeError):
+        scan_truth(data)  # the truth's error first, as when it was scanned first
+        raise
     walk_checks, ids_too = (plan.checks_in_walk(ids.shape[1])
                             if users is None and n_rows == data.n_users else (False, False))
     if not walk_checks:

@@ -39,16 +39,23 @@ class Truth:
     # the ranking walk checks the entries as it reads them, or `scan_truth` does
     scanned: bool = True
 
-    @cached_property
+    @property
     def max_row_nnz(self) -> int:
-        """The longest row: numpy's differences of indptr in blocks of 2^20 rows (8 MiB
-        at a time, no kernel to compile)."""
-        longest = 0
+        """The longest row."""
+        return self.steps[1]
+
+    @cached_property
+    def steps(self) -> tuple[int, int]:
+        """(shortest, longest) row, numpy's differences of indptr in blocks of 2^20 rows
+        (8 MiB at a time, no kernel to compile); a negative shortest row is an indptr
+        that decreases (a Truth not yet scanned)."""
+        shortest, longest = 0, 0
         for lo in range(0, self.n_users, _ROW_BLOCK):
             steps = np.diff(self.indptr[lo:lo + _ROW_BLOCK + 1])
             if steps.size:
+                shortest = min(shortest, int(steps.min()))
                 longest = max(longest, int(steps.max()))
-        return longest
+        return shortest, longest
 
 
 _ROW_BLOCK = 1 << 20
@@ -150,6 +157,11 @@ def _finished(indptr: AnyArray, indices: AnyArray, data: AnyArray, n_users: int,
         canon = sp.csr_array((data.copy(), indices.copy(), indptr.copy()), shape=(n_users, n_items))
         canon.sum_duplicates()
         indptr, indices, data = canon.indptr, canon.indices, canon.data
+        if data.dtype.kind == "f" and not _all_finite(data):
+            raise ValueError(
+                f"{name} has duplicate (user, item) entries whose relevance values sum "
+                f"past the range of {data.dtype} (to an infinity); sum them yourself in "
+                f"float64, or scale the values down, before evaluating")
     return Truth(indptr=_index_array(indptr), indices=_index_array(indices),
                  data=data, n_users=n_users, n_items=n_items)
 

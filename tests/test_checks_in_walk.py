@@ -11,6 +11,7 @@ import scipy.sparse as sp
 import fastrank as fr
 
 facade = importlib.import_module("fastrank.evaluate")
+engine = importlib.import_module("fastrank.engine")
 
 N_ITEMS = 8
 METRICS = ["precision@4", "recall@4", "ndcg@4", "map@4", "auc@4", "mrr@4", "ndcg@2"]
@@ -61,8 +62,17 @@ def _scanned(truth, topk, metrics, **kwargs):
 
 @pytest.fixture
 def scans(monkeypatch):
-    """The calls of the facade's scans."""
+    """The calls of the facade's scans, and "flagged" where the ranking walk stopped at
+    what they refuse."""
     calls = []
+
+    def rank_into(*args, _real=engine.rank_into):
+        try:
+            return _real(*args)
+        except engine.InputFlagged:
+            calls.append("flagged")
+            raise
+    monkeypatch.setattr(engine, "rank_into", rank_into)
     for name in ("scan_truth", "check_ids"):
         real = getattr(facade, name)
 
@@ -87,7 +97,7 @@ def test_a_truth_the_scans_refuse_is_refused_by_the_walk(scans, index_dtype, val
     with pytest.raises(ValueError, match=message) as walked:
         fr.evaluate(spoiled, topk.astype(index_dtype), METRICS, convention=convention)
     assert str(walked.value) == str(scanned.value)
-    assert scans[0] == "scan_truth"  # the scans ran after the walk, to name the error
+    assert scans[:2] == ["flagged", "scan_truth"]  # the walk stopped, the scans named it
 
 
 @pytest.mark.parametrize("row,column,bad", [(0, 3, N_ITEMS), (0, 3, -2), (2, 0, 99),
@@ -107,7 +117,7 @@ def test_list_ids_the_scans_refuse_are_refused_by_the_walk(scans, row, column, b
         scans.clear()
         with pytest.raises(ValueError, match=match):
             fr.evaluate(truth, topk, METRICS, convention=convention)
-        assert scans == ["scan_truth", "check_ids"]
+        assert scans == ["flagged", "scan_truth", "check_ids"]
 
 
 @pytest.mark.parametrize("row", [0, 1, 2])
@@ -135,7 +145,7 @@ def test_columns_past_the_cutoffs_are_scanned_first(scans, row):
 @pytest.mark.parametrize("metrics,kwargs", [
     (METRICS + ["dcg@4", "hits@4", "f1@4", "ndcg_exp@4", "err@4", "r_precision"], {}),
     (METRICS, {"per_user": False}),
-    (METRICS, {"show_progress": False, "convention": "trec"}),
+    (METRICS, {"show_progress": True, "convention": "trec"}),
     (METRICS, {"curves": True}),
 ])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
@@ -168,7 +178,7 @@ def test_rows_out_of_order_or_repeated_are_repaired_as_the_scans_repair_them(sca
     spoiled.has_canonical_format = False
     before = (spoiled.indptr.copy(), spoiled.indices.copy(), spoiled.data.copy())
     walked = fr.evaluate(spoiled, topk, METRICS)
-    assert scans == ["scan_truth", "check_ids"]
+    assert scans == ["flagged", "scan_truth", "check_ids"]
     scanned = _scanned(spoiled, topk, METRICS)
     for label in METRICS:
         assert np.array_equal(walked.per_user(label), scanned.per_user(label),
@@ -190,3 +200,60 @@ def test_other_passes_and_subsets_of_rows_are_scanned_first(scans):
     scans.clear()
     fr.evaluate(truth, topk[:3], ["ndcg@4"], users=[5, 0, 2])
     assert scans == ["scan_truth", "check_ids"]
+
+
+@pytest.mark.parametrize("kwargs", [{"per_user": False}, {"show_progress": True}])
+def test_spans_stopped_by_the_walk_give_the_scans_error_or_values(scans, kwargs):
+    """Means only and progress run the users in spans: a flag in one of them restarts the
+    whole evaluation after the scans."""
+    truth, topk = _base(np.int32, np.float64)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        fr.evaluate(_spoiled(truth, "data", np.nan), topk, METRICS, **kwargs)
+    unsorted = truth.copy()
+    row = slice(int(unsorted.indptr[3]), int(unsorted.indptr[4]))
+    unsorted.indices[row] = unsorted.indices[row][::-1].copy()
+    unsorted.data[row] = unsorted.data[row][::-1].copy()
+    unsorted.has_canonical_format = False
+    scans.clear()
+    walked = fr.evaluate(unsorted, topk, METRICS, **kwargs)
+    assert scans == ["flagged", "scan_truth", "check_ids"]
+    expected = fr.evaluate(truth, topk, METRICS, **kwargs)
+    for label in METRICS:
+        assert walked[label] == expected[label], label
+
+
+def test_an_indptr_that_decreases_within_the_entries_allocates_nothing_for_it(scans):
+    """Steps that stay within the entries but go back (the longest row would size the
+    walk's scratch): refused before the walk."""
+    truth, topk = _base(np.int64, np.float64)
+    nnz = truth.nnz
+    spoiled = truth.copy()
+    spoiled.indptr[:] = [0, nnz, 0, nnz, 0, nnz, nnz]
+    with pytest.raises(ValueError, match="never decrease"):
+        fr.evaluate(spoiled, topk, METRICS)
+    assert scans[:2] == ["flagged", "scan_truth"]
+
+
+@pytest.mark.parametrize("dtype,value", [(np.float64, 1e308), (np.float32, 3e38),
+                                         (np.float64, -1e308)])
+def test_duplicates_that_sum_past_the_dtype_are_refused_on_every_path(dtype, value):
+    truth = sp.csr_array((np.array([value, value, 1.0], dtype), np.array([0, 0, 1]),
+                          np.array([0, 2, 3])), shape=(2, 3))
+    topk = np.array([[0, 1], [1, 2]])
+    for users in (None, [0, 1]):
+        with pytest.raises(ValueError, match="duplicate .* sum past the range"):
+            fr.evaluate(truth, topk, ["ndcg@2"], users=users)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda t: fr.evaluate(t, np.array([[0, 1], [1, 0], [0, 1]]), "ndcg"), "NaN or infinite"),
+    (lambda t: fr.evaluate(t, np.array([[0.5, 1.0]]), "ndcg"), "NaN or infinite"),
+    (lambda t: fr.evaluate(t, np.array([[0, 1]]), "no_such_metric@2"), "NaN or infinite"),
+    (lambda t: fr.evaluate(t, np.array([[0, 1]]), "ndcg", k=0), "NaN or infinite"),
+    (lambda t: fr.evaluate(t, np.array([[0, 7]]), "ndcg@1"), "NaN or infinite"),
+])
+def test_the_truth_is_named_before_the_other_arguments(call, match):
+    """As when the truth was scanned first: its error before topk's, users', k's or the
+    metrics'."""
+    with pytest.raises(ValueError, match=match):
+        call(sp.csr_array(np.array([[np.nan, 1.0]])))

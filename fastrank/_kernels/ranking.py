@@ -139,11 +139,11 @@ NEEDS_SORT = np.int64(2)
 # indptr step that decreases or leaves the entries, an index outside [0, n_items) or
 # indices that do not strictly increase, a value that is not finite, a list id outside
 # [-1, n_items) in the columns it walks (every row's, counted or not; the columns past
-# the largest cutoff are the facade's to scan). An index or id out of range returns
-# before it is used, the rest at the row's end. (A spare item past the catalogue for the
-# ids out of range, so that no loop has a second exit, made the walk 10-20% slower on
-# one thread, the truth loop most; a loop of its own to check ids that the walk does
-# not rank cost 0.1 s of its first compile.)
+# the largest cutoff are the facade's to scan). An index or id out of range, a NaN or a
+# -inf returns at once, an order or a +inf at the row's end. (A spare item past the
+# catalogue for the ids out of range, so that no loop has a second exit, made the walk
+# 10-20% slower on one thread, the truth loop most; a loop of its own to check ids that
+# the walk does not rank cost 0.1 s of its first compile.)
 BAD_INPUT = np.int64(3)
 
 
@@ -246,19 +246,19 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     n_relevant[i] = m and counted[i] = 1 or 0, for the rows of one range, with its own
     part of the scratch; returns 1. Frame, in order:
 
-    indptr, indices, data: the canonical CSR truth (no duplicate entries), of the
-    closure's pointer_type, index_type and value_type (int32 or int64, float32 or
-    float64). topk: (n_rows, W) item ids of topk_type, -1 for padding; rows: the truth row
-    of each top-K row (row_type). n_items. cutoffs: sorted distinct cutoffs >= 1; a cutoff
-    past the W columns sees empty slots after them. slot_code / slot_cut / slot_param: per
-    output slot, a code of `codes`, an index into cutoffs and a parameter (float64).
-    count_judged: count users with at least one stored entry (trec) instead of at least
-    one relevant entry. disc[j] = 1/log2(j+2), for j below W and below min(largest cutoff,
-    max_row_nnz), or max_row_nnz if an uncut ideal is requested. max_row_nnz. out (rows
-    may be a stride apart), n_relevant, counted (uint8). need_ideal, need_full, need_exp:
-    what the walk keeps for these slots (`fastrank.engine.walk_needs`): a graded ideal
-    (the row's values, largest first), that ideal uncut (over all m values), exponential
-    gains. ideal_bin = cumsum(disc): the binary ideal at j + 1 relevant items.
+    indptr, indices, data: the CSR truth, canonical (no duplicate entries) unless it returns
+    BAD_INPUT, of the closure's pointer_type, index_type and value_type (int32 or int64,
+    float32 or float64). topk: (n_rows, W) item ids of topk_type, -1 for padding; rows: the
+    truth row of each top-K row (row_type). n_items. cutoffs: sorted distinct cutoffs >= 1;
+    a cutoff past the W columns sees empty slots after them. slot_code / slot_cut /
+    slot_param: per output slot, a code of `codes`, an index into cutoffs and a parameter
+    (float64). count_judged: count users with at least one stored entry (trec) instead of at
+    least one relevant entry. disc[j] = 1/log2(j+2), for j below W and below min(largest
+    cutoff, max_row_nnz), or max_row_nnz if an uncut ideal is requested. max_row_nnz. out
+    (rows may be a stride apart), n_relevant, counted (uint8). need_ideal, need_full,
+    need_exp: what the walk keeps for these slots (`fastrank.engine.walk_needs`): a graded
+    ideal (the row's values, largest first), that ideal uncut (over all m values),
+    exponential gains. ideal_bin = cumsum(disc): the binary ideal at j + 1 relevant items.
 
     `params` (a constant of the closure, so numba drops the other branch before typing)
     says whether the walk keeps its hits for the codes with a parameter (ERR, nERR, RBP:
