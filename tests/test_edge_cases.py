@@ -349,6 +349,39 @@ def test_grades_that_need_a_sort_after_the_first_values_still_rank_right(monkeyp
     assert_matches_reference(truth, topk, metrics, "recsys")
 
 
+def test_rows_without_a_hit_take_no_ideal_and_score_zero(monkeypatch):
+    """The graded ideal is found only for rows with a hit: a row of fractional grades
+    (which needs the sort) and no hit does not send the call to the walk that sorts,
+    and rows without a hit right after rows with one (whose ideals the block keeps)
+    score exactly +0.0, as the reference does, in both conventions."""
+    rng = np.random.default_rng(5)
+    n_users, n_items = 14000, 300
+    rows, cols = np.nonzero(rng.random((n_users, n_items)) < 6 / n_items)
+    values = rng.integers(1, 4, rows.size).astype(np.float64)
+    late = rows >= 12000
+    values[late] += 0.25 + rows[late] % 7  # fractional grades, up to 10.25
+    truth = sp.csr_array((values, (rows, cols)), shape=(n_users, n_items))
+    assert (truth.data[:1 << 16] % 1 == 0).all()  # the walk without the sort goes first
+    topk = rng.integers(-1, n_items, (n_users, 10))
+    dense = truth.toarray() > 0
+    for u in range(12000, n_users):  # the late rows: no relevant item in their lists
+        topk[u] = rng.choice(np.flatnonzero(~dense[u]), 10, replace=False)
+    metrics = ["ndcg@10", "ndcg@3", "ndcg_exp@5", "nerr@10", "dcg@10"]
+    from fastrank._kernels import frames
+
+    monkeypatch.setattr(frames, "_walks", {})  # as in a fresh process: none compiled yet
+    walked = _ranking_walks(monkeypatch)
+    for convention in ("recsys", "trec"):
+        res = fr.evaluate(truth, topk, metrics, convention=convention)
+        assert not any(constants[1] for constants in walked)  # never the sorting walk
+        hit = (dense[np.arange(n_users)[:, None], np.maximum(topk, 0)] & (topk >= 0)).any(1)
+        assert hit[:12000].any() and not hit[12000:].any()
+        for m in metrics:
+            values = res.per_user(m)[~hit & res.counted]
+            assert (values == 0.0).all() and not np.signbit(values).any()
+        assert_matches_reference(truth, topk, metrics, convention)
+
+
 @pytest.mark.parametrize("entries", [None, 16])
 def test_memo_of_graded_ideals_gives_the_walks_values(monkeypatch, entries):
     """Rows of up to 15 whole grades up to 15 take their ideal from a memo keyed by the

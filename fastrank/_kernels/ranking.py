@@ -15,10 +15,9 @@ and a value, side by side in `mark` (one cache line holds both, where the walk's
 are random reads), a buffer for sorting a row's relevance values, the block's tables,
 a memo of graded ideals (`rank_rows` describes it). Nothing is allocated per user.
 
-Within a range, rows go by blocks of `_BLOCK`: the walk of each row (its graded ideal,
-from the values its stamps read, then its sums kept at each cutoff), then the block's
-slots, a slot at a time, both written out in the one walk function (`rank_rows` says
-why).
+Within a range, rows go by blocks of `_BLOCK`: the walk of each row (its sums kept at
+each cutoff, then its graded ideal if it has a hit), then the block's slots, a slot at a
+time, both written out in the one walk function (`rank_rows` says why).
 
 Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into the
 stamp of every relevant item of the row (mark[2 * item], and its value in
@@ -271,19 +270,20 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     constant, says whether it keeps the memo of graded ideals described below (0.25-0.3 s
     of the first compile, which only a large call repays: `MEMO_ROWS`).
 
-    The rows go by blocks of _BLOCK, each in two steps written out in this one function:
-    the walk of each row (its graded ideal, then its sums kept at each cutoff), the
-    block's slots, a slot at a time. The loop that stamps a row's relevant items also
-    finds what its ideal needs (the count, the extremes, whether all are whole grades and
-    the memo's key, without branches): a pass of its own over the values cost a third of
-    the classic four metrics' walk (37 of 94 ms a million rows on one thread, 2026-11-27;
-    21 now). No function that takes arrays is called per user but
-    _snapshot, which LLVM inlines: numba counts references to the arrays of a called
-    function with an atomic increment and decrement, which cost a third of the walk's
-    time. The steps are not functions of their own: as `inline="always"` functions numba
-    copied their code into the walk at a cost of 0.5 s of a first call (it deep-copies a
-    callee's IR once per block of it), and as called functions the walk of 200 cutoffs ran
-    6% slower.
+    The rows go by blocks of _BLOCK, each in two steps written out in this one function: the
+    walk of each row (its sums kept at each cutoff, then its graded ideal), the block's
+    slots, a slot at a time. The ideal is found only for a row with a hit: the DCG of a row
+    without one is 0 at every cutoff, its nDCG 0 whatever the ideal (0 / x is 0 to the bit
+    for x >= 0, and _ratio gives 0 for 0 / 0). Its pass over the row's values (the extremes,
+    whether all are whole grades, the memo's key) reads them from the cache, right after the
+    stamps. In the stamping loop, for every row, that work cost 15 of the classic four's 79
+    ms a million rows on one thread with few hits (2026-11-27; now 4), and rows with hits
+    pay about 6 ns more. No function that takes arrays is called per user but _snapshot,
+    which LLVM inlines: numba counts references to the arrays of a called function with an
+    atomic increment and decrement, which cost a third of the walk's time. The steps are not
+    functions of their own: as `inline="always"` functions numba copied their code into the
+    walk at a cost of 0.5 s of a first call (it deep-copies a callee's IR once per block of
+    it), and as called functions the walk of 200 cutoffs ran 6% slower.
 
     The scratch is allocated by the facade for every range at once (`scratch`) and read
     through views (`frames.segment`, `frames.table`): the walk allocates nothing, where
@@ -360,9 +360,9 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         for block in range(lo, hi, n_block):
             block_end = lesser(block + n_block, hi)
 
-            # The walk of each row: its graded ideal (from the values its stamps read),
-            # then membership by stamps (see the module's docstring), the sums kept at each
-            # cutoff in snap.
+            # The walk of each row: membership by stamps (see the module's docstring),
+            # the sums kept at each cutoff in snap, then the graded ideal of a row with a
+            # hit.
             for i in range(block, block_end):
                 b = i - block
                 base = 2.0 * (i + 1)  # exact in float64 below 2^52 rows
@@ -373,9 +373,6 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     return BAD_INPUT
                 m = np.int64(0)
                 top = 0.0
-                low = np.inf
-                whole = np.bool_(True)  # whole grades 1.._TOP_GRADE (v > 0 below)
-                key = np.int64(1)  # the grades' counts, 4 bits each (1 marks a memo entry)
                 previous = np.int64(-1)
                 odd = np.bool_(False)  # indices out of order (or repeated): see BAD_INPUT
                 for j in range(start, end):
@@ -390,11 +387,6 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                         mark[2 * item + 1] = v
                         m += 1
                         top = greater(top, v)
-                        if need_ideal:  # no branches: mixed grades would mispredict
-                            low = lesser(low, v)
-                            grade = np.int64(lesser(v, _PAST_GRADES))
-                            whole &= np.float64(grade) == v
-                            key += np.int64(1) << (grade << 2)
                     elif not v > -np.inf:  # NaN or -inf (an infinity above ends in top)
                         return BAD_INPUT
                 if odd or top == np.inf:
@@ -412,6 +404,60 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     for s in range(n_slots):
                         out[s, i] = np.nan
 
+                hits = np.int64(0)
+                misses = np.int64(0)
+                first_hit = np.int64(0)
+                r_hits = np.int64(0)
+                sum_prec = 0.0
+                dcg_lin = 0.0
+                dcg_exp = 0.0
+                dcg_bin = 0.0
+                cg = 0.0
+                auc_sum = 0.0
+                c = np.int64(0)
+                next_cut = cutoffs[0]  # the next cutoff the walk reaches
+                r_rank = lesser(m, k_max)  # R-precision's hits: at rank m, or the list's end
+                for p in range(k_max):
+                    item = topk[i, p]
+                    if item >= 0:
+                        if item >= n_items:
+                            return BAD_INPUT
+                        st = mark[2 * item]
+                        if st == base:  # relevant, first time in this list
+                            mark[2 * item] = base + 1
+                            hits += 1
+                            sum_prec += hits / (p + 1.0)
+                            if first_hit == 0:
+                                first_hit = p + 1
+                            v = mark[2 * item + 1]
+                            d = disc[p]
+                            dcg_lin += v * scale * d
+                            if need_exp:
+                                dcg_exp += _exp_gain(v, shift) * d
+                            dcg_bin += d
+                            cg += v
+                            if params:
+                                hit_at[hits - 1] = p
+                                hit_value[hits - 1] = v
+                        elif st != base + 1:  # not relevant, first time in this list
+                            mark[2 * item] = base + 1
+                            misses += 1
+                            auc_sum += hits
+                        # else: a repeated id; counts for nothing
+                    elif item != -1:
+                        return BAD_INPUT
+                    rank = p + 1
+                    if rank == r_rank:
+                        r_hits = hits
+                    if rank == next_cut:  # cutoffs are distinct: one at most per rank
+                        _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec,
+                                  dcg_lin, dcg_exp, dcg_bin, cg, auc_sum)
+                        c += 1
+                        next_cut = cutoffs[c] if c < n_cut else np.int64(-1)
+                while c < n_cut:  # cutoffs past the list's columns see the whole list
+                    _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
+                              dcg_exp, dcg_bin, cg, auc_sum)
+                    c += 1
                 # The row's graded ideal DCG sums, its relevant values largest first:
                 # ideal_lin[b, c] (linear gains times the user's scale; and ideal_exp[b, c]
                 # if need_exp, gains scaled by 2^-shift) is the ideal list cut at
@@ -419,7 +465,18 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 # over all m values; with params, ideal_err[b, s] the ideal ERR of each
                 # nERR slot s. The memo (see the docstring) gives those of rows of up to
                 # _MEMO_ROW grades. buf gets the values, largest first, as far as needed.
-                if need_ideal and is_counted:
+                # Only rows with a hit (so counted) need it: the others' slots divide 0.
+                if need_ideal and hits > 0:
+                    low = np.inf
+                    whole = np.bool_(True)  # whole grades 1.._TOP_GRADE
+                    key = np.int64(1)  # the grades' counts, 4 bits each (1: a used entry)
+                    for j in range(start, end):  # the row again, from the cache
+                        v = data[j]
+                        if v > 0.0:  # no branches: mixed grades would mispredict
+                            low = lesser(low, v)
+                            grade = np.int64(lesser(v, _PAST_GRADES))
+                            whole &= np.float64(grade) == v
+                            key += np.int64(1) << (grade << 2)
                     limit = m if need_full else cutoffs[n_cut - 1]
                     length = lesser(m, limit)
                     slot = np.int64(-1)  # the row's memo entry, if it has one
@@ -502,60 +559,6 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                                 for s in range(n_slots):
                                     floats[entry + 2 * n_cut + 1 + s] = ideal_err[b, s]
 
-                hits = np.int64(0)
-                misses = np.int64(0)
-                first_hit = np.int64(0)
-                r_hits = np.int64(0)
-                sum_prec = 0.0
-                dcg_lin = 0.0
-                dcg_exp = 0.0
-                dcg_bin = 0.0
-                cg = 0.0
-                auc_sum = 0.0
-                c = np.int64(0)
-                next_cut = cutoffs[0]  # the next cutoff the walk reaches
-                r_rank = lesser(m, k_max)  # R-precision's hits: at rank m, or the list's end
-                for p in range(k_max):
-                    item = topk[i, p]
-                    if item >= 0:
-                        if item >= n_items:
-                            return BAD_INPUT
-                        st = mark[2 * item]
-                        if st == base:  # relevant, first time in this list
-                            mark[2 * item] = base + 1
-                            hits += 1
-                            sum_prec += hits / (p + 1.0)
-                            if first_hit == 0:
-                                first_hit = p + 1
-                            v = mark[2 * item + 1]
-                            d = disc[p]
-                            dcg_lin += v * scale * d
-                            if need_exp:
-                                dcg_exp += _exp_gain(v, shift) * d
-                            dcg_bin += d
-                            cg += v
-                            if params:
-                                hit_at[hits - 1] = p
-                                hit_value[hits - 1] = v
-                        elif st != base + 1:  # not relevant, first time in this list
-                            mark[2 * item] = base + 1
-                            misses += 1
-                            auc_sum += hits
-                        # else: a repeated id; counts for nothing
-                    elif item != -1:
-                        return BAD_INPUT
-                    rank = p + 1
-                    if rank == r_rank:
-                        r_hits = hits
-                    if rank == next_cut:  # cutoffs are distinct: one at most per rank
-                        _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec,
-                                  dcg_lin, dcg_exp, dcg_bin, cg, auc_sum)
-                        c += 1
-                        next_cut = cutoffs[c] if c < n_cut else np.int64(-1)
-                while c < n_cut:  # cutoffs past the list's columns see the whole list
-                    _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
-                              dcg_exp, dcg_bin, cg, auc_sum)
-                    c += 1
                 user[b, _R_HITS] = r_hits
                 user[b, _SCALE] = scale
                 user[b, _SHIFT] = shift
