@@ -173,7 +173,7 @@ def memo_width(n_cut, n_slots):
     return 2 * n_cut + 1 + n_slots
 
 
-def scratch(n_rows, n_chunks, n_items, max_row_nnz, n_cut, n_slots, k_max, n_memo):
+def scratch(n_rows, n_chunks, n_items, kept, n_cut, n_slots, k_max, n_memo):
     """(floats, ints, at, n_block): the scratch of every range of rank_rows, allocated by
     the facade at once (zeroed, as the walk's stamps, grade counts and memo keys need),
     and what the walk reads it by. A range's float64 scratch is floats[c * at[_END]:]
@@ -182,7 +182,7 @@ def scratch(n_rows, n_chunks, n_items, max_row_nnz, n_cut, n_slots, k_max, n_mem
     numba compiled an implementation of np.empty per signature for the walk's
     allocations, 0.25 s of a first call."""
     n_block = max(min(_BLOCK, -(-n_rows // max(n_chunks, 1))), 1)
-    lengths = [2 * n_items, max(max_row_nnz, 1), SMALL, n_block * n_cut, n_block * n_cut,
+    lengths = [2 * n_items, max(kept, 1), SMALL, n_block * n_cut, n_block * n_cut,
                n_block, n_block * n_cut * _N_SUMS, n_block * _N_USER, n_block * n_slots,
                max(k_max, 1), max(k_max, 1), n_memo * memo_width(n_cut, n_slots)]
     at = np.zeros(_END + 1, np.int64)
@@ -253,11 +253,13 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     slot_param: per output slot, a code of `codes`, an index into cutoffs and a parameter
     (float64). count_judged: count users with at least one stored entry (trec) instead of at
     least one relevant entry. disc[j] = 1/log2(j+2), for j below W and below min(largest
-    cutoff, max_row_nnz), or max_row_nnz if an uncut ideal is requested. max_row_nnz. out
-    (rows may be a stride apart), n_relevant, counted (uint8). need_ideal, need_full,
-    need_exp: what the walk keeps for these slots (`fastrank.engine.walk_needs`): a graded
-    ideal (the row's values, largest first), that ideal uncut (over all m values),
-    exponential gains. ideal_bin = cumsum(disc): the binary ideal at j + 1 relevant items.
+    cutoff, kept), or kept if an uncut ideal is requested. kept: the most relevance values
+    of a row the walk keeps (buf): the longest row's for a walk that sorts or an uncut
+    ideal, else at least min(largest cutoff, longest row). out (rows may be a stride apart),
+    n_relevant, counted (uint8). need_ideal, need_full, need_exp: what the walk keeps for
+    these slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest
+    first), that ideal uncut (over all m values), exponential gains. ideal_bin =
+    cumsum(disc): the binary ideal at j + 1 relevant items.
 
     `params` (a constant of the closure, so numba drops the other branch before typing)
     says whether the walk keeps its hits for the codes with a parameter (ERR, nERR, RBP:
@@ -321,7 +323,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         slot_param = vector(frame, 9, np.float64)
         count_judged = integer(frame, 10)
         disc = vector(frame, 11, np.float64)
-        max_row_nnz = integer(frame, 12)
+        kept = integer(frame, 12)
         out = strided(frame, 13, np.float64)
         n_relevant = vector(frame, 14, np.int64)
         counted = vector(frame, 15, np.uint8)
@@ -342,7 +344,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         k_max = lesser(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
         own = chunk * at[_END]  # where this range's scratch starts
         mark = segment(floats, own + at[_MARK], 2 * n_items)  # per item: stamp, value
-        buf = segment(floats, own + at[_BUF], greater(max_row_nnz, np.int64(1)))
+        buf = segment(floats, own + at[_BUF], greater(kept, np.int64(1)))
         spare = segment(floats, own + at[_SPARE], np.int64(SMALL))  # sort_top's values
         ideal_lin = table(floats, own + at[_IDEAL_LIN], n_block, n_cut)  # block's ideals
         ideal_exp = table(floats, own + at[_IDEAL_EXP], n_block, n_cut)
