@@ -76,7 +76,7 @@ def _popularity(rng: np.random.Generator, n_items: int,
     def popular(size: int | tuple[int, int]) -> NDArray[np.int32]:
         u = rng.random(size)
         ranks = np.empty(u.shape, np.int64)
-        search_left(cdf, u.reshape(-1), ranks.reshape(-1))
+        _run(search_left, u.size, cdf, u.reshape(-1), ranks.reshape(-1))
         return item_of_rank[ranks]
 
     return popular
@@ -91,5 +91,17 @@ def _first_distinct(candidates: NDArray[Any], k: int,
 
     out = np.empty((candidates.shape[0], k), np.int32)
     skip = np.zeros((0, 0), np.bool_) if drop is None else np.ascontiguousarray(drop)
-    first_distinct(np.ascontiguousarray(candidates), skip, k, out)
+    _run(first_distinct, out.shape[0], np.ascontiguousarray(candidates, np.int32), skip, k,
+         out)
     return out
+
+
+def _run(factory: Any, n: int, *args: Any) -> None:
+    """Run the walk `factory()` (`_kernels.synthetic`) over n rows split between numba's
+    threads, on the driver that every walk shares (`frames.run_ranges`)."""
+    import numba
+
+    from ._kernels import frames
+
+    n_chunks = max(min(n, numba.get_num_threads()), 1)
+    frames.run(frames.walk(factory), frames.Frame(*args), n_chunks)

@@ -96,15 +96,17 @@ def _numpy_first_distinct(candidates, k, drop=None):
 @pytest.mark.parametrize("args", [(3000, 500, 10), (2000, 30, 25), (1, 1, 1), (400, 5, 10)])
 def test_power_law_kernels_give_numpys_results(args):
     """The sampling's binary search and the first distinct ids (with and without dropped
-    slots), now parallel kernels, give what np.searchsorted and a stable sort give."""
+    slots), walks of the shared parallel driver, give what np.searchsorted and a stable
+    sort give."""
     from fastrank._kernels.synthetic import search_left
+    from fastrank.synthetic import _run
 
     rng = np.random.default_rng(sum(args))
     cdf = np.cumsum(rng.random(args[1]))
     cdf /= cdf[-1]
     u = rng.random(5000)
     ranks = np.empty(u.shape, np.int64)
-    search_left(cdf, u, ranks)
+    _run(search_left, u.size, cdf, u, ranks)
     assert np.array_equal(ranks, np.minimum(np.searchsorted(cdf, u), args[1] - 1))
     candidates = rng.integers(0, max(args[1] // 10, 1), (args[0], 2 * args[2])).astype(np.int32)
     drop = rng.random(candidates.shape) < 0.3

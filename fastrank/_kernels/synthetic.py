@@ -1,50 +1,81 @@
 """The two loops of `fastrank.synthetic.power_law` that numpy does slowly: sampling by
 binary search in a cumulative distribution, and the first k distinct ids of each row.
 Arrays in, arrays out, nothing raises; results equal numpy's (np.searchsorted's 'left'
-side; the stable first occurrences) for any thread count."""
+side; the stable first occurrences) for any thread count.
 
-from numba import njit, prange
+Both are walks of the one parallel driver (`frames.run_ranges`), which the evaluation
+that follows compiles anyway: as kernels with a `prange` of their own, each compiled its
+own driver, 1.2-1.8 s of `fastrank demo`'s first run (2026-11-27)."""
 
+import numpy as np
+from numba import njit
 
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def search_left(cdf, u, out):
-    """out[j] = the smallest i with cdf[i] >= u[j] (np.searchsorted(cdf, u), side 'left'),
-    capped at len(cdf) - 1; cdf sorted ascending."""
-    n = cdf.shape[0]
-    for j in prange(u.shape[0]):
-        x = u[j]
-        lo = 0
-        hi = n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if cdf[mid] < x:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[j] = min(lo, n - 1)
+from .frames import bounds, integer, matrix, vector
 
 
-@njit(cache=True, parallel=True, no_cfunc_wrapper=True)
-def first_distinct(candidates, drop, k, out):
-    """out[i] = the first k distinct ids of candidates[i], in order, leaving out the slots
-    where drop[i] is set (drop of shape (0, 0): none); an id seen in an earlier slot, kept
-    or dropped, is a repeat. -1 pads the rest."""
-    width = candidates.shape[1]
-    use_drop = drop.shape[0] > 0
-    for i in prange(candidates.shape[0]):
-        filled = 0
-        for p in range(width):
-            if filled == k:
-                break
-            c = candidates[i, p]
-            seen = False
-            for q in range(p):
-                if candidates[i, q] == c:
-                    seen = True
+def search_left():
+    """The walk (`frames.run_ranges`) of out[j] = the smallest i with cdf[i] >= u[j]
+    (np.searchsorted(cdf, u), side 'left'), capped at len(cdf) - 1, for the j of its
+    range; cdf sorted ascending. Frame: cdf, u (float64), out (int64)."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
+    def search(chunk, n_chunks, frame):
+        cdf = vector(frame, 0, np.float64)
+        u = vector(frame, 1, np.float64)
+        out = vector(frame, 2, np.int64)
+        n = cdf.shape[0]
+        first, last = bounds(u.shape[0], chunk, n_chunks)
+        for j in range(first, last):
+            x = u[j]
+            lo = np.int64(0)
+            hi = n
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if cdf[mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[j] = min(lo, n - 1)
+        return np.int64(1)
+
+    return search
+
+
+def first_distinct():
+    """The walk (`frames.run_ranges`) of out[i] = the first k distinct ids of
+    candidates[i], in order, leaving out the slots where drop[i] is set (drop of shape
+    (0, 0): none), for the rows i of its range; an id seen in an earlier slot, kept or
+    dropped, is a repeat. -1 pads the rest. Frame: candidates (int32), drop (bool), k,
+    out (int32)."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
+    def distinct(chunk, n_chunks, frame):
+        candidates = matrix(frame, 0, np.int32)
+        drop = matrix(frame, 1, np.bool_)
+        k = integer(frame, 2)
+        out = matrix(frame, 3, np.int32)
+        width = candidates.shape[1]
+        use_drop = drop.shape[0] > 0
+        lo, hi = bounds(candidates.shape[0], chunk, n_chunks)
+        for i in range(lo, hi):
+            filled = 0
+            for p in range(width):
+                if filled == k:
                     break
-            if seen or (use_drop and drop[i, p]):
-                continue
-            out[i, filled] = c
-            filled += 1
-        for q in range(filled, k):
-            out[i, q] = -1
+                c = candidates[i, p]
+                seen = False
+                for q in range(p):
+                    if candidates[i, q] == c:
+                        seen = True
+                        break
+                if seen or (use_drop and drop[i, p]):
+                    continue
+                out[i, filled] = c
+                filled += 1
+            for q in range(filled, k):
+                out[i, q] = -1
+        return np.int64(1)
+
+    return distinct
