@@ -388,7 +388,8 @@ def test_memo_of_graded_ideals_gives_the_walks_values(monkeypatch, entries):
     count of each grade: the same values to the bit as the walk without it, and the
     reference's, for rows longer than the largest cutoff, rows past the memo's 15 values,
     an uncut ideal (trec's ndcg), exponential gains and nERR's ideal; with a memo of 16
-    entries (entries=16) most keys collide."""
+    entries (entries=16) most keys collide. The walk with the memo (of large calls) also
+    has loops of their own for the slots of precision, MAP and nDCG: the same values."""
     from fastrank._kernels import ranking
 
     rng = np.random.default_rng(23)
@@ -411,7 +412,8 @@ def test_memo_of_graded_ideals_gives_the_walks_values(monkeypatch, entries):
     def memo():  # the memo constant of each ranking walk asked for
         return [constants[-1] for constants in walked]
 
-    cases = [(["ndcg@1", "ndcg@3", "ndcg@10", "ndcg_exp@5", "nerr@10", "map@10"], "recsys"),
+    cases = [(["ndcg@1", "ndcg@3", "ndcg@10", "ndcg_exp@5", "nerr@10", "map@10", "precision@3",
+               "auc@12"], "recsys"),
              (["ndcg", "ndcg@5"], "trec")]
     fr.evaluate(truth, topk, cases[0][0])
     assert memo() == [False]  # a small call: the walk without the memo

@@ -123,8 +123,9 @@ _MEMO_WIDEST = 32
 # A memo key counts a row's grades in 4 bits each (grade g at bit 4g, one int64): rows of
 # more relevant values than this are not memoised.
 _MEMO_ROW = 15
-# Calls of fewer top-K rows use the walk without the memo: it saves about 30 ns a row of
-# ratings, not worth the 0.25-0.3 s it adds to the walk's first compile below this.
+# Calls of fewer top-K rows use the walk without the memo (and without the classic codes'
+# own slot loops): they save about 30 and 6 ns a row, not worth the 0.25-0.3 s and the
+# 0.2-0.5 s they add to the walk's first compile below this.
 MEMO_ROWS = 1 << 18
 # a grade is counted as min(v, this), whole only for v in 1.._TOP_GRADE
 _PAST_GRADES = _TOP_GRADE + 0.5
@@ -269,8 +270,11 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     _TOP_GRADE are counted, rows of one value need neither, and a walk without the sort
     returns NEEDS_SORT at the first other row it meets (the facade then runs the walk
     with it, on fresh scratch; `may_need_sort` says which to try first). `memo`, a third
-    constant, says whether it keeps the memo of graded ideals described below (0.25-0.3 s
-    of the first compile, which only a large call repays: `MEMO_ROWS`).
+    constant, makes the walk of large calls (`MEMO_ROWS`), which alone repay what it adds
+    to the first compile: the memo of graded ideals described below (0.25-0.3 s), and
+    loops of their own for the slots of precision, MAP (capped) and nDCG (0.2-0.5 s; a
+    tenth of the classic four's walk, where the loop of every code reloads from the
+    stack, past a jump table, what a large function cannot keep in registers).
 
     The rows go by blocks of _BLOCK, each in two steps written out in this one function: the
     walk of each row (its sums kept at each cutoff, then its graded ideal), the block's
@@ -580,6 +584,26 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 c = slot_cut[s]
                 k = cutoffs[c]
                 q = slot_param[s]
+                # the classic codes in loops of their own, in the walk of large calls (the
+                # memo's: they cost 0.2-0.5 s of its first compile, and save a tenth of its
+                # time for the classic four); the same values as the loop of every code
+                if memo and code == codes.PRECISION:
+                    for i in range(block, block_end):
+                        if counted[i]:
+                            out[s, i] = snap[(i - block) * n_cut + c, _HITS] / k
+                    continue
+                if memo and code == codes.AP_CAPPED:
+                    for i in range(block, block_end):
+                        if counted[i]:
+                            out[s, i] = _ratio(snap[(i - block) * n_cut + c, _SUM_PREC],
+                                               np.float64(lesser(k, n_relevant[i])))
+                    continue
+                if memo and code == codes.NDCG:
+                    for i in range(block, block_end):
+                        if counted[i]:
+                            b = i - block
+                            out[s, i] = _ratio(snap[b * n_cut + c, _DCG_LIN], ideal_lin[b, c])
+                    continue
                 for i in range(block, block_end):
                     if not counted[i]:
                         continue
