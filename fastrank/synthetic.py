@@ -66,17 +66,19 @@ def _popularity(rng: np.random.Generator, n_items: int,
                 item_exponent: float = 0.9) -> Callable[[int | tuple[int, int]], NDArray[np.int32]]:
     """A sampler of item ids, `popular(size)`, with Zipf popularity (the item of rank r
     has weight r^-item_exponent) and ranks assigned to ids at random; np.searchsorted's
-    draws, by a parallel kernel."""
+    draws, by a parallel walk that starts each search in its bucket of a guide table."""
     from ._kernels.synthetic import search_left  # numba loads on first use, not at import
 
     cdf = np.cumsum(1.0 / np.arange(1, n_items + 1) ** item_exponent)
     cdf /= cdf[-1]
+    # where the draws of each of n_items buckets of [0, 1) start their search
+    guide = np.searchsorted(cdf, np.arange(n_items + 1) / n_items).astype(np.int64)
     item_of_rank = rng.permutation(n_items).astype(np.int32)  # popularity unrelated to id
 
     def popular(size: int | tuple[int, int]) -> NDArray[np.int32]:
         u = rng.random(size)
         ranks = np.empty(u.shape, np.int64)
-        _run(search_left, u.size, cdf, u.reshape(-1), ranks.reshape(-1))
+        _run(search_left, u.size, cdf, guide, u.reshape(-1), ranks.reshape(-1))
         return item_of_rank[ranks]
 
     return popular

@@ -104,10 +104,14 @@ def test_power_law_kernels_give_numpys_results(args):
     rng = np.random.default_rng(sum(args))
     cdf = np.cumsum(rng.random(args[1]))
     cdf /= cdf[-1]
-    u = rng.random(5000)
-    ranks = np.empty(u.shape, np.int64)
-    _run(search_left, u.size, cdf, u, ranks)
-    assert np.array_equal(ranks, np.minimum(np.searchsorted(cdf, u), args[1] - 1))
+    # draws, the cdf's own values (ties: the leftmost) and the buckets' edges
+    u = np.concatenate([rng.random(5000), cdf[:-1], [0.0, np.nextafter(1.0, 0.0)],
+                        np.arange(64) / 64])
+    for buckets in (1, 3, args[1], 4 * args[1] + 7):  # the guide table's size
+        guide = np.searchsorted(cdf, np.arange(buckets + 1) / buckets).astype(np.int64)
+        ranks = np.empty(u.shape, np.int64)
+        _run(search_left, u.size, cdf, guide, u, ranks)
+        assert np.array_equal(ranks, np.minimum(np.searchsorted(cdf, u), args[1] - 1))
     candidates = rng.integers(0, max(args[1] // 10, 1), (args[0], 2 * args[2])).astype(np.int32)
     drop = rng.random(candidates.shape) < 0.3
     for mask in (None, drop):
