@@ -916,10 +916,12 @@ def ab_dcg_rows(dtypes):
     gam_aspects, gam_values, gam_dense, gam_totals, a_indptr, a_indices, n_aspects,
     n_items, alpha, beta, r_max, cutoffs, disc, dcg (arrays of the dtypes `dtypes`
     gives, as `frames.Frame.dtypes`). Returns 1, or 0 where the walk's scratch could not
-    be allocated."""
+    be allocated. Per item, a stamp (2(i + 1) for row i's truth, + 1 once listed: exact in
+    float64) and its value side by side in `mark`, one cache line for the list's random
+    lookups: two arrays took 12% longer."""
 
     # the C wrapper stays: run_ranges calls the walk through it
-    @njit(cache=True, no_cpython_wrapper=True)
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
     def walk(chunk, n_chunks, frame):
         t_indptr = vector(frame, 0, dtypes[0])
         t_indices = vector(frame, 1, dtypes[1])
@@ -947,8 +949,7 @@ def ab_dcg_rows(dtypes):
         k_max = cutoffs[n_cut - 1]
         p_scale = beta / r_max
         lo, hi = bounds(n_rows, chunk, n_chunks)
-        mark = np.zeros(n_items, np.int64)
-        value = np.empty(n_items, np.float64)
+        mark = np.zeros(2 * n_items, np.float64)  # per item: stamp, value
         s = np.zeros(n_aspects, np.float64)
         for i in range(lo, hi):
             for c in range(n_cut):
@@ -966,26 +967,30 @@ def ab_dcg_rows(dtypes):
             else:
                 for t in range(gam_ptr[i], gam_ptr[i + 1]):
                     s[gam_aspects[t]] = gam_values[t]
-            base = 2 * (np.int64(i) + 1)
+            base = 2.0 * (i + 1)
             for j in range(t_indptr[r], t_indptr[r + 1]):
                 item = t_indices[j]
-                mark[item] = base
-                value[item] = max(t_data[j], 0.0)
+                mark[2 * item] = base
+                mark[2 * item + 1] = max(t_data[j], 0.0)
             acc = 0.0
             c = 0
             for step in range(k_max):
                 item = topk[i, step]
-                if item >= 0 and mark[item] != base + 1:  # not padding, not a repeat
+                if item >= 0 and mark[2 * item] != base + 1:  # not padding, not a repeat
                     p = alpha
-                    if mark[item] == base:
-                        p = value[item] * p_scale
-                    mark[item] = base + 1
+                    if mark[2 * item] == base:
+                        p = mark[2 * item + 1] * p_scale
+                    mark[2 * item] = base + 1
                     prod = 1.0
+                    kept = 1.0 - p
+                    # one pass: an item's aspects are distinct (canonical CSR), so each
+                    # reads s before the item's own update, as two passes would
                     for a in range(a_indptr[item], a_indptr[item + 1]):
-                        prod *= 1.0 - p * s[a_indices[a]]
+                        phi = a_indices[a]
+                        v = s[phi]
+                        prod *= 1.0 - p * v
+                        s[phi] = v * kept
                     acc += (1.0 - prod) * disc[step]
-                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                        s[a_indices[a]] *= 1.0 - p
                 while c < n_cut and cutoffs[c] == step + 1:
                     dcg[c, i] = acc
                     c += 1
