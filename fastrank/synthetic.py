@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ._types import SparseMatrix
+from .threads import n_ranges
 
 
 def power_law(n_users: int = 1_000_000, n_items: int = 50_000, k: int = 10, *,
@@ -99,11 +100,11 @@ def _first_distinct(candidates: NDArray[Any], k: int,
 
 
 def _run(factory: Any, n: int, *args: Any) -> None:
-    """Run the walk `factory()` (`_kernels.synthetic`) over n rows split between numba's
-    threads, on the driver that every walk shares (`frames.run_ranges`)."""
+    """Run the walk `factory()` (`_kernels.synthetic`) over n rows in the ranges every walk
+    gets (`threads.n_ranges`), on the driver that every walk shares (`frames.run_ranges`)."""
     import numba
 
     from ._kernels import frames
 
-    n_chunks = max(min(n, numba.get_num_threads()), 1)
+    n_chunks = max(n_ranges(n, numba.get_num_threads(), n, 1), 1)
     frames.run(frames.walk(factory), frames.Frame(*args), n_chunks)
