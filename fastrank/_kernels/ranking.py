@@ -487,7 +487,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     length = lesser(m, limit)
                     slot = np.int64(-1)  # the row's memo entry, if it has one
                     known = False  # found in the memo
-                    if m == 0 or low == top:  # one value (or none): no order to find
+                    if low == top:  # one value (a hit: m >= 1): no order to find
                         for j in range(length):
                             buf[j] = top
                     elif whole:
