@@ -44,6 +44,47 @@ class Aspects:
         np.bitwise_or.at(masks, owner, bits)
         return masks
 
+    @cached_property
+    def table(self) -> AnyArray:
+        """Each item's aspects in a row of one width, ascending, padded with the aspect
+        n_aspects (whose interest the αβ walk keeps at 0); an item with more aspects than
+        the width has -1 first and is read from the CSR arrays. The width covers 99% of
+        the items; where that is over _TABLE_WIDTH the table has no columns (a long loop
+        costs what the table saves)."""
+        counts = np.diff(self.indptr)
+        dtype = self._table_dtype
+        if self.n_items == 0:
+            return np.zeros((0, 0), dtype)
+        below = np.cumsum(np.bincount(counts))  # items with at most w aspects
+        width = int(np.searchsorted(below, np.ceil(_TABLE_SHARE * self.n_items)))
+        if width > _TABLE_WIDTH:
+            return np.zeros((self.n_items, 0), dtype)
+        width = max(width, 1)
+        table: AnyArray = np.full((self.n_items, width), self.n_aspects, dtype)
+        starts = self.indptr[:-1]
+        fits = counts <= width
+        for w in range(width):  # the w-th aspect of each item that has one
+            has = np.flatnonzero(fits & (counts > w))
+            table[has, w] = self.indices[starts[has] + w]
+        table[~fits, 0] = -1
+        return table
+
+    def table_for(self, lookups: int) -> AnyArray:
+        """`table` for a walk that reads items' aspects `lookups` times, or a table of no
+        columns (read the CSR arrays) where that is fewer than the items and the table is
+        not built yet: building it reads every item."""
+        if lookups < self.n_items and "table" not in self.__dict__:
+            return np.zeros((0, 0), self._table_dtype)
+        return self.table
+
+    @property
+    def _table_dtype(self) -> type:
+        return np.int32 if self.n_aspects < np.iinfo(np.int32).max else np.int64
+
+
+_TABLE_SHARE = 0.99  # the share of the items whose aspects fit Aspects.table's width
+_TABLE_WIDTH = 8  # the widest table
+
 
 def check_aspects(item_aspects: SparseMatrix, n_items: int, name: str = "item_aspects") -> Aspects:
     """Check an items x aspects 0/1 matrix with one row per catalogue item."""

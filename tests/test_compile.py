@@ -115,7 +115,7 @@ def test_trec_eval_measures_alone_compile_no_ranking_kernel(compile_events):
 @pytest.mark.parametrize("walk", ["rank_rows", "counts", "scan", "trec_rows", "topk_blocks",
                                   "beyond_rows", "debiased_rows", "miscalibration_rows",
                                   "intent_rows", "ideal_range", "ab_dcg_rows", "alpha_rows",
-                                  "gamma_sizes", "gamma_rows", "dense_weight_rows"])
+                                  "gamma_sizes", "gamma_rows", "gamma_shares", "dense_weight_rows"])
 def test_the_parallel_driver_calls_the_walks_without_linking_them_in(compile_events, walk):
     """The one parallel driver takes each walk as a first-class function: numba compiles
     the walk once, where linking it into a driver optimised and emitted it twice more (the

@@ -565,3 +565,90 @@ def test_grouping_beside_the_check_of_a_dense_gamma_changes_nothing(monkeypatch)
         want = np.array([np.nan if v is None else v for v in ref[k]])
         assert np.isfinite(want).sum() >= 3  # counted users to compare
         np.testing.assert_allclose(res.per_user(f"ab_ndcg@{k}"), want, rtol=1e-12)
+
+
+def test_aspect_table_holds_each_items_aspects_in_one_width():
+    """Aspects.table: row i is item i's aspects ascending, padded with n_aspects; the width
+    covers 99% of the items, an item past it has -1 first (read from CSR); past a width of
+    8 the table has no columns; `table_for` skips building it for fewer lookups than items."""
+    from fastrank.aspects import check_aspects
+
+    rng = np.random.default_rng(30)
+    members = (rng.random((1000, 40)) < 0.04).astype(np.int8)
+    members[:5] = 1  # five items with all 40 aspects: 0.5% of the items
+    members[5:10] = 0  # and five with none
+    aspects = check_aspects(sp.csr_array(members), 1000)
+    table = aspects.table
+    counts = members[10:].sum(axis=1)
+    assert table.dtype == np.int32
+    assert table.shape == (1000, int(np.quantile(counts, 0.99, method="higher")))
+    for item, row in enumerate(members):
+        own = np.flatnonzero(row)
+        if own.size > table.shape[1]:
+            assert table[item, 0] == -1
+        else:
+            pad = np.full(table.shape[1] - own.size, 40)
+            np.testing.assert_array_equal(table[item], np.concatenate([own, pad]))
+    wide = check_aspects(sp.csr_array((rng.random((50, 40)) < 0.5).astype(np.int8)), 50)
+    assert wide.table.shape == (50, 0)
+    fresh = check_aspects(sp.csr_array(members), 1000)
+    assert fresh.table_for(999).shape == (0, 0) and "table" not in fresh.__dict__
+    assert fresh.table_for(1000) is fresh.table and fresh.table_for(3) is fresh.table
+
+
+def test_rescoring_reads_gamma_and_aspects_in_every_form_alike(monkeypatch):
+    """score() reads γ as dense rows of shares (few aspects), in place from a dense weight
+    matrix, or as CSR, and an item's aspects from the fixed-width table or from CSR (items
+    past the table's width, or no table): every combination gives the same bits, equal to
+    the reference, for padded and repeated ids, a subset of users, and 1 or 2 threads."""
+    from fastrank import aspects as aspects_module
+    from fastrank import diversity
+
+    rng = np.random.default_rng(31)
+    n_users, n_items, n_aspects = 40, 120, 9
+    truth = sp.csr_array((rng.random((n_users, n_items)) < 0.05)
+                         * rng.integers(1, 5, (n_users, n_items)))
+    members = np.zeros((n_items, n_aspects), np.int8)
+    for item in range(2, n_items):  # one or two aspects: a table of width 2
+        members[item, rng.choice(n_aspects, 1 + item % 2, replace=False)] = 1
+    members[0] = 1  # one item past the table's width
+    item_aspects = sp.csr_array(members)
+    profile = sp.csr_array((rng.random((n_users, n_items)) < 0.3).astype(float))
+    gamma = rng.random((n_users, n_aspects)) * (rng.random((n_users, n_aspects)) < 0.6)
+    gamma[:, 2] += 0.1
+    topk = rng.integers(-1, n_items, (n_users, 7))
+    topk[::4, 3] = topk[::4, 1]  # repeats
+    topk[:, 0][::5] = 0  # the wide item, listed
+    users = rng.permutation(n_users)[:20]  # 20 lists of 7: at least one lookup an item
+    kw = dict(k=[1, 4, 7], alpha=0.15, beta=0.6)
+    forms = {"shares and table": {}, "no shares": {"_COPY_ASPECTS": 0},
+             "no table": {"_TABLE_WIDTH": 0}}
+    for weights in ({"profile": profile}, {"user_aspects": gamma},
+                    {"user_aspects": sp.csr_array(gamma)}):
+        for rows in (None, users):
+            lists = topk if rows is None else topk[rows]
+            ref = ab_ndcg_reference(truth, lists, item_aspects, kw["k"], kw["alpha"],
+                                    kw["beta"], users=rows, **weights)
+            got = {}
+            for form, patch in forms.items():
+                with monkeypatch.context() as m:
+                    for name, value in patch.items():
+                        m.setattr(diversity if name == "_COPY_ASPECTS" else aspects_module,
+                                  name, value)
+                    for threads in (1, 2):
+                        scorer = fr.AlphaBetaNDCG(truth, item_aspects, users=rows,
+                                                  n_threads=threads, **kw, **weights)
+                        assert (scorer._gam[5].shape[0] > 0) == (form != "no shares")
+                        table = scorer.aspects.table_for(lists.size)
+                        assert table.shape[1] == (0 if form == "no table" else 2)
+                        if form != "no table":
+                            assert table[0, 0] == -1
+                        got[form, threads] = scorer.score(lists, n_threads=threads)
+            first = got["shares and table", 1]
+            for res in got.values():
+                for label in first.metrics:
+                    np.testing.assert_array_equal(res.per_user(label), first.per_user(label))
+            for c in kw["k"]:
+                expected = np.array([np.nan if v is None else v for v in ref[c]])
+                np.testing.assert_allclose(first.per_user(f"ab_ndcg@{c}"), expected,
+                                           rtol=1e-12, atol=1e-15)

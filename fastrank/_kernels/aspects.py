@@ -907,18 +907,69 @@ def ideal_range(dtypes):
         return np.int64(1)
 
     return walk
+
+
+def gamma_shares(dtypes):
+    """The walk (`frames.run_ranges`) of a range of rows: γ of slot i as a dense row of
+    `shares` (users x aspects, the values the ideal read: a share, or a dense weight over
+    its row's total; 0 for an aspect γ does not touch), which ab_dcg_rows copies whole.
+
+    The frame holds, in order: rows, gam_ptr, gam_aspects, gam_values, gam_dense,
+    gam_totals (γ as ideal_range reads it), shares (arrays of the dtypes `dtypes` gives,
+    as `frames.Frame.dtypes`). Returns 1."""
+
+    # the C wrapper stays: run_ranges calls the walk through it
+    @njit(cache=True, no_cpython_wrapper=True)
+    def walk(chunk, n_chunks, frame):
+        rows = vector(frame, 0, dtypes[0])
+        gam_ptr = vector(frame, 1, dtypes[1])
+        gam_aspects = vector(frame, 2, dtypes[2])
+        gam_values = vector(frame, 3, dtypes[3])
+        gam_dense = matrix(frame, 4, dtypes[4])
+        gam_totals = vector(frame, 5, dtypes[5])
+        shares = matrix(frame, 6, dtypes[6])
+        n_aspects = shares.shape[1]
+        dense = gam_dense.shape[0] > 0
+        lo, hi = bounds(rows.shape[0], chunk, n_chunks)
+        for i in range(lo, hi):
+            for a in range(n_aspects):
+                shares[i, a] = 0.0
+            if gam_ptr[i + 1] == gam_ptr[i]:  # γ all zero: the walk skips the row
+                continue
+            if dense:
+                r = rows[i]
+                for a in range(n_aspects):
+                    shares[i, a] = gam_dense[r, a] / gam_totals[r]
+            else:
+                for t in range(gam_ptr[i], gam_ptr[i + 1]):
+                    shares[i, gam_aspects[t]] = gam_values[t]
+        return np.int64(1)
+
+    return walk
+
+
 def ab_dcg_rows(dtypes):
     """The walk (`frames.run_ranges`) of a range of rows: αβ-DCG of each top-K row at
     every cutoff: dcg[c, i]. Rows without truth or γ get 0 (the facade knows them from
-    the ideal's status). A repeated id counts once. gam_*: γ as ideal_range reads it.
+    the ideal's status). A repeated id counts once.
+
+    γ of slot i is read from the first of: `shares` (gamma_shares' dense rows, when it
+    has rows: copied whole, where aspects are few), a dense weight matrix (gam_dense over
+    gam_totals, read only at the listed items' aspects), or CSR (gam_ptr, gam_aspects,
+    gam_values: loaded and cleared). An item's aspects are read from `a_table` (its row,
+    ascending, padded with the aspect n_aspects, whose interest stays 0 so that a padded
+    factor is exactly 1: the same product) unless the table has no columns or the row
+    starts with -1 (more aspects than its width); then from the CSR arrays. A loop of one
+    length for every item is what makes the table faster: the CSR loop's trip count
+    varies from item to item, and the branch that ends it is mispredicted.
 
     The frame holds, in order: t_indptr, t_indices, t_data, rows, topk, gam_ptr,
-    gam_aspects, gam_values, gam_dense, gam_totals, a_indptr, a_indices, n_aspects,
-    n_items, alpha, beta, r_max, cutoffs, disc, dcg (arrays of the dtypes `dtypes`
-    gives, as `frames.Frame.dtypes`). Returns 1, or 0 where the walk's scratch could not
-    be allocated. Per item, a stamp (2(i + 1) for row i's truth, + 1 once listed: exact in
-    float64) and its value side by side in `mark`, one cache line for the list's random
-    lookups: two arrays took 12% longer."""
+    gam_aspects, gam_values, gam_dense, gam_totals, shares, a_indptr, a_indices, a_table,
+    n_aspects, n_items, alpha, beta, r_max, cutoffs, disc, dcg (arrays of the dtypes
+    `dtypes` gives, as `frames.Frame.dtypes`). Returns 1, or 0 where the walk's scratch
+    could not be allocated. Per item, a stamp (2(i + 1) for row i's truth, + 1 once
+    listed: exact in float64) and its value side by side in `mark`, one cache line for
+    the list's random lookups: two arrays took 12% longer."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
@@ -933,31 +984,38 @@ def ab_dcg_rows(dtypes):
         gam_values = vector(frame, 7, dtypes[7])
         gam_dense = matrix(frame, 8, dtypes[8])
         gam_totals = vector(frame, 9, dtypes[9])
-        a_indptr = vector(frame, 10, dtypes[10])
-        a_indices = vector(frame, 11, dtypes[11])
-        n_aspects = number(frame, 12, dtypes[12])
-        n_items = number(frame, 13, dtypes[13])
-        alpha = number(frame, 14, dtypes[14])
-        beta = number(frame, 15, dtypes[15])
-        r_max = number(frame, 16, dtypes[16])
-        cutoffs = vector(frame, 17, dtypes[17])
-        disc = vector(frame, 18, dtypes[18])
-        dcg = matrix(frame, 19, dtypes[19])
+        shares = matrix(frame, 10, dtypes[10])
+        a_indptr = vector(frame, 11, dtypes[11])
+        a_indices = vector(frame, 12, dtypes[12])
+        a_table = matrix(frame, 13, dtypes[13])
+        n_aspects = number(frame, 14, dtypes[14])
+        n_items = number(frame, 15, dtypes[15])
+        alpha = number(frame, 16, dtypes[16])
+        beta = number(frame, 17, dtypes[17])
+        r_max = number(frame, 18, dtypes[18])
+        cutoffs = vector(frame, 19, dtypes[19])
+        disc = vector(frame, 20, dtypes[20])
+        dcg = matrix(frame, 21, dtypes[21])
         n_rows = rows.shape[0]
+        copy = shares.shape[0] > 0  # γ copied whole from its dense row
         dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
+        width = a_table.shape[1]
         n_cut = cutoffs.shape[0]
         k_max = cutoffs[n_cut - 1]
         p_scale = beta / r_max
         lo, hi = bounds(n_rows, chunk, n_chunks)
         mark = np.zeros(2 * n_items, np.float64)  # per item: stamp, value
-        s = np.zeros(n_aspects, np.float64)
+        s = np.zeros(n_aspects + 1, np.float64)  # + the table's padding, always 0
         for i in range(lo, hi):
             for c in range(n_cut):
                 dcg[c, i] = 0.0
             r = rows[i]
             if t_indptr[r + 1] == t_indptr[r] or gam_ptr[i + 1] == gam_ptr[i]:
                 continue
-            if dense:  # only the aspects of the listed items: the rest are never read
+            if copy:  # every aspect overwritten: nothing to clear after the row
+                for a in range(n_aspects):
+                    s[a] = shares[i, a]
+            elif dense:  # only the aspects of the listed items: the rest are never read
                 for step in range(k_max):
                     item = topk[i, step]
                     if item >= 0:
@@ -985,27 +1043,36 @@ def ab_dcg_rows(dtypes):
                     kept = 1.0 - p
                     # one pass: an item's aspects are distinct (canonical CSR), so each
                     # reads s before the item's own update, as two passes would
-                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                        phi = a_indices[a]
-                        v = s[phi]
-                        prod *= 1.0 - p * v
-                        s[phi] = v * kept
+                    if width > 0 and a_table[item, 0] >= 0:
+                        for w in range(width):
+                            phi = a_table[item, w]
+                            v = s[phi]
+                            prod *= 1.0 - p * v
+                            s[phi] = v * kept
+                    else:
+                        for a in range(a_indptr[item], a_indptr[item + 1]):
+                            phi = a_indices[a]
+                            v = s[phi]
+                            prod *= 1.0 - p * v
+                            s[phi] = v * kept
                     acc += (1.0 - prod) * disc[step]
                 while c < n_cut and cutoffs[c] == step + 1:
                     dcg[c, i] = acc
                     c += 1
-            if dense:
+            if dense and not copy:
                 for step in range(k_max):
                     item = topk[i, step]
                     if item >= 0:
                         for a in range(a_indptr[item], a_indptr[item + 1]):
                             s[a_indices[a]] = 0.0
-            else:
+            elif not copy:
                 for t in range(gam_ptr[i], gam_ptr[i + 1]):
                     s[gam_aspects[t]] = 0.0
         return np.int64(1)
 
     return walk
+
+
 @njit(cache=True)
 def _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w):
     """w = 1 on every aspect of the row's relevant items (all a user can touch)."""
