@@ -186,8 +186,10 @@ _COPY_ASPECTS = 64
 
 def _shares_fit(n_rows: int, n_aspects: int, nbytes: int) -> bool:
     """Whether γ of n_rows users as dense rows of shares is kept for score() in place of
-    its form of `nbytes` bytes: few aspects, and at most twice the memory."""
-    return n_aspects <= _COPY_ASPECTS and n_rows * n_aspects * 8 <= 2 * nbytes
+    its form of `nbytes` bytes: few aspects, and no more memory (a user's CSR entry takes
+    16 bytes, a share 8: shape R's 17 entries of 20 aspects; not shape A's 5, whose
+    re-score the item table alone takes most of the way)."""
+    return n_aspects <= _COPY_ASPECTS and n_rows * n_aspects * 8 <= nbytes
 
 
 def _scored_gamma(gam: tuple[Any, ...], users: IntArray, n_aspects: int,
@@ -200,7 +202,7 @@ def _scored_gamma(gam: tuple[Any, ...], users: IntArray, n_aspects: int,
     from ._kernels.aspects import gamma_shares
 
     n = users.shape[0]
-    if not _shares_fit(n, n_aspects, sum(int(a.nbytes) for a in gam)):
+    if n_aspects > _COPY_ASPECTS or not _shares_fit(n, n_aspects, sum(a.nbytes for a in gam)):
         return (*gam, np.zeros((0, 0), np.float64))
     shares = np.empty((n, n_aspects), np.float64)
     frame = frames.Frame(users, *gam, shares)
