@@ -205,12 +205,16 @@ class Frame:
 
 
 def _array_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
-    if not 1 <= array.ndim <= 3:
-        raise ValueError(f"a walk reads arrays of 1 to 3 dimensions; got shape "
-                         f"{array.shape}")  # the facades pass no other
-    shape = array.shape + (0,) * (3 - array.ndim)
     # the fourth cell: a matrix's row stride (its width), a cube's third extent
-    return array.ctypes.data, shape[0], shape[1], shape[2] if array.ndim == 3 else shape[1]
+    shape = array.shape
+    if len(shape) == 1:
+        return array.ctypes.data, shape[0], 0, 0
+    if len(shape) == 2:
+        return array.ctypes.data, shape[0], shape[1], shape[1]
+    if len(shape) == 3:
+        return array.ctypes.data, shape[0], shape[1], shape[2]
+    raise ValueError(f"a walk reads arrays of 1 to 3 dimensions; got shape "
+                     f"{array.shape}")  # the facades pass no other
 
 
 def _rows_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
