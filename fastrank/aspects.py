@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 from .discounts import discounts
+from .scratch import give, lend
 from .threads import n_ranges
 from .validation import _csr_parts, _index_array, check_scratch, out_of_memory
 
@@ -168,6 +169,8 @@ class Grouping:
     which then hands back n_groups (`done`); otherwise `groups()` runs it here, serially."""
 
     def __init__(self, aspects: Aspects) -> None:
+        from ._kernels.aspects import group_scratch
+
         self.aspects = aspects
         n_items, n_stored = aspects.n_items, aspects.indices.shape[0]
         weights = _set_weights(max(aspects.n_aspects, 1))
@@ -178,21 +181,26 @@ class Grouping:
         self.group_aspects = np.empty(n_stored, aspects.indices.dtype)
         self.by_ptr = np.empty(aspects.n_aspects + 1, np.int64)
         self.by_group = np.empty(n_stored, np.int64)
+        # the kernel's own scratch, lent: fresh pages on every call cost more than the
+        # hash table's pass (fastrank.scratch)
+        self._scratch = lend(group_scratch(n_items), np.int64)
         self.args = (aspects.indptr, aspects.indices, weights, aspects.n_aspects,
                      self.item_group, self.ptr, self.items, self.aspect_ptr,
-                     self.group_aspects, self.by_ptr, self.by_group)
+                     self.group_aspects, self.by_ptr, self.by_group, self._scratch)
         self.n_links = n_stored  # the work: one hash term and one index entry each
         self.n_groups: int | None = None
 
     def done(self, n_groups: int) -> None:
         """Record a run of the kernel elsewhere (it wrote this grouping's arrays)."""
         self.n_groups = n_groups
+        give(self._scratch)
 
     def groups(self) -> Groups:
         if self.n_groups is None:
             from ._kernels.aspects import group_items
 
             self.n_groups = int(group_items(*self.args))
+            give(self._scratch)
         n_groups, aspects = self.n_groups, self.aspects
         ptr = self.ptr[: n_groups + 1]
         items = self.items[: ptr[-1]]

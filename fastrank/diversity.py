@@ -25,14 +25,12 @@ from .means import counted_mean, counted_rows
 from .threads import n_ranges, numba_threads
 from .factors import positive_counts
 from .result import Result
+from .scratch import borrowed
 from .validation import (_csr_parts, check_bool, check_int, check_pattern,
                          check_scratch, check_topk, check_truth, check_unit, check_users,
                          memory_guard, out_of_memory, rows_or_all)
 
 
-# Bytes per catalogue item of the greedy ideal's scratch in each range of users: an item
-# marker and, per group of items (at most one per item), its stamp, cursor, gain and link.
-_IDEAL_BYTES = 40
 
 
 def _check_cutoffs(k: int | Iterable[int] | None, k_max: int | None, name: str = "k") -> IntArray:
@@ -223,7 +221,7 @@ def _offsets(sizes: IntArray) -> IntArray:
 # unit (about nanoseconds on the benchmark machine): only which of the two schedules of
 # _dense_gamma runs depends on them, never a value.
 _COST_PER_WEIGHT = 1.6  # a weight of a dense γ, checked
-_COST_PER_LINK = 28.0   # a stored aspect of an item, grouped
+_COST_PER_LINK = 20.0   # a stored aspect of an item, grouped
 
 
 def _dense_gamma(weights: FloatArray, users: IntArray, threads: int,
@@ -237,8 +235,9 @@ def _dense_gamma(weights: FloatArray, users: IntArray, threads: int,
     With a `grouping` to run and a second thread, the grouping runs as one range of the
     same parallel run, beside threads - 1 ranges of the check, where that ends sooner than
     the check on every thread followed by the grouping alone (few users, many aspects:
-    both are about a thread's work). Either way the grouping and the check write the same
-    arrays."""
+    both are about a thread's work); the grouping's range then checks the first rows, as
+    many as even out the ranges' work by the costs below. Either way the grouping and the
+    check write the same arrays."""
     from ._kernels import frames
     from ._kernels.aspects import dense_weight_rows, dense_weight_rows_and_groups
 
@@ -254,7 +253,11 @@ def _dense_gamma(weights: FloatArray, users: IntArray, threads: int,
         max(check / (threads - 1), group) < check / threads + group else None
     n_groups = np.zeros(1, np.int64)
     if beside is not None:
-        frame = frames.Frame(weights, sizes, totals, low, high, bad, *beside.args, n_groups)
+        # rows the grouping's range also checks: every range about the same work
+        share = max((check + group) / threads - group, 0.0) / max(check, 1.0)
+        first = min(int(n_rows * share), n_rows)
+        frame = frames.Frame(weights, sizes, totals, low, high, bad, *beside.args, n_groups,
+                             first)
         chunks = min(threads - 1, n_rows) + 1
         done = frames.run(frames.walk(dense_weight_rows_and_groups, frame.dtypes), frame,
                           chunks)
@@ -366,14 +369,17 @@ class AlphaBetaNDCG:
     def _ideal(self, gam: tuple[Any, ...], threads: int,
                groups: Groups) -> tuple[FloatArray, Any]:
         from ._kernels import frames
-        from ._kernels.aspects import ideal_range
+        from ._kernels.aspects import ideal_range, ideal_scratch
 
         n = self.users.shape[0]
         idcg = np.zeros((self.cutoffs.shape[0], n), np.float64)
         status = np.zeros(n, np.int8)
         t, a = self.truth, self.aspects
         chunks = max(n_ranges(n, threads, n * int(groups.ptr.shape[0]), a.n_items), 1)
-        check_scratch(a.n_items, _IDEAL_BYTES, chunks)
+        at_i, at_f = ideal_scratch(a.n_items, int(groups.ptr.shape[0]) - 1, a.n_aspects,
+                                   t.max_row_nnz)
+        range_bytes = 8 * (int(at_i[-1]) + int(at_f[-1]))
+        check_scratch(a.n_items, -(-range_bytes // max(a.n_items, 1)), chunks)
         args = (t.indptr, t.indices, t.data, self.users, *gam, self._ex[0], self._ex[1],
                 a.indptr, a.indices, a.masks, a.n_aspects, groups.ptr, groups.items,
                 groups.aspect_ptr, groups.aspects, groups.masks, groups.item_group,
@@ -381,10 +387,10 @@ class AlphaBetaNDCG:
                 self.beta / self.r_max, self.cutoffs,
                 discounts(min(int(self.cutoffs[-1]), a.n_items)),  # at most n_items picks
                 t.max_row_nnz, idcg, status)
-        frame = frames.Frame(*args)
-        done = frames.run(frames.walk(ideal_range, frame.dtypes), frame, chunks)
-        if not done.all():  # the walk's C wrapper cannot raise: it returned 0
-            raise out_of_memory("the αβ-nDCG ideal")
+        with borrowed((chunks * int(at_i[-1]), np.int64),
+                      (chunks * int(at_f[-1]), np.float64)) as (ints, floats):
+            frame = frames.Frame(*args, at_i, at_f, ints, floats)
+            frames.run(frames.walk(ideal_range, frame.dtypes), frame, chunks)
         for arr in (idcg, status):
             arr.flags.writeable = False
         return idcg, status

@@ -189,7 +189,7 @@ def test_items_grouped_by_aspect_set_as_a_plain_dictionary_groups_them(
     """group_sets (one hash-table pass) against a dictionary of aspect tuples: the same
     groups, ordered by size then lowest item, items ascending; equal weights make every
     set of one size collide, which the member-by-member check must keep apart."""
-    from fastrank._kernels.aspects import group_sets
+    from fastrank._kernels.aspects import group_scratch, group_sets
 
     rng = np.random.default_rng(n_items + n_aspects)
     aspects = sp.csr_array((rng.random((n_items, n_aspects)) < 3 / n_aspects).astype(np.int8))
@@ -199,7 +199,8 @@ def test_items_grouped_by_aspect_set_as_a_plain_dictionary_groups_them(
     item_group = np.empty(n_items, np.int64)
     ptr = np.empty(n_items + 1, np.int64)
     items = np.empty(n_items, np.int64)
-    n_groups = group_sets(indptr, aspects.indices, weights, item_group, ptr, items)
+    n_groups = group_sets(indptr, aspects.indices, weights, item_group, ptr, items,
+                          np.full(group_scratch(n_items), 7, np.int64))  # not zeroed
     sets: dict[tuple, list] = {}
     for i in range(n_items):
         key = tuple(aspects.indices[indptr[i]:indptr[i + 1]])
@@ -532,16 +533,22 @@ def test_grouping_beside_the_check_of_a_dense_gamma_changes_nothing(monkeypatch)
     serial = aspect_groups(aspects)
     users = np.arange(n_users)
     alone = diversity._dense_gamma(gamma, users, 1)
-    for threads in (2, 3, 4):
-        grouping = Grouping(aspects)
-        beside = diversity._dense_gamma(gamma, users, threads, grouping)
-        assert grouping.n_groups is not None  # it ran in the check's run
-        for got, want in zip(beside, alone):
-            np.testing.assert_array_equal(got, want)
-        groups = grouping.groups()
-        for field in dataclasses.fields(serial):
-            np.testing.assert_array_equal(getattr(groups, field.name),
-                                          getattr(serial, field.name), err_msg=field.name)
+    # a weight's cost that gives the grouping's range the first row or two of the check
+    # (at 2 threads: the grouping between half the check and all of it)
+    links = aspects.indices.shape[0] * diversity._COST_PER_LINK
+    for weight_cost in (diversity._COST_PER_WEIGHT, 1.5 * links / gamma.size):
+        monkeypatch.setattr(diversity, "_COST_PER_WEIGHT", weight_cost)
+        for threads in (2, 3, 4):
+            grouping = Grouping(aspects)
+            beside = diversity._dense_gamma(gamma, users, threads, grouping)
+            assert grouping.n_groups is not None  # it ran in the check's run
+            for got, want in zip(beside, alone):
+                np.testing.assert_array_equal(got, want)
+            groups = grouping.groups()
+            for field in dataclasses.fields(serial):
+                np.testing.assert_array_equal(getattr(groups, field.name),
+                                              getattr(serial, field.name), err_msg=field.name)
+    monkeypatch.undo()
 
     built = []
     walk = frames.walk
@@ -652,3 +659,32 @@ def test_rescoring_reads_gamma_and_aspects_in_every_form_alike(monkeypatch):
                 expected = np.array([np.nan if v is None else v for v in ref[c]])
                 np.testing.assert_allclose(first.per_user(f"ab_ndcg@{c}"), expected,
                                            rtol=1e-12, atol=1e-15)
+
+
+def test_scratch_lent_from_the_pool_is_initialised_by_its_walk():
+    """The ideal's and the grouping's scratch come from `fastrank.scratch`'s pool, as the
+    last call left them: neither another call's leftovers (stamps of the same user slots
+    on other items) nor poisoned buffers (every byte 0xFF: NaN floats, -1 ints) change a
+    value, and the buffers go back to the pool when the call ends."""
+    from fastrank import scratch
+
+    rng = np.random.default_rng(40)
+    truth, other = (sp.csr_array((rng.random((300, 500)) < 0.006)
+                                 * rng.integers(1, 4, (300, 500))) for _ in range(2))
+    profile = sp.csr_array((rng.random((300, 500)) < 0.03).astype(float))
+    aspects = sp.csr_array((rng.random((500, 70)) < 0.03).astype(np.int8))
+    topk = rng.integers(-1, 500, (300, 10))
+    gamma = rng.random((300, 70)) + 0.01
+    for kw in ({"profile": profile}, {"user_aspects": gamma}):
+        for threads in (1, 2):
+            scratch._free.clear()  # fresh buffers
+            first = fr.ab_ndcg(truth, topk, aspects, n_threads=threads, **kw)
+            assert scratch._free  # given back
+            fr.ab_ndcg(other, topk, aspects, n_threads=threads, **kw)
+            leftovers = fr.ab_ndcg(truth, topk, aspects, n_threads=threads, **kw)
+            for buf in scratch._free:
+                buf.fill(0xFF)
+            poisoned = fr.ab_ndcg(truth, topk, aspects, n_threads=threads, **kw)
+            for again in (leftovers, poisoned):
+                np.testing.assert_array_equal(again.per_user("ab_ndcg@10"),
+                                              first.per_user("ab_ndcg@10"))

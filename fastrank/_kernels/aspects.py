@@ -46,7 +46,8 @@ counting on each array per call.
 import numpy as np
 from numba import njit
 
-from .frames import bounds, matrix, number, vector
+from .frames import bounds, matrix, number, segment, vector
+from .frames import table as table_view
 
 _KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
 _KEEP_MIN = 8  # distinct gains above the bound of the groups not reached that end a scan
@@ -242,34 +243,39 @@ def dense_weight_rows(dtypes):
 
 
 def dense_weight_rows_and_groups(dtypes):
-    """group_items as the first range and dense_weight_rows over the other n_chunks - 1:
-    the grouping of the items by aspect set beside the check of a dense γ, in one parallel
-    run, where each alone is about one thread's work. Under numba's OpenMP layer (the
+    """group_items and then rows 0..first-1 of dense_weight_rows as the first range, the
+    other rows over the other n_chunks - 1: the grouping of the items by aspect set beside
+    the check of a dense γ, in one parallel run, where the grouping is about a thread's
+    work (`first` evens out the ranges' work). Under numba's OpenMP layer (the
     usual one) the first range runs on the calling thread, which then reads the groups
     in its share of the ideal's walk: with the grouping as the last range, on the other
     thread, that walk took 2-4% longer. Values do not depend on which thread runs which
-    range. The frame holds dense_weight_rows' six arguments, then group_items' eleven,
-    then an int64 array of one cell for n_groups (of the dtypes `dtypes` gives). Returns
-    1, or 0 where the grouping's tables could not be allocated."""
+    range. The frame holds dense_weight_rows' six arguments, then group_items' twelve,
+    then an int64 array of one cell for n_groups, then first (of the dtypes `dtypes`
+    gives). Returns 1."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, no_cpython_wrapper=True)
     def walk(chunk, n_chunks, frame):
+        weights = matrix(frame, 0, dtypes[0])
+        first = number(frame, 19, dtypes[19])
         if chunk > 0:
-            weights = matrix(frame, 0, dtypes[0])
-            lo, hi = bounds(weights.shape[0], chunk - 1, n_chunks - 1)
-            _dense_rows(weights, vector(frame, 1, dtypes[1]), vector(frame, 2, dtypes[2]),
-                        vector(frame, 3, dtypes[3]), vector(frame, 4, dtypes[4]),
-                        vector(frame, 5, dtypes[5]), lo, hi)
+            lo, hi = bounds(weights.shape[0] - first, chunk - 1, n_chunks - 1)
+            lo += first
+            hi += first
         else:
-            n_groups = vector(frame, 17, dtypes[17])
+            lo, hi = 0, first
+            n_groups = vector(frame, 18, dtypes[18])
             n_groups[0] = group_items(
                 vector(frame, 6, dtypes[6]), vector(frame, 7, dtypes[7]),
                 vector(frame, 8, dtypes[8]), number(frame, 9, dtypes[9]),
                 vector(frame, 10, dtypes[10]), vector(frame, 11, dtypes[11]),
                 vector(frame, 12, dtypes[12]), vector(frame, 13, dtypes[13]),
                 vector(frame, 14, dtypes[14]), vector(frame, 15, dtypes[15]),
-                vector(frame, 16, dtypes[16]))
+                vector(frame, 16, dtypes[16]), vector(frame, 17, dtypes[17]))
+        _dense_rows(weights, vector(frame, 1, dtypes[1]), vector(frame, 2, dtypes[2]),
+                    vector(frame, 3, dtypes[3]), vector(frame, 4, dtypes[4]),
+                    vector(frame, 5, dtypes[5]), lo, hi)
         return np.int64(1)
 
     return walk
@@ -314,11 +320,11 @@ def group_index(a_indptr, a_indices, ptr, items, n_aspects, aspect_ptr, group_as
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def group_items(indptr, indices, weights, n_aspects, item_group, ptr, items, aspect_ptr,
-                group_aspects, by_ptr, by_group):
+                group_aspects, by_ptr, by_group, scratch):
     """group_sets, then group_index, in one call (also the first range of
     dense_weight_rows_and_groups); an item without aspects gets the spare group
     n_groups. Returns n_groups."""
-    n_groups = group_sets(indptr, indices, weights, item_group, ptr, items)
+    n_groups = group_sets(indptr, indices, weights, item_group, ptr, items, scratch)
     for i in range(item_group.shape[0]):
         if item_group[i] < 0:
             item_group[i] = n_groups
@@ -328,7 +334,21 @@ def group_items(indptr, indices, weights, n_aspects, item_group, ptr, items, asp
 
 
 @njit(cache=True)
-def group_sets(indptr, indices, weights, item_group, ptr, items):
+def _hash_size(n_members):
+    """Slots of group_sets' hash table: a power of two, at least twice the items to place."""
+    size = 4
+    while size < 2 * n_members:
+        size *= 2
+    return size
+
+
+def group_scratch(n_items):
+    """int64s of group_sets' scratch (and group_items'), for a catalogue of n_items."""
+    return 4 * n_items + _hash_size.py_func(n_items)
+
+
+@njit(cache=True)
+def group_sets(indptr, indices, weights, item_group, ptr, items, scratch):
     """Group the items that have aspects by equal aspect set (each item's aspects sorted)
     in one pass over a hash table: groups in the order of their size, then of their lowest
     item. Writes item_group[i] (-1 for an item without aspects), ptr[:n_groups + 1] and
@@ -347,18 +367,19 @@ def group_sets(indptr, indices, weights, item_group, ptr, items):
     for w in range(1, longest + 2):
         start[w] += start[w - 1]
     n_members = n_items - start[1]
-    order = np.empty(n_items, np.int64)
+    order = scratch[:n_items]
     for i in range(n_items):
         w = indptr[i + 1] - indptr[i]
         order[start[w]] = i
         start[w] += 1
-    size = 4
-    while size < 2 * n_members:
-        size *= 2
-    table = np.full(size, -1, np.int64)
-    leader = np.empty(max(n_members, 1), np.int64)
-    g_hash = np.empty(max(n_members, 1), np.int64)
-    count = np.zeros(max(n_members, 1), np.int64)
+    size = _hash_size(n_members)
+    table = scratch[n_items:n_items + size]
+    table[:] = -1
+    at = n_items + size
+    leader = scratch[at:at + n_members]
+    g_hash = scratch[at + n_members:at + 2 * n_members]
+    count = scratch[at + 2 * n_members:at + 3 * n_members]
+    count[:] = 0
     n_groups = 0
     for t in range(n_items - n_members, n_items):
         item = order[t]
@@ -506,6 +527,43 @@ def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
     gpos[g] = pos
 
 
+# the int64 and float64 pieces of a range's scratch in ideal_range, in order
+(_I_MARK, _I_GSTAMP, _I_GPOS, _I_CAND, _I_TOUCHED, _I_ORDER, _I_BUCKET, _I_B_START,
+ _I_O_BUCKET, _I_ARANK, _I_TUSED, _I_T_MASK, _I_HIST, _I_B_REF, _I_B_ID, _I_B_MASK,
+ _I_B_HEAD, _I_GNEXT, _I_TABLE, _I_END) = range(20)
+_F_GAIN_C, _F_S, _F_Q, _F_B_TOP, _F_BEST_FEW, _F_GAIN_T, _F_B_GAIN, _F_END = range(8)
+
+
+@njit(cache=True)
+def _table_size(n_groups):
+    """Rows of ideal_range's hash table of buffer entries: a power of two, at least twice
+    the groups + 1 (row 0 unused)."""
+    size = 4
+    while size < 2 * n_groups + 2:
+        size *= 2
+    return size
+
+
+def ideal_scratch(n_items, n_groups, n_aspects, max_row_nnz):
+    """(at_i, at_f): where each piece of a range's int64 and float64 scratch in
+    ideal_range starts (the _I_* and _F_* pieces, in order), the last entry the size of
+    a range's share (a whole number of cache lines)."""
+    width_t = max(max_row_nnz, 1)
+    cap = n_groups + width_t
+    groups = max(n_groups, 1)
+    ints = [n_items, n_groups + 1, n_groups + 1, groups, n_aspects, n_aspects, n_aspects,
+            n_aspects + 2, n_aspects, n_aspects, width_t, width_t, _BINS + 1, cap, cap, cap,
+            cap, groups, 3 * _table_size.py_func(n_groups)]
+    floats = [groups, n_aspects, n_aspects, n_aspects + 1, _KEEP_MIN, width_t, cap]
+    out = []
+    for lengths in (ints, floats):
+        at = np.zeros(len(lengths) + 1, np.int64)
+        np.cumsum(lengths, out=at[1:])
+        at[-1] = -(-at[-1] // 8) * 8
+        out.append(at)
+    return out[0], out[1]
+
+
 def ideal_range(dtypes):
     """The walk (`frames.run_ranges`) of a range of rows: Greedy ideal DCG of αβ-nDCG:
     idcg[c, i] for cutoff c and user slot i (truth row rows[i]); status[i] is OK,
@@ -527,8 +585,10 @@ def ideal_range(dtypes):
     gam_values, gam_dense, gam_totals, e_indptr, e_indices, a_indptr, a_indices,
     item_mask, n_aspects, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group,
     by_ptr, pair_ptr, links, width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg,
-    status (arrays of the dtypes `dtypes` gives, as `frames.Frame.dtypes`). Returns 1,
-    or 0 where the walk's scratch could not be allocated."""
+    status, then the scratch of every range and where its pieces lie: at_i, at_f, ints,
+    floats (from ideal_scratch; arrays of the dtypes `dtypes` gives, as
+    `frames.Frame.dtypes`). The walk initialises the scratch it reads before writing
+    (the facade lends it from `fastrank.scratch`, as the last call left it). Returns 1."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, no_cpython_wrapper=True)
@@ -565,6 +625,10 @@ def ideal_range(dtypes):
         max_row_nnz = number(frame, 29, dtypes[29])
         idcg = matrix(frame, 30, dtypes[30])
         status = vector(frame, 31, dtypes[31])
+        at_i = vector(frame, 32, dtypes[32])
+        at_f = vector(frame, 33, dtypes[33])
+        ints = vector(frame, 34, dtypes[34])
+        floats = vector(frame, 35, dtypes[35])
         lo, hi = bounds(rows.shape[0], chunk, n_chunks)
         n_items = item_group.shape[0]
         n_groups = grp_ptr.shape[0] - 1
@@ -572,38 +636,53 @@ def ideal_range(dtypes):
         n_cut = cutoffs.shape[0]
         k_max = cutoffs[n_cut - 1]
         pairs = pair_ptr.shape[0] > 1
-        mark = np.zeros(n_items, np.int64)
-        gstamp = np.zeros(n_groups + 1, np.int64)  # + a spare slot for aspectless items
-        gpos = np.zeros(n_groups + 1, np.int64)
-        gain_c = np.empty(max(n_groups, 1), np.float64)
-        cand = np.empty(max(n_groups, 1), np.int64)
-        s = np.zeros(n_aspects, np.float64)
-        q = np.ones(n_aspects, np.float64)
-        touched = np.empty(n_aspects, np.int64)
-        order = np.empty(n_aspects, np.int64)
-        bucket = np.empty(n_aspects, np.int64)
-        b_start = np.empty(n_aspects + 2, np.int64)
-        b_top = np.empty(n_aspects + 1, np.float64)
-        o_bucket = np.empty(n_aspects, np.int64)
-        arank = np.full(n_aspects, _LAST, np.int64)
-        best_few = np.empty(_KEEP_MIN, np.float64)
         width_t = max(max_row_nnz, 1)
-        tused = np.empty(width_t, np.uint8)
-        gain_t = np.empty(width_t, np.float64)
-        t_mask = np.empty(width_t, np.int64)
-        hist = np.empty(_BINS + 1, np.int64)
         cap = n_groups + width_t
-        b_ref = np.empty(cap, np.int64)
-        b_gain = np.empty(cap, np.float64)
-        b_id = np.empty(cap, np.int64)
-        b_mask = np.empty(cap, np.int64)
-        b_head = np.empty(cap, np.int64)
-        gnext = np.empty(max(n_groups, 1), np.int64)
-        size = 4  # a power of two, at least twice the groups + 1 (row 0 unused)
-        while size < 2 * n_groups + 2:
-            size *= 2
-        table = np.zeros((size, 3), np.int64)
+        own = chunk * at_i[_I_END]  # this range's scratch (ideal_scratch)
+
+        mark = segment(ints, own + at_i[_I_MARK], n_items)
+        gstamp = segment(ints, own + at_i[_I_GSTAMP], n_groups + 1)
+        gpos = segment(ints, own + at_i[_I_GPOS], n_groups + 1)
+        cand = segment(ints, own + at_i[_I_CAND], max(n_groups, 1))
+        touched = segment(ints, own + at_i[_I_TOUCHED], n_aspects)
+        order = segment(ints, own + at_i[_I_ORDER], n_aspects)
+        bucket = segment(ints, own + at_i[_I_BUCKET], n_aspects)
+        b_start = segment(ints, own + at_i[_I_B_START], n_aspects + 2)
+        o_bucket = segment(ints, own + at_i[_I_O_BUCKET], n_aspects)
+        arank = segment(ints, own + at_i[_I_ARANK], n_aspects)
+        tused = segment(ints, own + at_i[_I_TUSED], width_t)
+        t_mask = segment(ints, own + at_i[_I_T_MASK], width_t)
+        hist = segment(ints, own + at_i[_I_HIST], np.int64(_BINS + 1))
+        b_ref = segment(ints, own + at_i[_I_B_REF], cap)
+        b_id = segment(ints, own + at_i[_I_B_ID], cap)
+        b_mask = segment(ints, own + at_i[_I_B_MASK], cap)
+        b_head = segment(ints, own + at_i[_I_B_HEAD], cap)
+        gnext = segment(ints, own + at_i[_I_GNEXT], max(n_groups, 1))
+        size = _table_size(n_groups)
+        table = table_view(ints, own + at_i[_I_TABLE], size, np.int64(3))
         table_mask = size - 1
+        own = chunk * at_f[_F_END]
+        gain_c = segment(floats, own + at_f[_F_GAIN_C], max(n_groups, 1))
+        s = segment(floats, own + at_f[_F_S], n_aspects)
+        q = segment(floats, own + at_f[_F_Q], n_aspects)
+        b_top = segment(floats, own + at_f[_F_B_TOP], n_aspects + 1)
+        best_few = segment(floats, own + at_f[_F_BEST_FEW], np.int64(_KEEP_MIN))
+        gain_t = segment(floats, own + at_f[_F_GAIN_T], width_t)
+        b_gain = segment(floats, own + at_f[_F_B_GAIN], cap)
+        # what the walk reads before it writes: the stamps 0, the interest 0 (q = 1)
+        for j in range(n_items):
+            mark[j] = 0
+        for g in range(n_groups + 1):
+            gstamp[g] = 0
+            gpos[g] = 0
+        for a in range(n_aspects):
+            s[a] = 0.0
+            q[a] = 1.0
+            arank[a] = _LAST
+        for h in range(size):
+            table[h, 0] = 0
+            table[h, 1] = 0
+            table[h, 2] = 0
         stamp = 0
         for i in range(lo, hi):
             for c in range(n_cut):
