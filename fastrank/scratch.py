@@ -16,6 +16,7 @@ reads.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,20 +30,35 @@ _LIMIT = 64 << 20
 
 _lock = threading.Lock()
 _free: list[np.ndarray] = []  # uint8 buffers, not lent
+_lent: set[int] = set()  # ids of the buffers out on loan
+
+
+def _after_fork() -> None:
+    """A child forked while another thread held the lock would wait on it forever."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def _take(n_bytes: int) -> np.ndarray:
     with _lock:
         fits = [j for j, buf in enumerate(_free) if buf.nbytes >= n_bytes]
-        if fits:
-            return _free.pop(min(fits, key=lambda j: _free[j].nbytes))
-    return np.empty(max(n_bytes, 1), np.uint8)
+        buf = _free.pop(min(fits, key=lambda j: _free[j].nbytes)) if fits else \
+            np.empty(max(n_bytes, 1), np.uint8)
+        _lent.add(id(buf))
+    return buf
 
 
 def _give(buf: np.ndarray) -> None:
-    if buf.nbytes > _LIMIT:
-        return
     with _lock:
+        if id(buf) not in _lent:  # not lent here (or given back twice)
+            return
+        _lent.discard(id(buf))
+        if buf.nbytes > _LIMIT:
+            return
         _free.append(buf)
         _free.sort(key=lambda b: b.nbytes)
         while sum(b.nbytes for b in _free) > _LIMIT:
@@ -58,7 +74,7 @@ def lend(n: int, dtype: Any) -> np.ndarray:
 def give(array: np.ndarray) -> None:
     """Take back an array from `lend` (the caller must not use it afterwards)."""
     owner = array.base
-    if isinstance(owner, np.ndarray) and owner.dtype == np.uint8 and owner.base is None:
+    if isinstance(owner, np.ndarray):
         _give(owner)
 
 
