@@ -423,7 +423,11 @@ class AlphaBetaNDCG:
         dcg = np.empty((self.cutoffs.shape[0], n), np.float64)
         lookups = n * int(self.cutoffs[-1])
         with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG walk"):
-            chunks = max(n_ranges(n, threads, lookups, t.n_items), 1)
+            # lists that look up fewer items than a range's per-item stamps would clear
+            # take one range: a second one doubled a 200-user call (waking a thread and
+            # faulting in its stamps cost more than the walk)
+            chunks = max(n_ranges(n, threads, lookups, t.n_items), 1) \
+                if lookups >= t.n_items else 1
             check_scratch(t.n_items, 16, chunks)
             args = (t.indptr, t.indices, t.data, self.users, topk, *self._gam, a.indptr,
                     a.indices, a.table_for(lookups), a.n_aspects, t.n_items, self.alpha,
