@@ -31,8 +31,6 @@ from .validation import (_csr_parts, check_bool, check_int, check_pattern,
                          memory_guard, out_of_memory, rows_or_all)
 
 
-
-
 def _check_cutoffs(k: int | Iterable[int] | None, k_max: int | None, name: str = "k") -> IntArray:
     """k as a sorted int64 array of distinct cutoffs (an int or a sequence of ints)."""
     if k is None:
@@ -200,6 +198,7 @@ def _scored_gamma(gam: tuple[Any, ...], users: IntArray, n_aspects: int,
     from ._kernels.aspects import gamma_shares
 
     n = users.shape[0]
+    # (the aspect count first: a wide γ's bytes are not summed for nothing)
     if n_aspects > _COPY_ASPECTS or not _shares_fit(n, n_aspects, sum(a.nbytes for a in gam)):
         return (*gam, np.zeros((0, 0), np.float64))
     shares = np.empty((n, n_aspects), np.float64)
