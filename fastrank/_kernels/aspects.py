@@ -46,7 +46,7 @@ counting on each array per call.
 import numpy as np
 from numba import njit
 
-from .frames import bounds, matrix, number, segment, vector
+from .frames import bounds, matrix, number, offsets, segment, vector
 from .frames import table as table_view
 
 _KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
@@ -334,17 +334,18 @@ def group_items(indptr, indices, weights, n_aspects, item_group, ptr, items, asp
 
 
 @njit(cache=True)
-def _hash_size(n_members):
-    """Slots of group_sets' hash table: a power of two, at least twice the items to place."""
+def _power_of_two(at_least):
+    """The slots of a hash table (group_sets', ideal_range's): the smallest power of two,
+    at least 4, that is at least `at_least`."""
     size = 4
-    while size < 2 * n_members:
+    while size < at_least:
         size *= 2
     return size
 
 
 def group_scratch(n_items):
     """int64s of group_sets' scratch (and group_items'), for a catalogue of n_items."""
-    return 4 * n_items + _hash_size.py_func(n_items)
+    return 4 * n_items + _power_of_two.py_func(2 * n_items)
 
 
 @njit(cache=True)
@@ -372,7 +373,7 @@ def group_sets(indptr, indices, weights, item_group, ptr, items, scratch):
         w = indptr[i + 1] - indptr[i]
         order[start[w]] = i
         start[w] += 1
-    size = _hash_size(n_members)
+    size = _power_of_two(2 * n_members)  # twice the items to place
     table = scratch[n_items:n_items + size]
     table[:] = -1
     at = n_items + size
@@ -534,16 +535,6 @@ def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
 _F_GAIN_C, _F_S, _F_Q, _F_B_TOP, _F_BEST_FEW, _F_GAIN_T, _F_B_GAIN, _F_END = range(8)
 
 
-@njit(cache=True)
-def _table_size(n_groups):
-    """Rows of ideal_range's hash table of buffer entries: a power of two, at least twice
-    the groups + 1 (row 0 unused)."""
-    size = 4
-    while size < 2 * n_groups + 2:
-        size *= 2
-    return size
-
-
 def ideal_scratch(n_items, n_groups, n_aspects, max_row_nnz):
     """(at_i, at_f): where each piece of a range's int64 and float64 scratch in
     ideal_range starts (the _I_* and _F_* pieces, in order), the last entry the size of
@@ -553,15 +544,9 @@ def ideal_scratch(n_items, n_groups, n_aspects, max_row_nnz):
     groups = max(n_groups, 1)
     ints = [n_items, n_groups + 1, n_groups + 1, groups, n_aspects, n_aspects, n_aspects,
             n_aspects + 2, n_aspects, n_aspects, width_t, width_t, _BINS + 1, cap, cap, cap,
-            cap, groups, 3 * _table_size.py_func(n_groups)]
+            cap, groups, 3 * _power_of_two.py_func(2 * n_groups + 2)]
     floats = [groups, n_aspects, n_aspects, n_aspects + 1, _KEEP_MIN, width_t, cap]
-    out = []
-    for lengths in (ints, floats):
-        at = np.zeros(len(lengths) + 1, np.int64)
-        np.cumsum(lengths, out=at[1:])
-        at[-1] = -(-at[-1] // 8) * 8
-        out.append(at)
-    return out[0], out[1]
+    return offsets(ints), offsets(floats)
 
 
 def ideal_range(dtypes):
@@ -658,7 +643,7 @@ def ideal_range(dtypes):
         b_mask = segment(ints, own + at_i[_I_B_MASK], cap)
         b_head = segment(ints, own + at_i[_I_B_HEAD], cap)
         gnext = segment(ints, own + at_i[_I_GNEXT], max(n_groups, 1))
-        size = _table_size(n_groups)
+        size = _power_of_two(2 * n_groups + 2)  # twice the groups + 1 (row 0 unused)
         table = table_view(ints, own + at_i[_I_TABLE], size, np.int64(3))
         table_mask = size - 1
         own = chunk * at_f[_F_END]

@@ -106,6 +106,16 @@ def _part_codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
     return view._getvalue()
 
 
+def offsets(lengths: Any) -> np.ndarray:
+    """Where each piece of a range's scratch starts (pieces of `lengths` items, in order),
+    then the range's share: the total rounded up to a whole number of 64-byte cache lines
+    of 8-byte items, so that ranges never share a line. Read with `segment` and `table`."""
+    at = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=at[1:])
+    at[-1] = -(-at[-1] // 8) * 8
+    return at
+
+
 @intrinsic
 def segment(typingctx: Any, arena: Any, offset: Any, n: Any) -> Any:
     """arena[offset:offset + n] of a 1-D C-contiguous arena, as a view: a range's piece

@@ -36,7 +36,7 @@ from numba import njit
 
 from . import codes
 from .compare import greater, lesser
-from .frames import bounds, integer, matrix, segment, strided, table, vector
+from .frames import bounds, integer, matrix, offsets, segment, strided, table, vector
 from .sorting import SMALL, sort_top
 
 
@@ -186,9 +186,7 @@ def scratch(n_rows, n_chunks, n_items, kept, n_cut, n_slots, k_max, n_memo):
     lengths = [2 * n_items, max(kept, 1), SMALL, n_block * n_cut, n_block * n_cut,
                n_block, n_block * n_cut * _N_SUMS, n_block * _N_USER, n_block * n_slots,
                max(k_max, 1), max(k_max, 1), n_memo * memo_width(n_cut, n_slots)]
-    at = np.zeros(_END + 1, np.int64)
-    np.cumsum(lengths, out=at[1:])
-    at[_END] = -(-at[_END] // 8) * 8  # ranges a whole number of cache lines apart
+    at = offsets(lengths)  # ranges a whole number of cache lines apart
     floats = np.zeros(n_chunks * int(at[_END]), np.float64)
     ints = np.zeros(n_chunks * (_TOP_GRADE + 1 + n_memo), np.int64)
     return floats, ints, at, n_block
