@@ -65,9 +65,17 @@ def _give(buf: np.ndarray) -> None:
             _free.pop()  # the largest first
 
 
+def keeps(n_bytes: int) -> bool:
+    """Whether a buffer of n_bytes would be kept between calls (else it is freed when
+    given back, and a walk may do better with zero pages of its own)."""
+    return n_bytes <= _LIMIT
+
+
 def lend(n: int, dtype: Any) -> np.ndarray:
     """A 1-D array of n items of dtype, uninitialised, to `give` back when done with."""
     n_bytes = int(n) * np.dtype(dtype).itemsize
+    if n_bytes == 0:  # nothing to lend: no buffer leaves the pool
+        return np.empty(0, dtype)
     return _take(n_bytes)[:n_bytes].view(dtype)
 
 

@@ -661,11 +661,13 @@ def test_rescoring_reads_gamma_and_aspects_in_every_form_alike(monkeypatch):
                                            rtol=1e-12, atol=1e-15)
 
 
-def test_scratch_lent_from_the_pool_is_initialised_by_its_walk():
-    """The ideal's and the grouping's scratch come from `fastrank.scratch`'s pool, as the
-    last call left them: neither another call's leftovers (stamps of the same user slots
-    on other items) nor poisoned buffers (every byte 0xFF: NaN floats, -1 ints) change a
-    value, and the buffers go back to the pool when the call ends."""
+def test_scratch_lent_from_the_pool_is_initialised_by_its_walk(monkeypatch):
+    """The ideal's, the grouping's and the re-score's scratch come from
+    `fastrank.scratch`'s pool, as the last call left them: neither another call's
+    leftovers (stamps of the same user slots on other items) nor poisoned buffers (every
+    byte 0xFF: NaN floats, -1 ints) change a value, and the buffers go back to the pool
+    when the call ends. The re-score's scratch beyond what the pool keeps is each range's
+    own (zero pages), to the same values."""
     from fastrank import scratch
 
     rng = np.random.default_rng(40)
@@ -685,6 +687,9 @@ def test_scratch_lent_from_the_pool_is_initialised_by_its_walk():
             for buf in scratch._free:
                 buf.fill(0xFF)
             poisoned = fr.ab_ndcg(truth, topk, aspects, n_threads=threads, **kw)
-            for again in (leftovers, poisoned):
+            with monkeypatch.context() as patch:
+                patch.setattr(scratch, "_LIMIT", 0)  # nothing lent to the re-score
+                own = fr.ab_ndcg(truth, topk, aspects, n_threads=threads, **kw)
+            for again in (leftovers, poisoned, own):
                 np.testing.assert_array_equal(again.per_user("ab_ndcg@10"),
                                               first.per_user("ab_ndcg@10"))

@@ -40,6 +40,16 @@ def test_the_pool_keeps_at_most_its_limit(empty_pool, monkeypatch):
     assert len(empty_pool._free) == 2
 
 
+def test_nothing_to_lend_takes_no_buffer_and_keeps_tells_the_limit(empty_pool, monkeypatch):
+    a = empty_pool.lend(10, np.int64)
+    empty_pool.give(a)
+    with empty_pool.borrowed((0, np.float64)) as (none,):
+        assert none.shape == (0,) and len(empty_pool._free) == 1
+    assert len(empty_pool._free) == 1
+    monkeypatch.setattr(scratch, "_LIMIT", 10_000)
+    assert empty_pool.keeps(10_000) and not empty_pool.keeps(10_001)
+
+
 def test_an_array_not_lent_is_not_taken_nor_one_given_twice(empty_pool):
     empty_pool.give(np.zeros(100))
     empty_pool.give(np.zeros(100, np.uint8)[10:])

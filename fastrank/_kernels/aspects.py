@@ -1012,6 +1012,12 @@ def gamma_shares(dtypes):
     return walk
 
 
+def dcg_scratch(n_items, n_aspects):
+    """Where ab_dcg_rows' pieces of a range's float64 scratch start (its stamps and
+    values, then its interests), the last entry the size of a range's share."""
+    return offsets([2 * n_items, n_aspects + 1])
+
+
 def ab_dcg_rows(dtypes):
     """The walk (`frames.run_ranges`) of a range of rows: αβ-DCG of each top-K row at
     every cutoff: dcg[c, i]. Rows without truth or γ get 0 (the facade knows them from
@@ -1029,11 +1035,15 @@ def ab_dcg_rows(dtypes):
 
     The frame holds, in order: t_indptr, t_indices, t_data, rows, topk, gam_ptr,
     gam_aspects, gam_values, gam_dense, gam_totals, shares, a_indptr, a_indices, a_table,
-    n_aspects, n_items, alpha, beta, r_max, cutoffs, disc, dcg (arrays of the dtypes
-    `dtypes` gives, as `frames.Frame.dtypes`). Returns 1, or 0 where the walk's scratch
-    could not be allocated. Per item, a stamp (2(i + 1) for row i's truth, + 1 once
-    listed: exact in float64) and its value side by side in `mark`, one cache line for
-    the list's random lookups: two arrays took 12% longer."""
+    n_aspects, n_items, alpha, beta, r_max, cutoffs, disc, dcg, then every range's
+    scratch and where its pieces lie: at, floats (from dcg_scratch; arrays of the dtypes
+    `dtypes` gives, as `frames.Frame.dtypes`). The walk zeroes its scratch first (the
+    facade lends it from `fastrank.scratch`, as the last call left it); where `floats`
+    is empty (more scratch than the pool keeps) each range allocates its own. Returns 1,
+    or 0 where that allocation failed. Per
+    item, a stamp (2(i + 1) for row i's truth, + 1 once listed: exact in float64) and its
+    value side by side in `mark`, one cache line for the list's random lookups: two
+    arrays took 12% longer."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
@@ -1060,6 +1070,8 @@ def ab_dcg_rows(dtypes):
         cutoffs = vector(frame, 19, dtypes[19])
         disc = vector(frame, 20, dtypes[20])
         dcg = matrix(frame, 21, dtypes[21])
+        at = vector(frame, 22, dtypes[22])
+        floats = vector(frame, 23, dtypes[23])
         n_rows = rows.shape[0]
         copy = shares.shape[0] > 0  # γ copied whole from its dense row
         dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
@@ -1068,8 +1080,15 @@ def ab_dcg_rows(dtypes):
         k_max = cutoffs[n_cut - 1]
         p_scale = beta / r_max
         lo, hi = bounds(n_rows, chunk, n_chunks)
-        mark = np.zeros(2 * n_items, np.float64)  # per item: stamp, value
-        s = np.zeros(n_aspects + 1, np.float64)  # + the table's padding, always 0
+        if floats.shape[0] > 0:  # lent: zeroed here
+            own = chunk * at[2]  # this range's scratch (dcg_scratch)
+            mark = segment(floats, own + at[0], 2 * n_items)
+            s = segment(floats, own + at[1], n_aspects + 1)
+            mark[:] = 0.0
+            s[:] = 0.0
+        else:  # fresh zero pages, faulted in only where the lists and truth touch them
+            mark = np.zeros(2 * n_items, np.float64)  # per item: stamp, value
+            s = np.zeros(n_aspects + 1, np.float64)  # + the table's padding, always 0
         for i in range(lo, hi):
             for c in range(n_cut):
                 dcg[c, i] = 0.0
