@@ -438,12 +438,15 @@ class AlphaBetaNDCG:
         above 1 (possible: the greedy ideal is not always optimal). With `clip=True`
         values above 1 are set to 1 (the report still counts them).
         """
+        clip = check_bool(clip, "clip")
+        return self._score(check_topk(topk, self.truth.n_items), clip, n_threads)
+
+    def _score(self, topk: AnyArray, clip: bool, n_threads: int | None) -> Result:
+        """`score` of lists whose ids check_topk has checked."""
         from ._kernels import frames
         from ._kernels.aspects import ab_dcg_rows, dcg_scratch
 
-        clip = check_bool(clip, "clip")
         t, a = self.truth, self.aspects
-        topk = check_topk(topk, t.n_items)
         n = self.users.shape[0]
         if topk.shape[0] != n:
             raise ValueError(
@@ -507,14 +510,27 @@ def ab_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix, *,
     parameters. k defaults to the number of columns of topk. To score several models on
     the same users, build an `AlphaBetaNDCG` once: its ideal is reused.
     """
-    topk_arr = np.asarray(topk)
-    k_max = topk_arr.shape[1] if topk_arr.ndim == 2 else None
+    clip = check_bool(clip, "clip")
+    shape = getattr(truth, "shape", None)
+    size = (int(shape[0]), int(shape[1])) if isinstance(shape, tuple) and len(shape) == 2 \
+        and all(isinstance(n, (int, np.integer)) for n in shape) else None
+    # the lists are checked before the ideal is computed: a bad id fails at once, not
+    # seconds later (a truth without a shape fails first, in the scorer)
+    lists = check_topk(topk, size[1]) if size is not None else np.asarray(topk)
+    k_max = lists.shape[1] if lists.ndim == 2 else None
     cutoffs = _check_cutoffs(k, k_max)
-    if users is None and topk_arr.ndim == 2 and hasattr(truth, "shape"):
-        check_users(None, topk_arr.shape[0], truth.shape[0])  # one list per truth row
+    if users is None and lists.ndim == 2 and size is not None:
+        check_users(None, lists.shape[0], size[0])  # one list per truth row
+    elif users is not None and lists.ndim == 2 and np.ndim(users) == 1 and \
+            np.shape(users)[0] != lists.shape[0]:
+        raise ValueError(
+            f"topk has {lists.shape[0]} rows but users has {np.shape(users)[0]}; pass one "
+            f"list per user, in the order of users=")
     scorer = _OneCall(truth, item_aspects, k=cutoffs.tolist(), alpha=alpha, beta=beta,
                       profile=profile, user_aspects=user_aspects, exclude=exclude,
                       r_max=r_max, users=users, n_threads=n_threads)
+    if size is not None:
+        return scorer._score(lists, clip, n_threads)
     return scorer.score(topk, clip=clip, n_threads=n_threads)
 
 

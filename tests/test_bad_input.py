@@ -127,6 +127,29 @@ def test_ab_ndcg_scorer_with_a_huge_k_allocates_nothing_big():
     assert scorer.idcg.shape == (1, 3)
 
 
+@pytest.mark.parametrize("topk, kw, match", [
+    (np.array([[2, 0, 4], [1, 3, -1], [1, 2, 5]]), {}, "item id 5, outside"),
+    (TOPK.astype(float), {}, "topk must be an integer array"),
+    (TOPK[:, :0], {}, "topk has no columns"),
+    (TOPK[:2], {}, "topk has 2 rows but truth has 3"),
+    (TOPK, {"k": 4}, "k=4 is larger than the 3 columns"),
+    (TOPK[:2], {"users": [0, 1, 2]}, "topk has 2 rows but users has 3"),
+    (TOPK, {"clip": "no"}, "clip"),
+])
+def test_ab_ndcg_refuses_bad_lists_before_computing_the_ideal(monkeypatch, topk, kw, match):
+    """The one-call form checks its lists first: on a million users a bad id would
+    otherwise surface only after seconds of the greedy ideal."""
+    from fastrank import diversity
+
+    def no_ideal(*args, **kwargs):
+        raise AssertionError("the ideal was computed before the lists were checked")
+
+    monkeypatch.setattr(diversity.AlphaBetaNDCG, "_ideal", no_ideal)
+    with pytest.raises((ValueError, TypeError), match=match):
+        fr.ab_ndcg(TRUTH, topk, sp.csr_array(np.eye(5, 2)), user_aspects=np.ones((3, 2)),
+                   **kw)
+
+
 # -- overflowing factors --------------------------------------------------------------
 
 @pytest.mark.parametrize("scale, dtype", [(1e200, np.float64), (1e20, np.float32)])
