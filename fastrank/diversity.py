@@ -207,6 +207,7 @@ def _rescore_ranges(n: int, threads: int, lookups: int, n_items: int,
             return chunks, chunks * share
     return (max(n_ranges(n, threads, lookups, n_items), 1) if lookups >= n_items else 1), 0
 
+
 # γ kept as dense rows for score() up to this many aspects (ab_dcg_rows copies a row whole)
 _COPY_ASPECTS = 64
 

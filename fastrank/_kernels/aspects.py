@@ -1039,11 +1039,11 @@ def ab_dcg_rows(dtypes):
     scratch and where its pieces lie: at, floats (from dcg_scratch; arrays of the dtypes
     `dtypes` gives, as `frames.Frame.dtypes`). The walk zeroes its scratch first (the
     facade lends it from `fastrank.scratch`, as the last call left it); where `floats`
-    is empty (more scratch than the pool keeps) each range allocates its own. Returns 1,
-    or 0 where that allocation failed. Per
-    item, a stamp (2(i + 1) for row i's truth, + 1 once listed: exact in float64) and its
-    value side by side in `mark`, one cache line for the list's random lookups: two
-    arrays took 12% longer."""
+    is empty (few lists on a large catalogue, or more scratch than the pool keeps) each
+    range allocates its own. Returns 1, or 0 where that allocation failed. Per item, a
+    stamp (2(i + 1) for row i's truth, + 1 once listed: exact in float64) and its value
+    side by side in `mark`, one cache line for the list's random lookups: two arrays took
+    12% longer."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
