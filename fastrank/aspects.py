@@ -183,7 +183,7 @@ class Grouping:
         self.by_group = np.empty(n_stored, np.int64)
         # the kernel's own scratch, lent: fresh pages on every call cost more than the
         # hash table's pass (fastrank.scratch)
-        self._scratch = lend(group_scratch(n_items), np.int64)
+        self._scratch: np.ndarray | None = lend(group_scratch(n_items), np.int64)
         self.args = (aspects.indptr, aspects.indices, weights, aspects.n_aspects,
                      self.item_group, self.ptr, self.items, self.aspect_ptr,
                      self.group_aspects, self.by_ptr, self.by_group, self._scratch)
@@ -193,14 +193,22 @@ class Grouping:
     def done(self, n_groups: int) -> None:
         """Record a run of the kernel elsewhere (it wrote this grouping's arrays)."""
         self.n_groups = n_groups
-        give(self._scratch)
+        self.release()
+
+    def release(self) -> None:
+        """Give the kernel's scratch back to the pool, once: after the kernel ran, or where
+        the caller fails before it does (a later call may already hold the buffer again,
+        so a second give would hand it out twice)."""
+        if self._scratch is not None:
+            give(self._scratch)
+            self._scratch = None
 
     def groups(self) -> Groups:
         if self.n_groups is None:
             from ._kernels.aspects import group_items
 
             self.n_groups = int(group_items(*self.args))
-            give(self._scratch)
+            self.release()
         n_groups, aspects = self.n_groups, self.aspects
         ptr = self.ptr[: n_groups + 1]
         items = self.items[: ptr[-1]]

@@ -371,9 +371,13 @@ class AlphaBetaNDCG:
             self._ex = check_pattern(exclude, "exclude", (n_users, n_items))
         with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG ideal"):
             grouping = Grouping(self.aspects)
-            gam = _gamma(weight_rows, dense, profile is not None, self.aspects, self.users,
-                         threads, grouping)
-            self.idcg, self.status = self._ideal(gam, threads, grouping.groups())
+            try:
+                gam = _gamma(weight_rows, dense, profile is not None, self.aspects,
+                             self.users, threads, grouping)
+                groups = grouping.groups()
+            finally:  # a bad γ fails before the grouping ran: its scratch goes back too
+                grouping.release()
+            self.idcg, self.status = self._ideal(gam, threads, groups)
             # γ as score() reads it
             self._gam = _scored_gamma(gam, self.users, self.aspects.n_aspects, threads)
 

@@ -661,6 +661,24 @@ def test_rescoring_reads_gamma_and_aspects_in_every_form_alike(monkeypatch):
                                            rtol=1e-12, atol=1e-15)
 
 
+def test_a_call_that_fails_gives_its_lent_scratch_back():
+    """A γ that fails its check, after the grouping lent its scratch, leaves no buffer out
+    on loan."""
+    from fastrank import scratch
+
+    rng = np.random.default_rng(41)
+    truth = sp.csr_array((rng.random((50, 40)) < 0.2) * rng.integers(1, 4, (50, 40)))
+    topk = rng.integers(-1, 40, (50, 8))
+    aspects = sp.csr_array((rng.random((40, 5)) < 0.3).astype(np.int8))
+    lent = set(scratch._lent)
+    for gamma in (np.full((50, 5), np.nan), -np.ones((50, 5)),
+                  sp.csr_array(np.full((50, 5), np.nan))):
+        for threads in (1, 2):
+            with pytest.raises(ValueError, match="finite, non-negative aspect weights"):
+                fr.ab_ndcg(truth, topk, aspects, user_aspects=gamma, n_threads=threads)
+            assert scratch._lent == lent
+
+
 def test_scratch_lent_from_the_pool_is_initialised_by_its_walk(monkeypatch):
     """The ideal's, the grouping's and the re-score's scratch come from
     `fastrank.scratch`'s pool, as the last call left them: neither another call's
