@@ -198,14 +198,14 @@ def _rescore_ranges(n: int, threads: int, lookups: int, n_items: int,
     and a second range only where lists look up as many items as the catalogue holds:
     ranges faulting pages in side by side took 5 times as long as one (3 million items,
     50,000 lookups)."""
+    ranges = max(n_ranges(n, threads, lookups, n_items), 1)
     if lookups * _ITEMS_PER_PAGE >= n_items:
-        chunks = max(n_ranges(n, threads, lookups, n_items), 1) \
-            if lookups * _LOOKUP_PER_STAMP >= n_items else 1
+        chunks = ranges if lookups * _LOOKUP_PER_STAMP >= n_items else 1
         while chunks > 1 and not scratch.keeps(8 * chunks * share):
             chunks -= 1
         if scratch.keeps(8 * chunks * share):
             return chunks, chunks * share
-    return (max(n_ranges(n, threads, lookups, n_items), 1) if lookups >= n_items else 1), 0
+    return (ranges if lookups >= n_items else 1), 0
 
 
 # γ kept as dense rows for score() up to this many aspects (ab_dcg_rows copies a row whole)

@@ -44,10 +44,11 @@ if hasattr(os, "register_at_fork"):  # POSIX
 
 
 def _take(n_bytes: int) -> np.ndarray:
+    """The smallest free buffer of at least n_bytes (> 0), or a new one; lent."""
     with _lock:
         fits = [j for j, buf in enumerate(_free) if buf.nbytes >= n_bytes]
         buf = _free.pop(min(fits, key=lambda j: _free[j].nbytes)) if fits else \
-            np.empty(max(n_bytes, 1), np.uint8)
+            np.empty(n_bytes, np.uint8)
         _lent.add(id(buf))
     return buf
 
@@ -57,7 +58,7 @@ def _give(buf: np.ndarray) -> None:
         if id(buf) not in _lent:  # not lent here (or given back twice)
             return
         _lent.discard(id(buf))
-        if buf.nbytes > _LIMIT:
+        if not keeps(buf.nbytes):
             return
         _free.append(buf)
         _free.sort(key=lambda b: b.nbytes)
