@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
+from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from .discounts import discounts
 from .scratch import give, lend
 from .threads import n_ranges
@@ -98,20 +98,30 @@ def check_aspects(item_aspects: SparseMatrix, n_items: int, name: str = "item_as
     # the values as stored (converting a COO adds up its repeated entries)
     stored = np.asarray(item_aspects.data if item_aspects.format in ("csr", "csc", "coo", "bsr")
                         else data)
+    # the usual matrix stores only 1s: one pass says so, and there is nothing to drop
+    keep = None if (stored == 1).all() else _memberships(stored, data, name)
+    if keep is not None or not canonical:
+        values = np.ones(indices.shape[0], np.int8) if keep is None else \
+            keep[: indices.shape[0]].astype(np.int8)
+        csr = sp.csr_array((values, indices.copy(), indptr.copy()), shape=(rows, n_aspects))
+        csr.sum_duplicates()
+        csr.eliminate_zeros()
+        indptr, indices = csr.indptr, csr.indices
+    return Aspects(indptr=indptr.astype(np.int64, copy=False), indices=_index_array(indices),
+                   n_items=rows, n_aspects=n_aspects)
+
+
+def _memberships(stored: AnyArray, data: AnyArray, name: str) -> BoolArray | None:
+    """Which of the entries `data` (item_aspects' entries as CSR) are memberships, where
+    the values as stored are not all 1: None where every one is, and an error where a
+    stored value is neither 0 nor 1."""
     if stored.size and not np.all((stored == 0) | (stored == 1)):
         bad = stored[(stored != 0) & (stored != 1)].ravel()[0]
         raise ValueError(
             f"{name} must hold 0/1 (or bool) memberships; found the value {bad}. Mark an "
             f"item's aspects with 1, e.g. (item_aspects > 0).astype(np.int8)")
     keep = np.asarray(data) != 0
-    if not keep.all() or not canonical:
-        csr = sp.csr_array((keep[: indices.shape[0]].astype(np.int8), indices.copy(),
-                            indptr.copy()), shape=(rows, n_aspects))
-        csr.sum_duplicates()
-        csr.eliminate_zeros()
-        indptr, indices = csr.indptr, csr.indices
-    return Aspects(indptr=indptr.astype(np.int64, copy=False), indices=_index_array(indices),
-                   n_items=rows, n_aspects=n_aspects)
+    return None if keep.all() else keep
 
 
 @dataclass(frozen=True)
@@ -215,7 +225,8 @@ class Grouping:
         aspect_ptr = self.aspect_ptr[: n_groups + 1]
         n_links = int(aspect_ptr[-1])
         group_aspects, by_group = self.group_aspects[:n_links], self.by_group[:n_links]
-        width = int((aspect_ptr[1:] - aspect_ptr[:-1]).max()) if n_groups else 0
+        # groups come in ascending order of set size (group_sets): the last is the widest
+        width = int(aspect_ptr[n_groups] - aspect_ptr[n_groups - 1]) if n_groups else 0
         pair_ptr, pair_groups = _pairs(group_aspects, aspect_ptr, aspects.n_aspects, width,
                                        n_links)
         if aspects.n_aspects > 64:  # every bit set, as Aspects.masks

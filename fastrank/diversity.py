@@ -42,11 +42,17 @@ def _check_cutoffs(k: int | Iterable[int] | None, k_max: int | None, name: str =
     if not values:
         raise ValueError(f"{name} is empty; pass a cutoff such as {name}=10")
     cutoffs = sorted({check_int(v, name) for v in values})
-    if k_max is not None and cutoffs[-1] > k_max:
-        raise ValueError(
-            f"{name}={cutoffs[-1]} is larger than the {k_max} columns of topk; use {name} <= "
-            f"{k_max} or pass longer lists")
+    if k_max is not None:
+        _check_fits(cutoffs[-1], k_max, name)
     return np.array(cutoffs, dtype=np.int64)
+
+
+def _check_fits(top: int, k_max: int, name: str = "k") -> None:
+    """Refuse a largest cutoff `top` beyond the k_max columns of topk."""
+    if top > k_max:
+        raise ValueError(
+            f"{name}={top} is larger than the {k_max} columns of topk; use {name} <= "
+            f"{k_max} or pass longer lists")
 
 
 def _nonnegative_rows(matrix: SparseMatrix | ArrayLike, name: str, shape: Sequence[int],
@@ -226,13 +232,13 @@ def _scored_gamma(gam: tuple[Any, ...], users: IntArray, n_aspects: int,
     has rows (and the others are emptied but for ptr) where `_shares_fit`. Copying a row
     of 20 shares costs less than writing and clearing γ's entries one by one (shape R:
     17 of 20 aspects a user): the re-score took 30% less."""
-    from ._kernels import frames
-    from ._kernels.aspects import gamma_shares
-
     n = users.shape[0]
     # (the aspect count first: a wide γ's bytes are not summed for nothing)
     if n_aspects > _COPY_ASPECTS or not _shares_fit(n, n_aspects, sum(a.nbytes for a in gam)):
         return (*gam, np.zeros((0, 0), np.float64))
+    from ._kernels import frames
+    from ._kernels.aspects import gamma_shares
+
     shares = np.empty((n, n_aspects), np.float64)
     frame = frames.Frame(users, *gam, shares)
     frames.run(frames.walk(gamma_shares, frame.dtypes), frame,
@@ -457,8 +463,8 @@ class AlphaBetaNDCG:
             raise ValueError(
                 f"topk has {topk.shape[0]} rows but this scorer was built for {n} users; "
                 f"pass one list per user, in the order of users=")
-        _check_cutoffs(self.cutoffs.tolist(), topk.shape[1])
-        dcg = np.empty((self.cutoffs.shape[0], n), np.float64)
+        _check_fits(int(self.cutoffs[-1]), topk.shape[1])
+        values = np.empty((self.cutoffs.shape[0], n), np.float64)
         lookups = n * int(self.cutoffs[-1])
         with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG walk"):
             at = dcg_scratch(t.n_items, a.n_aspects)
@@ -468,21 +474,19 @@ class AlphaBetaNDCG:
             args = (t.indptr, t.indices, t.data, self.users, topk, *self._gam, a.indptr,
                     a.indices, a.table_for(lookups), a.n_aspects, t.n_items, self.alpha,
                     self.beta, self.r_max, self.cutoffs, discounts(int(self.cutoffs[-1])),
-                    dcg)
+                    self.idcg, self.status, values)
             with borrowed((lent, np.float64)) as (floats,):
                 frame = frames.Frame(*args, at, floats)
                 done = frames.run(frames.walk(ab_dcg_rows, frame.dtypes), frame, chunks)
         if not done.all():  # the walk's C wrapper cannot raise: it returned 0
             raise out_of_memory("the αβ-nDCG walk")
-        return self._result(dcg, clip)
+        return self._result(values, clip)
 
-    def _result(self, dcg: FloatArray, clip: bool) -> Result:
+    def _result(self, values: FloatArray, clip: bool) -> Result:
+        """The Result of the walk's values (NaN for the users not counted)."""
         from ._kernels.aspects import NO_PROFILE, NO_TRUTH, OK
 
         counted = self.status == OK
-        with np.errstate(divide="ignore", invalid="ignore"):
-            values = np.where(self.idcg > 0, dcg / np.where(self.idcg > 0, self.idcg, 1.0), 0.0)
-        values[:, ~counted] = np.nan
         above = {label: int(np.count_nonzero(v > 1.0)) for label, v in zip(self.labels, values)}
         if clip:
             np.minimum(values, 1.0, out=values)  # NaN stays NaN

@@ -603,6 +603,39 @@ def test_aspect_table_holds_each_items_aspects_in_one_width():
     assert fresh.table_for(1000) is fresh.table and fresh.table_for(3) is fresh.table
 
 
+def test_item_aspects_in_any_form_give_the_same_memberships():
+    """check_aspects keeps an item's aspects once, whatever the form: all 1s (the usual
+    matrix, one pass), bool, stored zeros (dropped), COO duplicates, unsorted indices,
+    CSC; a value other than 0 or 1 is refused and named."""
+    from fastrank.aspects import check_aspects
+
+    rng = np.random.default_rng(31)
+    members = (rng.random((40, 9)) < 0.3).astype(np.int8)
+    want = check_aspects(sp.csr_array(members), 40)
+    with_zeros = sp.csr_array(members)
+    with_zeros.data[::3] = 0  # stored zeros: no membership
+    rows, cols = np.nonzero(members)
+    twice = sp.coo_array((np.ones(2 * rows.size, np.int8), (np.r_[rows, rows], np.r_[cols, cols])),
+                         shape=members.shape)
+    shuffled = sp.csr_array(members)
+    for r in range(40):  # each row's indices reversed: not canonical
+        lo, hi = shuffled.indptr[r], shuffled.indptr[r + 1]
+        shuffled.indices[lo:hi] = shuffled.indices[lo:hi][::-1].copy()
+    forms = [sp.csr_array(members.astype(bool)), twice, shuffled, sp.csc_array(members)]
+    for form in forms:
+        got = check_aspects(form, 40)
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+    dropped = check_aspects(with_zeros, 40)
+    kept = with_zeros.toarray() != 0
+    assert dropped.indices.shape[0] == kept.sum()
+    np.testing.assert_array_equal(np.diff(dropped.indptr), kept.sum(axis=1))
+    bad = sp.csr_array(members.astype(np.float64))
+    bad.data[4] = 0.5
+    with pytest.raises(ValueError, match="found the value 0.5"):
+        check_aspects(bad, 40)
+
+
 def test_rescoring_reads_gamma_and_aspects_in_every_form_alike(monkeypatch):
     """score() reads γ as dense rows of shares (few aspects), in place from a dense weight
     matrix, or as CSR, and an item's aspects from the fixed-width table or from CSR (items

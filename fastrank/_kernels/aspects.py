@@ -43,6 +43,8 @@ written out where they run, not called: a numba call that takes arrays pays refe
 counting on each array per call.
 """
 
+from functools import lru_cache
+
 import numpy as np
 from numba import njit
 
@@ -535,10 +537,19 @@ def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
 _F_GAIN_C, _F_S, _F_Q, _F_B_TOP, _F_BEST_FEW, _F_GAIN_T, _F_B_GAIN, _F_END = range(8)
 
 
+def _shared(at):
+    """`at`, read-only: the layouts below are cached, one per shape, and shared."""
+    at.flags.writeable = False
+    return at
+
+
+# (a layout took some 20 to 60 microseconds of a call to compute, most of a small call's
+# facade: numpy's small operations run cold between kernels)
+@lru_cache(maxsize=32)
 def ideal_scratch(n_items, n_groups, n_aspects, max_row_nnz):
     """(at_i, at_f): where each piece of a range's int64 and float64 scratch in
     ideal_range starts (the _I_* and _F_* pieces, in order), the last entry the size of
-    a range's share (a whole number of cache lines)."""
+    a range's share (a whole number of cache lines). Read-only, cached."""
     width_t = max(max_row_nnz, 1)
     cap = n_groups + width_t
     groups = max(n_groups, 1)
@@ -546,7 +557,7 @@ def ideal_scratch(n_items, n_groups, n_aspects, max_row_nnz):
             n_aspects + 2, n_aspects, n_aspects, width_t, width_t, _BINS + 1, cap, cap, cap,
             cap, groups, 3 * _power_of_two.py_func(2 * n_groups + 2)]
     floats = [groups, n_aspects, n_aspects, n_aspects + 1, _KEEP_MIN, width_t, cap]
-    return offsets(ints), offsets(floats)
+    return _shared(offsets(ints)), _shared(offsets(floats))
 
 
 def ideal_range(dtypes):
@@ -1012,16 +1023,18 @@ def gamma_shares(dtypes):
     return walk
 
 
+@lru_cache(maxsize=32)
 def dcg_scratch(n_items, n_aspects):
     """Where ab_dcg_rows' pieces of a range's float64 scratch start (its stamps and
-    values, then its interests), the last entry the size of a range's share."""
-    return offsets([2 * n_items, n_aspects + 1])
+    values, then its interests), the last entry the size of a range's share. Read-only,
+    cached."""
+    return _shared(offsets([2 * n_items, n_aspects + 1]))
 
 
 def ab_dcg_rows(dtypes):
-    """The walk (`frames.run_ranges`) of a range of rows: αβ-DCG of each top-K row at
-    every cutoff: dcg[c, i]. Rows without truth or γ get 0 (the facade knows them from
-    the ideal's status). A repeated id counts once.
+    """The walk (`frames.run_ranges`) of a range of rows: αβ-nDCG of each top-K row at
+    every cutoff, out[c, i]: its αβ-DCG over idcg[c, i] (0 where idcg is 0), NaN where the
+    ideal's status is not OK (no truth or no γ). A repeated id counts once.
 
     γ of slot i is read from the first of: `shares` (gamma_shares' dense rows, when it
     has rows: copied whole, where aspects are few), a dense weight matrix (gam_dense over
@@ -1035,7 +1048,8 @@ def ab_dcg_rows(dtypes):
 
     The frame holds, in order: t_indptr, t_indices, t_data, rows, topk, gam_ptr,
     gam_aspects, gam_values, gam_dense, gam_totals, shares, a_indptr, a_indices, a_table,
-    n_aspects, n_items, alpha, beta, r_max, cutoffs, disc, dcg, then every range's
+    n_aspects, n_items, alpha, beta, r_max, cutoffs, disc, idcg, status, out, then every
+    range's
     scratch and where its pieces lie: at, floats (from dcg_scratch; arrays of the dtypes
     `dtypes` gives, as `frames.Frame.dtypes`). The walk zeroes its scratch first (the
     facade lends it from `fastrank.scratch`, as the last call left it); where `floats`
@@ -1069,9 +1083,11 @@ def ab_dcg_rows(dtypes):
         r_max = number(frame, 18, dtypes[18])
         cutoffs = vector(frame, 19, dtypes[19])
         disc = vector(frame, 20, dtypes[20])
-        dcg = matrix(frame, 21, dtypes[21])
-        at = vector(frame, 22, dtypes[22])
-        floats = vector(frame, 23, dtypes[23])
+        idcg = matrix(frame, 21, dtypes[21])
+        status = vector(frame, 22, dtypes[22])
+        out = matrix(frame, 23, dtypes[23])
+        at = vector(frame, 24, dtypes[24])
+        floats = vector(frame, 25, dtypes[25])
         n_rows = rows.shape[0]
         copy = shares.shape[0] > 0  # γ copied whole from its dense row
         dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
@@ -1090,11 +1106,11 @@ def ab_dcg_rows(dtypes):
             mark = np.zeros(2 * n_items, np.float64)  # per item: stamp, value
             s = np.zeros(n_aspects + 1, np.float64)  # + the table's padding, always 0
         for i in range(lo, hi):
-            for c in range(n_cut):
-                dcg[c, i] = 0.0
-            r = rows[i]
-            if t_indptr[r + 1] == t_indptr[r] or gam_ptr[i + 1] == gam_ptr[i]:
+            if status[i] != OK:  # no truth or no γ: not counted
+                for c in range(n_cut):
+                    out[c, i] = np.nan
                 continue
+            r = rows[i]
             if copy:  # every aspect overwritten: nothing to clear after the row
                 for a in range(n_aspects):
                     s[a] = shares[i, a]
@@ -1140,7 +1156,7 @@ def ab_dcg_rows(dtypes):
                             s[phi] = v * kept
                     acc += (1.0 - prod) * disc[step]
                 while c < n_cut and cutoffs[c] == step + 1:
-                    dcg[c, i] = acc
+                    out[c, i] = acc / idcg[c, i] if idcg[c, i] > 0 else 0.0
                     c += 1
             if dense and not copy:
                 for step in range(k_max):
