@@ -16,6 +16,7 @@ reads.
 
 from __future__ import annotations
 
+import bisect
 import os
 import threading
 from collections.abc import Iterator
@@ -29,7 +30,7 @@ import numpy as np
 _LIMIT = 64 << 20
 
 _lock = threading.Lock()
-_free: list[np.ndarray] = []  # uint8 buffers, not lent
+_free: list[np.ndarray] = []  # uint8 buffers, not lent, smallest first
 _lent: set[int] = set()  # ids of the buffers out on loan
 
 
@@ -46,9 +47,12 @@ if hasattr(os, "register_at_fork"):  # POSIX
 def _take(n_bytes: int) -> np.ndarray:
     """The smallest free buffer of at least n_bytes (> 0), or a new one; lent."""
     with _lock:
-        fits = [j for j, buf in enumerate(_free) if buf.nbytes >= n_bytes]
-        buf = _free.pop(min(fits, key=lambda j: _free[j].nbytes)) if fits else \
-            np.empty(n_bytes, np.uint8)
+        for j, buf in enumerate(_free):  # smallest first: the first that fits
+            if buf.nbytes >= n_bytes:
+                del _free[j]
+                break
+        else:
+            buf = np.empty(n_bytes, np.uint8)
         _lent.add(id(buf))
     return buf
 
@@ -60,10 +64,14 @@ def _give(buf: np.ndarray) -> None:
         _lent.discard(id(buf))
         if not keeps(buf.nbytes):
             return
-        _free.append(buf)
-        _free.sort(key=lambda b: b.nbytes)
-        while sum(b.nbytes for b in _free) > _LIMIT:
-            _free.pop()  # the largest first
+        bisect.insort(_free, buf, key=_size)
+        kept = sum(map(_size, _free))
+        while kept > _LIMIT:
+            kept -= _free.pop().nbytes  # the largest first
+
+
+def _size(buf: np.ndarray) -> int:
+    return buf.nbytes
 
 
 def keeps(n_bytes: int) -> bool:

@@ -72,6 +72,9 @@ def numba_threads(n_threads: int | None) -> Iterator[int]:
             yield numba.get_num_threads()
             return
         previous = numba.get_num_threads()
+        if previous == n_threads:  # (setting it takes numba's launch lock: not for nothing)
+            yield n_threads
+            return
         numba.set_num_threads(n_threads)
         try:
             yield n_threads

@@ -105,3 +105,25 @@ def test_what_each_range_returns_comes_back_on_either_path(n_chunks):
     assert (out == n_chunks).all()
     # a range on the calling thread still lets other Python threads run (as prange does)
     assert frames.run_ranges.targetoptions["nogil"]
+
+
+def test_a_frame_holds_each_array_at_numpy_s_own_address(tmp_path, monkeypatch):
+    """The frame reads an array's address from numpy's struct (the fast path on CPython);
+    it must be the address numpy itself reports for every kind of array a facade passes,
+    and the ctypes path, taken where the struct read disagrees, must say the same."""
+    base = np.arange(60, dtype=np.float64).reshape(6, 10)
+    frozen = np.arange(5, dtype=np.int32)
+    frozen.flags.writeable = False
+    mapped = np.lib.format.open_memmap(tmp_path / "m.npy", mode="w+", dtype=np.int64,
+                                       shape=(7,))
+    arrays = [base, base[2:], base[3], frozen, np.empty(0), np.zeros((0, 0)), mapped,
+              np.zeros((2, 3, 4), np.int8), np.asarray(frozen)]
+    assert frames._address is frames._header_address  # CPython: the fast path is taken
+    for array in arrays:
+        cells = frames.Frame(array).cells
+        assert cells[0] == array.ctypes.data == frames._ctypes_address(array)
+    rows = base[:, 2:7]  # a block of columns: its address is its first item's
+    assert frames.Frame(frames.Rows(rows)).cells[0] == rows.ctypes.data
+    # where the struct read disagrees with numpy (another layout), ctypes is used
+    monkeypatch.setattr(frames, "_HEADER", frames._HEADER + 8)
+    assert frames._pick_address() is frames._ctypes_address

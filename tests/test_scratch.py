@@ -70,3 +70,14 @@ def test_a_forked_child_can_lend_while_the_parent_holds_the_lock(empty_pool):
             os._exit(0 if len(scratch._free) == 1 else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_the_smallest_buffer_that_fits_is_lent(empty_pool):
+    sizes = [4000, 1000, 2000]
+    arrays = [empty_pool.lend(n, np.uint8) for n in sizes]
+    for array in arrays:
+        empty_pool.give(array)
+    assert [b.nbytes for b in empty_pool._free] == [1000, 2000, 4000]  # smallest first
+    got = empty_pool.lend(1500, np.uint8)
+    assert np.shares_memory(got, arrays[2])  # the 2,000-byte buffer, not the 4,000
+    assert [b.nbytes for b in empty_pool._free] == [1000, 4000]
