@@ -117,8 +117,8 @@ def test_trec_eval_measures_alone_compile_no_ranking_kernel(compile_events):
                                   "intent_rows", "ideal_range", "ab_dcg_rows", "alpha_rows",
                                   "gamma_sizes", "gamma_rows", "gamma_shares", "dense_weight_rows"])
 def test_the_parallel_driver_calls_the_walks_without_linking_them_in(compile_events, walk):
-    """The one parallel driver takes each walk as a first-class function: numba compiles
-    the walk once, where linking it into a driver optimised and emitted it twice more (the
+    """The one parallel driver calls each walk through its C wrapper's address: numba
+    compiles the walk once, where linking it into a driver optimised and emitted it twice more (the
     parallel region and the driver itself), a third of a first call; and the driver,
     whose arguments are a frame, compiles once for every walk."""
     defined = compile_events["DRIVERS"]["run_ranges"]

@@ -1,28 +1,26 @@
-"""Walks handed to the parallel driver as first-class functions (pointers), not linked in.
+"""Walks handed to the parallel driver as pointers, not linked in.
 
 A jitted function that another one calls is linked into the caller: numba copies the
 callee's code into the caller's module, optimises it again and emits it again. A `prange`
 driver is two such callers (its parallel region and itself), so a big walk called from a
-`prange` compiled three times. Passed as an argument of numba's first-class function type,
-the walk compiles once and the driver (`frames.run_ranges`) calls it through its C
-wrapper; both are cached on disk as before.
+`prange` compiled three times. Called through a pointer, the walk compiles once and the
+driver (`frames.run_ranges`) calls its C wrapper; both are cached on disk as before.
+
+The driver takes the wrapper's address as a plain int64, which numba's dispatcher types
+and unboxes in C. Passed as numba's first-class function type, the walk was typed and
+unboxed by some twenty Python calls on every run (typeof, signature checks, the wrapper
+address looked up again): 5 of a run's 5 microseconds in a loop, several times that
+between kernels, where the interpreter runs cold.
 """
 
 from typing import Any
 
-from numba.core.types.function_type import CompileResultWAP, FunctionType
-from numba.core.typing.typeof import typeof_impl
 
-
-class Walk(CompileResultWAP):
-    """A compiled kernel as a first-class function argument, with its numba type made
-    once: numba makes it from the signature at every call of the driver otherwise."""
+class Walk:
+    """A compiled walk: the address of its C wrapper, and the compile result that holds
+    its code (alive as long as this is)."""
 
     def __init__(self, cres: Any) -> None:
-        super().__init__(cres)
-        self.numba_type = FunctionType(cres.signature)
-
-
-@typeof_impl.register(Walk)
-def _typeof_walk(val: Walk, c: Any) -> FunctionType:
-    return val.numba_type
+        self.cres = cres
+        self.address = int(cres.library.get_pointer_to_function(
+            cres.fndesc.llvm_cfunc_wrapper_name))

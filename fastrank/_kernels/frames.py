@@ -279,19 +279,33 @@ def _rows_cells(array: np.ndarray) -> Tuple[int, int, int, int]:
                      f"contiguous rows")  # the facade passes columns of a C array
 
 
+@intrinsic
+def _call(typingctx: Any, address: Any, chunk: Any, n_chunks: Any, frame: Any) -> Any:
+    """walk(chunk, n_chunks, frame) of the walk whose C wrapper is at `address`
+    (`Walk.address`, an int64): a call through a pointer of the walk's one signature."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        function = ir.FunctionType(context.get_value_type(WALK.return_type),
+                                   [context.get_value_type(t) for t in WALK.args])
+        return builder.call(builder.inttoptr(args[0], function.as_pointer()), args[1:])
+
+    return WALK.return_type(types.int64, *WALK.args), codegen
+
+
 @njit(cache=True, parallel=True, nogil=True, no_cfunc_wrapper=True)
-def run_ranges(walk, frame, n_chunks, done):
-    """done[chunk] = walk(chunk, n_chunks, frame) for every range, under prange: 1 once
-    the range is walked, 0 if its walk could not allocate its scratch (or a code of the
-    walk's own). One range runs on the calling thread: waking the other threads for
-    nothing took some 60 microseconds, more than a small input's whole walk. The GIL is
-    released either way (numba's parallel runs released it; nogil keeps that for one
-    range), so Python threads that each evaluate still run side by side."""
+def run_ranges(address, frame, n_chunks, done):
+    """done[chunk] = walk(chunk, n_chunks, frame) for every range, under prange, the walk
+    called through its C wrapper's address: 1 once the range is walked, 0 if its walk
+    could not allocate its scratch (or a code of the walk's own). One range runs on the
+    calling thread: waking the other threads for nothing took some 60 microseconds, more
+    than a small input's whole walk. The GIL is released either way (numba's parallel
+    runs released it; nogil keeps that for one range), so Python threads that each
+    evaluate still run side by side."""
     if n_chunks == 1:
-        done[0] = walk(np.int64(0), n_chunks, frame)
+        done[0] = _call(address, np.int64(0), np.int64(n_chunks), frame)
         return
     for chunk in prange(n_chunks):
-        done[chunk] = walk(np.int64(chunk), n_chunks, frame)
+        done[chunk] = _call(address, np.int64(chunk), np.int64(n_chunks), frame)
 
 
 _walks: Dict[Tuple[Any, ...], Walk] = {}
@@ -299,7 +313,7 @@ _walks: Dict[Tuple[Any, ...], Walk] = {}
 
 def walk(factory: Any, *constants: Any) -> Walk:
     """The walk `factory(*constants)` compiled (or loaded from numba's cache) for the one
-    walk signature, as a first-class function for run_ranges; made once per process."""
+    walk signature, for run_ranges to call through its address; made once per process."""
     key = (factory,) + constants
     found = _walks.get(key)
     if found is None:
@@ -316,5 +330,5 @@ def run(walk_: Walk, frame: Frame, n_chunks: int) -> np.ndarray:
     """Run a walk over n_chunks ranges: what each range's walk returned (1 once walked, 0
     if it could not allocate its scratch, or a code of the walk's own)."""
     done = np.zeros(n_chunks, np.int64)
-    run_ranges(walk_, frame.cells, n_chunks, done)
+    run_ranges(walk_.address, frame.cells, n_chunks, done)
     return done
