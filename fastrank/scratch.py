@@ -21,6 +21,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -64,14 +65,13 @@ def _give(buf: np.ndarray) -> None:
         _lent.discard(id(buf))
         if not keeps(buf.nbytes):
             return
-        bisect.insort(_free, buf, key=_size)
-        kept = sum(map(_size, _free))
+        bisect.insort(_free, buf, key=_SIZE)
+        kept = sum(map(_SIZE, _free))
         while kept > _LIMIT:
             kept -= _free.pop().nbytes  # the largest first
 
 
-def _size(buf: np.ndarray) -> int:
-    return buf.nbytes
+_SIZE = attrgetter("nbytes")
 
 
 def keeps(n_bytes: int) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -82,29 +82,24 @@ def numba_threads(n_threads: int | None) -> Iterator[int]:
             numba.set_num_threads(previous)
 
 
-@contextmanager
-def parallel_turn() -> Iterator[None]:
+def parallel_turn() -> AbstractContextManager[Any]:
     """Hold the turn (see numba_threads) for a parallel kernel run outside numba_threads,
     such as the input checks, at numba's current thread count."""
     import numba
 
-    with _turns(numba):
-        yield
+    return _turns(numba)
 
 
 _TURNS = threading.RLock()
+_NO_TURN = nullcontext()
 
 
-@contextmanager
-def _turns(numba: Any) -> Iterator[None]:
-    """Hold the turn lock while the threading layer is the workqueue, or not yet chosen
-    (the first parallel call chooses it)."""
+def _turns(numba: Any) -> AbstractContextManager[Any]:
+    """The turn lock while the threading layer is the workqueue, or not yet chosen (the
+    first parallel call chooses it); else nothing to hold. (The lock or a shared no-op,
+    not a generator: several are entered on the clock of every call.)"""
     try:
         serial = numba.threading_layer() == "workqueue"
     except ValueError:  # not initialised yet
         serial = True
-    if not serial:
-        yield
-        return
-    with _TURNS:
-        yield
+    return _TURNS if serial else _NO_TURN

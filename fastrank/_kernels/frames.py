@@ -200,7 +200,12 @@ class Frame:
                 if not value.flags.c_contiguous:
                     value = np.ascontiguousarray(value)
                 dtypes.append(value.dtype.type)
-                cells += _array_cells(value)
+                shape = value.shape
+                if len(shape) == 1 and _address is _header_address:
+                    # most arrays, read in line: a frame is built on every call's clock
+                    cells += (_read_pointer(id(value) + _HEADER).value or 0, shape[0], 0, 0)
+                else:
+                    cells += _array_cells(value)
             elif isinstance(value, Rows):
                 dtypes.append(value.array.dtype.type)
                 cells += _rows_cells(value.array)
@@ -220,7 +225,7 @@ def _header_address(array: np.ndarray) -> int:
     """The address of an array's data, read from numpy's PyArrayObject: its first field
     after the object header (numpy's C API layout, the same since numpy 1.7), at
     id(array) + object.__basicsize__ on CPython, where id() is the object's address."""
-    return c_void_p.from_address(id(array) + _HEADER).value or 0
+    return _read_pointer(id(array) + _HEADER).value or 0
 
 
 def _ctypes_address(array: np.ndarray) -> int:
@@ -228,6 +233,7 @@ def _ctypes_address(array: np.ndarray) -> int:
 
 
 _HEADER = object.__basicsize__
+_read_pointer = c_void_p.from_address
 
 
 class _Subclass(np.ndarray):
