@@ -127,3 +127,37 @@ def test_a_frame_holds_each_array_at_numpy_s_own_address(tmp_path, monkeypatch):
     # where the struct read disagrees with numpy (another layout), ctypes is used
     monkeypatch.setattr(frames, "_HEADER", frames._HEADER + 8)
     assert frames._pick_address() is frames._ctypes_address
+
+
+@pytest.mark.parametrize("n_rows, n_chunks", [(7, 1), (7, 3), (200, 2), (5000, 2), (0, 2)])
+def test_ranges_that_claim_rows_walk_each_row_once(n_rows, n_chunks):
+    """`claim` hands out rows a block at a time (`claimed`) from one shared counter: every
+    row is walked once, by whichever range came for it, and no row past the end."""
+
+    def claiming():
+        @njit(cache=False)
+        def walk(chunk, n_chunks, frame):
+            owner = vector(frame, 0, np.int64)
+            seen = vector(frame, 1, np.int64)
+            counter = vector(frame, 2, np.int64)
+            n = owner.shape[0]
+            block = frames.claimed(n, n_chunks)
+            while True:
+                first = frames.claim(counter, block)
+                if first >= n:
+                    break
+                for i in range(first, min(first + block, n)):
+                    owner[i] = chunk
+                    seen[i] += 1
+            return np.int64(1)
+
+        return walk
+
+    owner = np.full(n_rows, -1, np.int64)
+    seen = np.zeros(n_rows, np.int64)
+    counter = np.zeros(1, np.int64)
+    done = frames.run(frames.walk(claiming), frames.Frame(owner, seen, counter), n_chunks)
+    assert done.tolist() == [1] * n_chunks
+    assert (seen == 1).all() and ((owner >= 0) & (owner < n_chunks)).all()
+    assert counter[0] >= n_rows  # each range claimed once more past the end, and stopped
+    assert frames.claimed.py_func(5000, 2) == 9 and frames.claimed.py_func(200, 2) == 1

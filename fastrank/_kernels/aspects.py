@@ -48,7 +48,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from .frames import bounds, matrix, number, offsets, segment, vector
+from .frames import bounds, claim, claimed, matrix, number, offsets, segment, vector
 from .frames import table as table_view
 
 _KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
@@ -582,8 +582,9 @@ def ideal_range(dtypes):
     item_mask, n_aspects, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group,
     by_ptr, pair_ptr, links, width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg,
     status, then the scratch of every range and where its pieces lie: at_i, at_f, ints,
-    floats (from ideal_scratch; arrays of the dtypes `dtypes` gives, as
-    `frames.Frame.dtypes`). The walk initialises the scratch it reads before writing
+    floats (from ideal_scratch), then next_row, one int64 cell at 0 from which the ranges
+    claim their rows (`frames.claim`): arrays of the dtypes `dtypes` gives, as
+    `frames.Frame.dtypes`. The walk initialises the scratch it reads before writing
     (the facade lends it from `fastrank.scratch`, as the last call left it). Returns 1."""
 
     # the C wrapper stays: run_ranges calls the walk through it
@@ -625,7 +626,9 @@ def ideal_range(dtypes):
         at_f = vector(frame, 33, dtypes[33])
         ints = vector(frame, 34, dtypes[34])
         floats = vector(frame, 35, dtypes[35])
-        lo, hi = bounds(rows.shape[0], chunk, n_chunks)
+        next_row = vector(frame, 36, dtypes[36])
+        n_rows = rows.shape[0]
+        block = claimed(n_rows, n_chunks)
         n_items = item_group.shape[0]
         n_groups = grp_ptr.shape[0] - 1
         dense = gam_dense.shape[0] > 0  # γ read from a dense weight matrix
@@ -680,305 +683,319 @@ def ideal_range(dtypes):
             table[h, 1] = 0
             table[h, 2] = 0
         stamp = 0
-        for i in range(lo, hi):
-            for c in range(n_cut):
-                idcg[c, i] = 0.0
-            r = rows[i]
-            t_start = t_indptr[r]
-            t_end = t_indptr[r + 1]
-            n_touched = gam_ptr[i + 1] - gam_ptr[i]
-            if t_end == t_start:
-                status[i] = NO_TRUTH
-                continue
-            if n_touched == 0:
-                status[i] = NO_PROFILE
-                continue
-            status[i] = OK
-            keep_min = _KEEP_MIN_NARROW if n_touched <= _NARROW else _KEEP_MIN
-            base = np.int64(i) + 1
-            actmask = np.int64(-1)  # all bits: no masks past 64 aspects
-            if n_aspects <= 64:
-                actmask = np.int64(0)
-            phi = -1  # a dense γ row's column
-            for t in range(n_touched):
-                if dense:
-                    phi += 1
-                    while gam_dense[r, phi] == 0.0:
-                        phi += 1
-                    s[phi] = gam_dense[r, phi] / gam_totals[r]
-                else:
-                    phi = gam_aspects[gam_ptr[i] + t]
-                    s[phi] = gam_values[gam_ptr[i] + t]
-                touched[t] = phi
-                q[phi] = 1.0 - alpha * s[phi]
+        # rows claimed a block at a time as the range comes free, not a fixed share: a
+        # row's values depend neither on its range nor on the rows walked before it (its
+        # stamps are its own); only when the run ends does
+        while True:
+            first = claim(next_row, block)
+            if first >= n_rows:
+                break
+            for i in range(first, min(first + block, n_rows)):
+                for c in range(n_cut):
+                    idcg[c, i] = 0.0
+                r = rows[i]
+                t_start = t_indptr[r]
+                t_end = t_indptr[r + 1]
+                n_touched = gam_ptr[i + 1] - gam_ptr[i]
+                if t_end == t_start:
+                    status[i] = NO_TRUTH
+                    continue
+                if n_touched == 0:
+                    status[i] = NO_PROFILE
+                    continue
+                status[i] = OK
+                keep_min = _KEEP_MIN_NARROW if n_touched <= _NARROW else _KEEP_MIN
+                base = np.int64(i) + 1
+                actmask = np.int64(-1)  # all bits: no masks past 64 aspects
                 if n_aspects <= 64:
-                    actmask |= np.int64(1) << phi
-            for j in range(t_start, t_end):
-                item = t_indices[j]
-                _mark_unrated(item, base, mark, item_group, gstamp, gpos)
-                tused[j - t_start] = 0
-                t_mask[j - t_start] = item_mask[item]
-            for j in range(e_indptr[r], e_indptr[r + 1]):
-                _mark_unrated(e_indices[j], base, mark, item_group, gstamp, gpos)
-            for j in range(t_start, t_end):
-                _resolve(item_group[t_indices[j]], base, grp_ptr, grp_items, gpos, mark)
-            for j in range(e_indptr[r], e_indptr[r + 1]):
-                _resolve(item_group[e_indices[j]], base, grp_ptr, grp_items, gpos, mark)
-            # the walk
-            n_buf = 0
-            bound = -1.0
-            scan = True  # the buffer must be (re)filled before this step's pick
-            picked_mask = np.int64(0)  # aspects changed by the last pick
-            acc = 0.0
-            c = 0
-            for step in range(k_max):
-                top = -1.0
-                if not scan:
-                    for b in range(n_buf):
-                        if b_mask[b] & picked_mask != 0:  # its gain changed: recompute
-                            ref = b_ref[b]
-                            prod = 1.0
-                            if ref >= 0:
-                                item = b_id[b]
-                                p = max(t_data[ref], 0.0) * p_scale
+                    actmask = np.int64(0)
+                phi = -1  # a dense γ row's column
+                for t in range(n_touched):
+                    if dense:
+                        phi += 1
+                        while gam_dense[r, phi] == 0.0:
+                            phi += 1
+                        s[phi] = gam_dense[r, phi] / gam_totals[r]
+                    else:
+                        phi = gam_aspects[gam_ptr[i] + t]
+                        s[phi] = gam_values[gam_ptr[i] + t]
+                    touched[t] = phi
+                    q[phi] = 1.0 - alpha * s[phi]
+                    if n_aspects <= 64:
+                        actmask |= np.int64(1) << phi
+                for j in range(t_start, t_end):
+                    item = t_indices[j]
+                    _mark_unrated(item, base, mark, item_group, gstamp, gpos)
+                    tused[j - t_start] = 0
+                    t_mask[j - t_start] = item_mask[item]
+                for j in range(e_indptr[r], e_indptr[r + 1]):
+                    _mark_unrated(e_indices[j], base, mark, item_group, gstamp, gpos)
+                for j in range(t_start, t_end):
+                    _resolve(item_group[t_indices[j]], base, grp_ptr, grp_items, gpos, mark)
+                for j in range(e_indptr[r], e_indptr[r + 1]):
+                    _resolve(item_group[e_indices[j]], base, grp_ptr, grp_items, gpos, mark)
+                # the walk
+                n_buf = 0
+                bound = -1.0
+                scan = True  # the buffer must be (re)filled before this step's pick
+                picked_mask = np.int64(0)  # aspects changed by the last pick
+                acc = 0.0
+                c = 0
+                for step in range(k_max):
+                    top = -1.0
+                    if not scan:
+                        for b in range(n_buf):
+                            if b_mask[b] & picked_mask != 0:  # its gain changed: recompute
+                                ref = b_ref[b]
+                                prod = 1.0
+                                if ref >= 0:
+                                    item = b_id[b]
+                                    p = max(t_data[ref], 0.0) * p_scale
+                                    for a in range(a_indptr[item], a_indptr[item + 1]):
+                                        prod *= 1.0 - p * s[a_indices[a]]
+                                else:
+                                    g = -ref - 1
+                                    for a in range(grp_aptr[g], grp_aptr[g + 1]):
+                                        prod *= q[grp_aidx[a]]
+                                b_gain[b] = 1.0 - prod
+                            top = max(top, b_gain[b])
+                        # a candidate left out could win or tie (gains only fall): scan again
+                        scan = bound > 0.0 and bound >= _tie_floor(top, _ABSOLUTE)
+                    if scan:
+                        scan = False
+                        top = 0.0
+                        # distinct gains in best_few, the largest ones seen (unsorted)
+                        n_few = np.int64(0)
+                        few_min = -1.0  # their smallest once there are keep_min of them
+                        for j in range(t_start, t_end):
+                            gain = 0.0
+                            if not tused[j - t_start]:
+                                item = t_indices[j]
+                                p = max(t_data[j], 0.0) * p_scale
+                                prod = 1.0
                                 for a in range(a_indptr[item], a_indptr[item + 1]):
                                     prod *= 1.0 - p * s[a_indices[a]]
-                            else:
-                                g = -ref - 1
-                                for a in range(grp_aptr[g], grp_aptr[g + 1]):
-                                    prod *= q[grp_aidx[a]]
-                            b_gain[b] = 1.0 - prod
-                        top = max(top, b_gain[b])
-                    # a candidate left out could win or tie (gains only fall): scan again
-                    scan = bound > 0.0 and bound >= _tie_floor(top, _ABSOLUTE)
-                if scan:
-                    scan = False
-                    top = 0.0
-                    # distinct gains in best_few, the largest ones seen (unsorted)
-                    n_few = np.int64(0)
-                    few_min = -1.0  # their smallest once there are keep_min of them
-                    for j in range(t_start, t_end):
-                        gain = 0.0
-                        if not tused[j - t_start]:
-                            item = t_indices[j]
-                            p = max(t_data[j], 0.0) * p_scale
-                            prod = 1.0
-                            for a in range(a_indptr[item], a_indptr[item + 1]):
-                                prod *= 1.0 - p * s[a_indices[a]]
-                            gain = 1.0 - prod
-                        gain_t[j - t_start] = gain
-                        top = max(top, gain)
-                        if gain > few_min and gain > 0.0:
-                            n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
-                    s_top = 0.0
-                    for t in range(n_touched):
-                        s_top = max(s_top, s[touched[t]])
-                    unseen = _unseen_bound(1.0, s_top, alpha, width)
-                    n_cand = 0
-                    if unseen > 0.0 and unseen >= _tie_floor(top, _ABSOLUTE):  # a group may be next
-                        # the user's aspects in buckets of falling interest (a counting sort:
-                        # bucket 0 holds the largest interest, s_top)
-                        n_b = n_touched
-                        b_scale = (n_b - 0.5) / s_top
-                        b_start[: n_b + 2] = 0
-                        b_top[:n_b] = 0.0
+                                gain = 1.0 - prod
+                            gain_t[j - t_start] = gain
+                            top = max(top, gain)
+                            if gain > few_min and gain > 0.0:
+                                n_few, few_min = _keep_few(gain, best_few, n_few, keep_min)
+                        s_top = 0.0
                         for t in range(n_touched):
-                            phi = touched[t]
-                            k = n_b - 1 - min(np.int64(s[phi] * b_scale), n_b - 1)
-                            bucket[t] = k
-                            b_start[k + 2] += 1
-                            b_top[k] = max(b_top[k], s[phi])
-                        for k in range(2, n_b + 2):
-                            b_start[k] += b_start[k - 1]
-                        for t in range(n_touched):  # b_start[k + 1]: where bucket k's next goes
-                            k = bucket[t]
-                            order[b_start[k + 1]] = touched[t]
-                            o_bucket[b_start[k + 1]] = k
-                            b_start[k + 1] += 1
-                        if pairs:  # a pair's group is checked against places not reached yet
+                            s_top = max(s_top, s[touched[t]])
+                        unseen = _unseen_bound(1.0, s_top, alpha, width)
+                        n_cand = 0
+                        # a group may be next
+                        if unseen > 0.0 and unseen >= _tie_floor(top, _ABSOLUTE):
+                            # the user's aspects in buckets of falling interest (a counting sort:
+                            # bucket 0 holds the largest interest, s_top)
+                            n_b = n_touched
+                            b_scale = (n_b - 0.5) / s_top
+                            b_start[: n_b + 2] = 0
+                            b_top[:n_b] = 0.0
                             for t in range(n_touched):
-                                arank[order[t]] = t
-                        pending = -1.0  # above the groups left out at the places reached
-                        k = 0  # bucket k is order[b_start[k]:b_start[k + 1]]
-                        while k < n_b:
-                            for place in range(b_start[k], b_start[k + 1]):
-                                phi = order[place]
-                                arank[phi] = place
-                                if not pairs:
-                                    n_cand, top, n_few, few_min = _scan_groups(
-                                        by_ptr[phi], by_ptr[phi + 1], links, place, base, gstamp,
-                                        gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
-                                        n_cand, top, best_few, n_few, few_min, keep_min)
+                                phi = touched[t]
+                                k = n_b - 1 - min(np.int64(s[phi] * b_scale), n_b - 1)
+                                bucket[t] = k
+                                b_start[k + 2] += 1
+                                b_top[k] = max(b_top[k], s[phi])
+                            for k in range(2, n_b + 2):
+                                b_start[k] += b_start[k - 1]
+                            for t in range(n_touched):  # b_start[k + 1]: where bucket k's next goes
+                                k = bucket[t]
+                                order[b_start[k + 1]] = touched[t]
+                                o_bucket[b_start[k + 1]] = k
+                                b_start[k + 1] += 1
+                            if pairs:  # a pair's group is checked against places not reached yet
+                                for t in range(n_touched):
+                                    arank[order[t]] = t
+                            pending = -1.0  # above the groups left out at the places reached
+                            k = 0  # bucket k is order[b_start[k]:b_start[k + 1]]
+                            while k < n_b:
+                                for place in range(b_start[k], b_start[k + 1]):
+                                    phi = order[place]
+                                    arank[phi] = place
+                                    if not pairs:
+                                        n_cand, top, n_few, few_min = _scan_groups(
+                                            by_ptr[phi], by_ptr[phi + 1], links, place, base,
+                                            gstamp, gpos, grp_ptr, grp_aptr, grp_aidx, arank, q,
+                                            cand, gain_c, n_cand, top, best_few, n_few, few_min,
+                                            keep_min)
+                                        continue
+                                    # with pairs, the groups whose second aspect is at place m,
+                                    # m = place + 1, ...; then (m = n_touched) those of phi alone
+                                    # (the ranks of phi and psi are lifted past every place while
+                                    # their own list is read)
+                                    arank[phi] = _LAST
+                                    m = place + 1
+                                    while m < n_touched:
+                                        psi = order[m]
+                                        arank[psi] = _LAST
+                                        n_cand, top, n_few, few_min = _scan_groups(
+                                            pair_ptr[phi * n_aspects + psi],
+                                            pair_ptr[phi * n_aspects + psi + 1], links, m + 1,
+                                            base, gstamp, gpos, grp_ptr, grp_aptr, grp_aidx, arank,
+                                            q, cand, gain_c, n_cand, top, best_few, n_few, few_min,
+                                            keep_min)
+                                        arank[psi] = m
+                                        m += 1
+                                        left = _unseen_bound(q[phi], 0.0, alpha, np.int64(0))
+                                        if m < n_touched:
+                                            left = _unseen_bound(q[phi], b_top[o_bucket[m]], alpha,
+                                                                 width - 1)
+                                        if left <= 0.0 or (few_min > left
+                                                           and left < _tie_floor(top, _ABSOLUTE)):
+                                            pending = max(pending, left)
+                                            break
+                                    if m == n_touched:  # not stopped: the groups of phi alone
+                                        n_cand, top, n_few, few_min = _scan_groups(
+                                            by_ptr[phi], by_ptr[phi + 1], links, _LAST, base,
+                                            gstamp, gpos, grp_ptr, grp_aptr, grp_aidx, arank, q,
+                                            cand, gain_c, n_cand, top, best_few, n_few, few_min,
+                                            keep_min)
+                                    arank[phi] = place
+                                place = b_start[k + 1]
+                                k += 1
+                                while k < n_b and b_start[k + 1] == b_start[k]:
+                                    k += 1  # empty buckets
+                                unseen = (-1.0 if k == n_b else
+                                      _unseen_bound(1.0, b_top[k], alpha, width))
+                                unseen = max(unseen, pending)
+                                if unseen <= 0.0 or (few_min > unseen
+                                                     and unseen < _tie_floor(top, _ABSOLUTE)):
+                                    break
+                            for t in range(n_touched if pairs else place):
+                                arank[order[t]] = _LAST
+                        bound = unseen
+                        n_buf = 0
+                        if top > 0.0:
+                            # bins 1.._BINS split [0, top] in equal widths
+                            scale = (_BINS - 0.5) / top
+                            hist[:] = 0
+                            for t in range(t_end - t_start):
+                                hist[_bin(gain_t[t], scale)] += 1
+                            for e in range(n_cand):
+                                hist[_bin(gain_c[e], scale)] += 1
+                            cut = _BINS
+                            held = hist[_BINS]
+                            while cut > 1 and held < _KEEP:
+                                cut -= 1
+                                held += hist[cut]
+                            for j in range(t_start, t_end):
+                                gain = gain_t[j - t_start]
+                                if gain <= 0.0:
                                     continue
-                                # with pairs, the groups whose second aspect is at place m,
-                                # m = place + 1, ...; then (m = n_touched) those of phi alone
-                                # (the ranks of phi and psi are lifted past every place while
-                                # their own list is read)
-                                arank[phi] = _LAST
-                                m = place + 1
-                                while m < n_touched:
-                                    psi = order[m]
-                                    arank[psi] = _LAST
-                                    n_cand, top, n_few, few_min = _scan_groups(
-                                        pair_ptr[phi * n_aspects + psi],
-                                        pair_ptr[phi * n_aspects + psi + 1], links, m + 1, base,
-                                        gstamp, gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand,
-                                        gain_c, n_cand, top, best_few, n_few, few_min, keep_min)
-                                    arank[psi] = m
-                                    m += 1
-                                    left = _unseen_bound(q[phi], 0.0, alpha, np.int64(0))
-                                    if m < n_touched:
-                                        left = _unseen_bound(q[phi], b_top[o_bucket[m]], alpha,
-                                                             width - 1)
-                                    if left <= 0.0 or (few_min > left
-                                                       and left < _tie_floor(top, _ABSOLUTE)):
-                                        pending = max(pending, left)
-                                        break
-                                if m == n_touched:  # not stopped: the groups of phi alone
-                                    n_cand, top, n_few, few_min = _scan_groups(
-                                        by_ptr[phi], by_ptr[phi + 1], links, _LAST, base, gstamp,
-                                        gpos, grp_ptr, grp_aptr, grp_aidx, arank, q, cand, gain_c,
-                                        n_cand, top, best_few, n_few, few_min, keep_min)
-                                arank[phi] = place
-                            place = b_start[k + 1]
-                            k += 1
-                            while k < n_b and b_start[k + 1] == b_start[k]:
-                                k += 1  # empty buckets
-                            unseen = (-1.0 if k == n_b else
-                                  _unseen_bound(1.0, b_top[k], alpha, width))
-                            unseen = max(unseen, pending)
-                            if unseen <= 0.0 or (few_min > unseen
-                                                 and unseen < _tie_floor(top, _ABSOLUTE)):
-                                break
-                        for t in range(n_touched if pairs else place):
-                            arank[order[t]] = _LAST
-                    bound = unseen
-                    n_buf = 0
-                    if top > 0.0:
-                        # bins 1.._BINS split [0, top] in equal widths
-                        scale = (_BINS - 0.5) / top
-                        hist[:] = 0
-                        for t in range(t_end - t_start):
-                            hist[_bin(gain_t[t], scale)] += 1
-                        for e in range(n_cand):
-                            hist[_bin(gain_c[e], scale)] += 1
-                        cut = _BINS
-                        held = hist[_BINS]
-                        while cut > 1 and held < _KEEP:
-                            cut -= 1
-                            held += hist[cut]
-                        for j in range(t_start, t_end):
-                            gain = gain_t[j - t_start]
-                            if gain <= 0.0:
-                                continue
-                            if _bin(gain, scale) >= cut:
-                                b_ref[n_buf] = j
+                                if _bin(gain, scale) >= cut:
+                                    b_ref[n_buf] = j
+                                    b_gain[n_buf] = gain
+                                    b_id[n_buf] = t_indices[j]
+                                    b_mask[n_buf] = t_mask[j - t_start] & actmask
+                                    n_buf += 1
+                                elif gain > bound:
+                                    bound = gain
+                            stamp += 1
+                            for e in range(n_cand):
+                                gain = gain_c[e]
+                                if _bin(gain, scale) < cut:
+                                    bound = max(bound, gain)
+                                    continue
+                                g = cand[e]
+                                pos = grp_ptr[g]
+                                if gstamp[g] == base:
+                                    pos = gpos[g]
+                                item = grp_items[pos]
+                                key = grp_mask[g] & actmask
+                                if actmask != -1:
+                                    # slots 1.., not row 0
+                                    h = ((key * _MIX) >> 21) & table_mask | 1
+                                    while table[h, 0] == stamp and table[h, 1] != key:
+                                        h = (h + 1) & table_mask | 1
+                                    # joins an entry: the same gain forever
+                                    if table[h, 0] == stamp:
+                                        f = table[h, 2]
+                                        gnext[g] = b_head[f]
+                                        b_head[f] = g
+                                        if item < b_id[f]:
+                                            b_id[f] = item
+                                            b_ref[f] = -(g + 1)
+                                        continue
+                                    table[h, 0] = stamp
+                                    table[h, 1] = key
+                                    table[h, 2] = n_buf
+                                b_ref[n_buf] = -(g + 1)
                                 b_gain[n_buf] = gain
-                                b_id[n_buf] = t_indices[j]
-                                b_mask[n_buf] = t_mask[j - t_start] & actmask
+                                b_id[n_buf] = item
+                                b_mask[n_buf] = key
+                                b_head[n_buf] = g
+                                gnext[g] = -1
                                 n_buf += 1
-                            elif gain > bound:
-                                bound = gain
-                        stamp += 1
-                        for e in range(n_cand):
-                            gain = gain_c[e]
-                            if _bin(gain, scale) < cut:
-                                bound = max(bound, gain)
-                                continue
-                            g = cand[e]
-                            pos = grp_ptr[g]
-                            if gstamp[g] == base:
-                                pos = gpos[g]
-                            item = grp_items[pos]
-                            key = grp_mask[g] & actmask
-                            if actmask != -1:
-                                h = ((key * _MIX) >> 21) & table_mask | 1  # slots 1.., not row 0
-                                while table[h, 0] == stamp and table[h, 1] != key:
-                                    h = (h + 1) & table_mask | 1
-                                if table[h, 0] == stamp:  # joins an entry: the same gain forever
-                                    f = table[h, 2]
-                                    gnext[g] = b_head[f]
-                                    b_head[f] = g
-                                    if item < b_id[f]:
-                                        b_id[f] = item
-                                        b_ref[f] = -(g + 1)
-                                    continue
-                                table[h, 0] = stamp
-                                table[h, 1] = key
-                                table[h, 2] = n_buf
-                            b_ref[n_buf] = -(g + 1)
-                            b_gain[n_buf] = gain
-                            b_id[n_buf] = item
-                            b_mask[n_buf] = key
-                            b_head[n_buf] = g
-                            gnext[g] = -1
-                            n_buf += 1
-                    top = -1.0
+                        top = -1.0
+                        for b in range(n_buf):
+                            top = max(top, b_gain[b])
+                    if top <= 0.0:
+                        break  # nothing left, or every gain from here on is 0
+                    # the lowest id among the gains that tie with the largest
+                    floor = _tie_floor(top, _ABSOLUTE)
+                    best = -1
                     for b in range(n_buf):
-                        top = max(top, b_gain[b])
-                if top <= 0.0:
-                    break  # nothing left, or every gain from here on is 0
-                # the lowest id among the gains that tie with the largest
-                floor = _tie_floor(top, _ABSOLUTE)
-                best = -1
-                for b in range(n_buf):
-                    if b_gain[b] >= floor and (best < 0 or b_id[b] < b_id[best]):
-                        best = b
-                item = b_id[best]
-                ref = b_ref[best]
-                acc += b_gain[best] * disc[step]
-                while c < n_cut and cutoffs[c] == step + 1:
+                        if b_gain[b] >= floor and (best < 0 or b_id[b] < b_id[best]):
+                            best = b
+                    item = b_id[best]
+                    ref = b_ref[best]
+                    acc += b_gain[best] * disc[step]
+                    while c < n_cut and cutoffs[c] == step + 1:
+                        idcg[c, i] = acc
+                        c += 1
+                    picked_mask = b_mask[best]
+                    remove = True
+                    if ref >= 0:
+                        p = max(t_data[ref], 0.0) * p_scale
+                        tused[ref - t_start] = 1
+                    else:
+                        p = alpha
+                        g = -ref - 1
+                        pos = grp_ptr[g]
+                        if gstamp[g] == base:
+                            pos = gpos[g]
+                        end = grp_ptr[g + 1]
+                        pos += 1
+                        while pos < end and mark[grp_items[pos]] == base:
+                            pos += 1
+                        gstamp[g] = base
+                        gpos[g] = pos
+                        # the entry's next id: the lowest available among its member groups
+                        low = -1
+                        member = b_head[best]
+                        while member >= 0:
+                            pos = grp_ptr[member]
+                            if gstamp[member] == base:
+                                pos = gpos[member]
+                            if pos < grp_ptr[member + 1] and \
+                                    (low < 0 or grp_items[pos] < b_id[best]):
+                                low = member
+                                b_id[best] = grp_items[pos]
+                            member = gnext[member]
+                        if low >= 0:
+                            b_ref[best] = -(low + 1)
+                            remove = False
+                    if remove:
+                        n_buf -= 1
+                        b_ref[best] = b_ref[n_buf]
+                        b_gain[best] = b_gain[n_buf]
+                        b_id[best] = b_id[n_buf]
+                        b_mask[best] = b_mask[n_buf]
+                        b_head[best] = b_head[n_buf]
+                    for a in range(a_indptr[item], a_indptr[item + 1]):
+                        phi = a_indices[a]
+                        s[phi] *= 1.0 - p
+                        q[phi] = 1.0 - alpha * s[phi]
+                while c < n_cut:
                     idcg[c, i] = acc
                     c += 1
-                picked_mask = b_mask[best]
-                remove = True
-                if ref >= 0:
-                    p = max(t_data[ref], 0.0) * p_scale
-                    tused[ref - t_start] = 1
-                else:
-                    p = alpha
-                    g = -ref - 1
-                    pos = grp_ptr[g]
-                    if gstamp[g] == base:
-                        pos = gpos[g]
-                    end = grp_ptr[g + 1]
-                    pos += 1
-                    while pos < end and mark[grp_items[pos]] == base:
-                        pos += 1
-                    gstamp[g] = base
-                    gpos[g] = pos
-                    # the entry's next id: the lowest available among its member groups
-                    low = -1
-                    member = b_head[best]
-                    while member >= 0:
-                        pos = grp_ptr[member]
-                        if gstamp[member] == base:
-                            pos = gpos[member]
-                        if pos < grp_ptr[member + 1] and (low < 0 or grp_items[pos] < b_id[best]):
-                            low = member
-                            b_id[best] = grp_items[pos]
-                        member = gnext[member]
-                    if low >= 0:
-                        b_ref[best] = -(low + 1)
-                        remove = False
-                if remove:
-                    n_buf -= 1
-                    b_ref[best] = b_ref[n_buf]
-                    b_gain[best] = b_gain[n_buf]
-                    b_id[best] = b_id[n_buf]
-                    b_mask[best] = b_mask[n_buf]
-                    b_head[best] = b_head[n_buf]
-                for a in range(a_indptr[item], a_indptr[item + 1]):
-                    phi = a_indices[a]
-                    s[phi] *= 1.0 - p
-                    q[phi] = 1.0 - alpha * s[phi]
-            while c < n_cut:
-                idcg[c, i] = acc
-                c += 1
-            for t in range(n_touched):
-                phi = touched[t]
-                s[phi] = 0.0
-                q[phi] = 1.0
+                for t in range(n_touched):
+                    phi = touched[t]
+                    s[phi] = 0.0
+                    q[phi] = 1.0
         return np.int64(1)
 
     return walk

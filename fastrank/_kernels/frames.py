@@ -163,6 +163,28 @@ def number(typingctx: Any, frame: Any, slot: Any, dtype: Any) -> Any:
     return (types.float64 if is_float else types.int64)(frame, slot, dtype), _scalar(is_float)
 
 
+@intrinsic
+def claim(typingctx: Any, counter: Any, n: Any) -> Any:
+    """counter[0] += n atomically, returning the value before: the next n rows of a walk
+    whose ranges share out rows as they come free (`claimed`)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        cell = make_array(signature.args[0])(context, builder, args[0]).data
+        step = context.cast(builder, args[1], signature.args[1], types.int64)
+        return builder.atomic_rmw("add", cell, step, "monotonic")
+
+    return types.int64(counter, n), codegen
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def claimed(n, n_chunks):
+    """How many rows a range claims at a time (`claim`) from n rows over n_chunks ranges:
+    about 256 claims a range, one row at a time for few rows. A range slowed down (its
+    core taken by another process, or its thread woken late) then leaves its rows to the
+    others instead of keeping the whole run waiting."""
+    return max(n // (256 * n_chunks), 1)
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def bounds(n, chunk, n_chunks):
     """(lo, hi): range `chunk` of n_chunks near-equal contiguous ranges of 0..n-1, the
