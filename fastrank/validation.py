@@ -519,14 +519,11 @@ def check_memory(n_bytes: int, what: str, fix: str) -> None:
     """Refuse an allocation of n_bytes that could not fit in half of this machine's memory
     (or of the process's address-space limit, if lower): a clear error instead of a
     MemoryError (or numba's SystemError) deep inside."""
-    sizes = [(size, place) for size, place in (
-        (physical_memory(), "this machine's"), (address_space_limit(), "this process's "
-                                                                        "address-space limit of"))
-        if size is not None]
-    if not sizes:
-        return
-    total, place = min(sizes)
-    if n_bytes > total // 2:
+    total, place = physical_memory(), "this machine's"
+    limit = address_space_limit()
+    if limit is not None and (total is None or limit < total):
+        total, place = limit, "this process's address-space limit of"
+    if total is not None and n_bytes > total // 2:
         raise ValueError(f"{what} would need {_size(n_bytes)}, more than half of {place} "
                          f"{_size(total)}; {fix}")
 

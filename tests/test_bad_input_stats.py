@@ -65,6 +65,21 @@ def test_the_limit_is_half_the_physical_memory(two, monkeypatch):
         fr.compare({"a": a, "b": b}, "mrr", test="randomization", n_permutations=2000)
 
 
+def test_a_lower_address_space_limit_is_the_one_named(monkeypatch):
+    monkeypatch.setattr(validation, "physical_memory", lambda: 10**12)
+    monkeypatch.setattr(validation, "address_space_limit", lambda: 40_000)
+    with pytest.raises(ValueError, match=r"more than half of this process's address-space "
+                                         r"limit of 39.1 KiB; fix"):
+        validation.check_memory(30_000, "x", "fix")
+    validation.check_memory(20_000, "x", "fix")  # within half: no error
+    monkeypatch.setattr(validation, "address_space_limit", lambda: 10**13)  # the machine's
+    with pytest.raises(ValueError, match=r"half of this machine's 931 GiB"):
+        validation.check_memory(10**12, "x", "fix")
+    monkeypatch.setattr(validation, "physical_memory", lambda: None)  # only the limit
+    with pytest.raises(ValueError, match="address-space limit of 9.09 TiB"):
+        validation.check_memory(10**13, "x", "fix")
+
+
 def test_no_limit_where_the_system_does_not_say(monkeypatch):
     import os
 
