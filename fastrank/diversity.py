@@ -430,7 +430,7 @@ class AlphaBetaNDCG:
                 t.max_row_nnz, idcg, status)
         with borrowed((chunks * int(at_i[-1]), np.int64),
                       (chunks * int(at_f[-1]), np.float64)) as (ints, floats):
-            frame = frames.Frame(*args, at_i, at_f, ints, floats, np.zeros(1, np.int64))
+            frame = frames.Frame(*args, at_i, at_f, ints, floats, frames.claim_counters(chunks))
             frames.run(frames.walk(ideal_range, frame.dtypes), frame, chunks)
         for arr in (idcg, status):
             arr.flags.writeable = False

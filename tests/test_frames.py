@@ -129,24 +129,35 @@ def test_a_frame_holds_each_array_at_numpy_s_own_address(tmp_path, monkeypatch):
     assert frames._pick_address() is frames._ctypes_address
 
 
-@pytest.mark.parametrize("n_rows, n_chunks", [(7, 1), (7, 3), (200, 2), (5000, 2), (0, 2)])
-def test_ranges_that_claim_rows_walk_each_row_once(n_rows, n_chunks):
-    """`claim` hands out rows a block at a time (`claimed`) from one shared counter: every
-    row is walked once, by whichever range came for it, and no row past the end."""
+@pytest.mark.parametrize("n_rows, n_chunks", [(7, 1), (7, 3), (200, 2), (5000, 2), (0, 2),
+                                             (3, 5)])
+@pytest.mark.parametrize("slow", [None, 0, 1])
+def test_ranges_that_claim_rows_walk_each_row_once(n_rows, n_chunks, slow):
+    """`claim` hands out rows a block at a time (`claimed`), each range's own share first,
+    then the shares after it: every row is walked once, by whichever range came for it,
+    none past the end. A range that starts late (spinning first) leaves rows of its share
+    to the others; while no range helps, each walks its own share only."""
 
     def claiming():
         @njit(cache=False)
         def walk(chunk, n_chunks, frame):
             owner = vector(frame, 0, np.int64)
             seen = vector(frame, 1, np.int64)
-            counter = vector(frame, 2, np.int64)
+            counters = vector(frame, 2, np.int64)
+            late = integer(frame, 3)
             n = owner.shape[0]
+            if chunk == late:  # some 50 ms of arithmetic before its first claim
+                x = 0.0
+                for j in range(50_000_000):
+                    x = x * 0.999 + 1.0
+                seen[0] += np.int64(x < 0)  # (keeps the loop; x is never negative)
             block = frames.claimed(n, n_chunks)
+            share = np.int64(0)
             while True:
-                first = frames.claim(counter, block)
-                if first >= n:
+                first, upto, share = frames.claim(counters, chunk, n_chunks, n, block, share)
+                if first < 0:
                     break
-                for i in range(first, min(first + block, n)):
+                for i in range(first, upto):
                     owner[i] = chunk
                     seen[i] += 1
             return np.int64(1)
@@ -155,9 +166,14 @@ def test_ranges_that_claim_rows_walk_each_row_once(n_rows, n_chunks):
 
     owner = np.full(n_rows, -1, np.int64)
     seen = np.zeros(n_rows, np.int64)
-    counter = np.zeros(1, np.int64)
-    done = frames.run(frames.walk(claiming), frames.Frame(owner, seen, counter), n_chunks)
+    counters = frames.claim_counters(n_chunks)
+    late = -1 if slow is None else slow
+    frame = frames.Frame(owner, seen, counters, late)
+    done = frames.run(frames.walk(claiming), frame, n_chunks)
     assert done.tolist() == [1] * n_chunks
     assert (seen == 1).all() and ((owner >= 0) & (owner < n_chunks)).all()
-    assert counter[0] >= n_rows  # each range claimed once more past the end, and stopped
+    if slow is None and n_chunks > 1 and n_rows >= 200:
+        # each range's share is contiguous, walked by its own range but for a helped tail
+        first_share = owner[: n_rows // n_chunks]
+        assert (first_share == 0).mean() > 0.5
     assert frames.claimed.py_func(5000, 2) == 9 and frames.claimed.py_func(200, 2) == 1

@@ -582,8 +582,8 @@ def ideal_range(dtypes):
     item_mask, n_aspects, grp_ptr, grp_items, grp_aptr, grp_aidx, grp_mask, item_group,
     by_ptr, pair_ptr, links, width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg,
     status, then the scratch of every range and where its pieces lie: at_i, at_f, ints,
-    floats (from ideal_scratch), then next_row, one int64 cell at 0 from which the ranges
-    claim their rows (`frames.claim`): arrays of the dtypes `dtypes` gives, as
+    floats (from ideal_scratch), then the counters from which the ranges claim their rows
+    (`frames.claim_counters`): arrays of the dtypes `dtypes` gives, as
     `frames.Frame.dtypes`. The walk initialises the scratch it reads before writing
     (the facade lends it from `fastrank.scratch`, as the last call left it). Returns 1."""
 
@@ -626,7 +626,7 @@ def ideal_range(dtypes):
         at_f = vector(frame, 33, dtypes[33])
         ints = vector(frame, 34, dtypes[34])
         floats = vector(frame, 35, dtypes[35])
-        next_row = vector(frame, 36, dtypes[36])
+        counters = vector(frame, 36, dtypes[36])
         n_rows = rows.shape[0]
         block = claimed(n_rows, n_chunks)
         n_items = item_group.shape[0]
@@ -683,14 +683,15 @@ def ideal_range(dtypes):
             table[h, 1] = 0
             table[h, 2] = 0
         stamp = 0
-        # rows claimed a block at a time as the range comes free, not a fixed share: a
-        # row's values depend neither on its range nor on the rows walked before it (its
-        # stamps are its own); only when the run ends does
+        # rows claimed a block at a time, from this range's share and then from the others'
+        # (frames.claim): a row's values depend neither on its range nor on the rows walked
+        # before it (its stamps are its own); only when the run ends does
+        share = np.int64(0)
         while True:
-            first = claim(next_row, block)
-            if first >= n_rows:
+            first, upto, share = claim(counters, chunk, n_chunks, n_rows, block, share)
+            if first < 0:
                 break
-            for i in range(first, min(first + block, n_rows)):
+            for i in range(first, upto):
                 for c in range(n_cut):
                     idcg[c, i] = 0.0
                 r = rows[i]

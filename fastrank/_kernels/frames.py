@@ -164,24 +164,56 @@ def number(typingctx: Any, frame: Any, slot: Any, dtype: Any) -> Any:
 
 
 @intrinsic
-def claim(typingctx: Any, counter: Any, n: Any) -> Any:
-    """counter[0] += n atomically, returning the value before: the next n rows of a walk
-    whose ranges share out rows as they come free (`claimed`)."""
+def _fetch_add(typingctx: Any, cells: Any, at: Any, n: Any) -> Any:
+    """cells[at] += n atomically, returning the value before."""
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        cell = make_array(signature.args[0])(context, builder, args[0]).data
-        step = context.cast(builder, args[1], signature.args[1], types.int64)
-        return builder.atomic_rmw("add", cell, step, "monotonic")
+        data = make_array(signature.args[0])(context, builder, args[0]).data
+        at_ = context.cast(builder, args[1], signature.args[1], types.intp)
+        step = context.cast(builder, args[2], signature.args[2], types.int64)
+        return builder.atomic_rmw("add", builder.gep(data, [at_]), step, "monotonic")
 
-    return types.int64(counter, n), codegen
+    return types.int64(cells, at, n), codegen
+
+
+# the int64 cells between two ranges' counters: each on a cache line of its own, so that a
+# range claiming rows from its own share does not pull a line away from another
+CLAIM_STRIDE = 8
+
+
+def claim_counters(n_chunks: int) -> np.ndarray:
+    """The counters of `claim` for n_chunks ranges, all at 0 (a walk's frame holds them)."""
+    return np.zeros(max(n_chunks, 1) * CLAIM_STRIDE, np.int64)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def claim(counters, chunk, n_chunks, n, block, share):
+    """The next rows of range `chunk` of a walk over rows 0..n-1, as (first, upto, share):
+    at most `block` rows (`claimed`) from its own share of the rows (`bounds`) while that
+    has rows left, then from the shares of the ranges after it in turn; first is -1 once
+    every share is taken. `share` counts the shares this range has emptied: 0 at first,
+    then what the last call returned. Each share's rows are claimed by an atomic add on
+    its counter (`claim_counters`), by its own range and by ranges come to help.
+
+    So a range slowed down (its core taken by another process a while, its thread woken
+    late, its rows costlier) leaves its last rows to the others instead of keeping the
+    whole run waiting; and while no range helps, each writes its own share's outputs
+    alone (rows claimed from one shared counter in turn wrote beside each other's, the
+    same cache lines from both cores)."""
+    while share < n_chunks:
+        owner = (chunk + share) % n_chunks
+        lo, hi = bounds(n, owner, n_chunks)
+        first = lo + _fetch_add(counters, owner * CLAIM_STRIDE, block)
+        if first < hi:
+            return first, min(first + block, hi), share
+        share += 1
+    return np.int64(-1), np.int64(-1), share
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def claimed(n, n_chunks):
     """How many rows a range claims at a time (`claim`) from n rows over n_chunks ranges:
-    about 256 claims a range, one row at a time for few rows. A range slowed down (its
-    core taken by another process, or its thread woken late) then leaves its rows to the
-    others instead of keeping the whole run waiting."""
+    about 256 claims a range, one row at a time for few rows."""
     return max(n // (256 * n_chunks), 1)
 
 
