@@ -9,8 +9,8 @@ driver (`frames.run_ranges`) calls its C wrapper; both are cached on disk as bef
 The driver takes the wrapper's address as a plain int64, which numba's dispatcher types
 and unboxes in C. Passed as numba's first-class function type, the walk was typed and
 unboxed by some twenty Python calls on every run (typeof, signature checks, the wrapper
-address looked up again): 5 of a run's 5 microseconds in a loop, several times that
-between kernels, where the interpreter runs cold.
+address looked up again): a one-range run took 4.7 microseconds in a loop, 0.63 now, and
+several times that between kernels, where the interpreter runs cold.
 """
 
 from typing import Any
