@@ -127,6 +127,11 @@ def test_a_frame_holds_each_array_at_numpy_s_own_address(tmp_path, monkeypatch):
     # where the struct read disagrees with numpy (another layout), ctypes is used
     monkeypatch.setattr(frames, "_HEADER", frames._HEADER + 8)
     assert frames._pick_address() is frames._ctypes_address
+    # and a frame built on that path holds the same cells
+    monkeypatch.setattr(frames, "_address", frames._ctypes_address)
+    for array in arrays:
+        assert frames.Frame(array).cells[0] == array.ctypes.data
+    assert frames.Frame(frames.Rows(rows)).cells[0] == rows.ctypes.data
 
 
 @pytest.mark.parametrize("n_rows, n_chunks", [(7, 1), (7, 3), (200, 2), (5000, 2), (0, 2),
