@@ -1067,9 +1067,8 @@ def ab_dcg_rows(dtypes):
     The frame holds, in order: t_indptr, t_indices, t_data, rows, topk, gam_ptr,
     gam_aspects, gam_values, gam_dense, gam_totals, shares, a_indptr, a_indices, a_table,
     n_aspects, n_items, alpha, beta, r_max, cutoffs, disc, idcg, status, out, then every
-    range's
-    scratch and where its pieces lie: at, floats (from dcg_scratch; arrays of the dtypes
-    `dtypes` gives, as `frames.Frame.dtypes`). The walk zeroes its scratch first (the
+    range's scratch and where its pieces lie: at, floats (from dcg_scratch; arrays of the
+    dtypes `dtypes` gives, as `frames.Frame.dtypes`). The walk zeroes its scratch first (the
     facade lends it from `fastrank.scratch`, as the last call left it); where `floats`
     is empty (few lists on a large catalogue, or more scratch than the pool keeps) each
     range allocates its own. Returns 1, or 0 where that allocation failed. Per item, a
