@@ -353,13 +353,16 @@ class _Pass:
 def walk_needs(slot_code: IntArray) -> dict[str, bool]:
     """What the ranking kernel's walk keeps for these slot codes: a graded ideal, that
     ideal uncut, exponential gains, the hits' positions and values (codes with a
-    parameter: ERR, nERR, RBP). Flags, not work the kernel would compile to find out."""
+    parameter: ERR, nERR, RBP), the codes outside the walk's core (`codes.CORE`). Flags,
+    not work the kernel would compile to find out."""
     found = set(slot_code.tolist())
     return {"need_ideal": bool(found & {codes.NDCG, codes.NDCG_EXP, codes.NDCG_UNCUT,
                                         codes.NERR}),
             "need_full": codes.NDCG_UNCUT in found,
             "need_exp": bool(found & {codes.NDCG_EXP, codes.DCG_EXP}),
-            "need_acc": any(code >= codes.ERR for code in found)}
+            "need_acc": any(code >= codes.ERR for code in found),
+            "need_extended": any(0 <= code < codes.ERR and code not in codes.CORE
+                                 for code in found)}
 
 
 def _group(requests: Iterable[Request],
@@ -423,11 +426,14 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
     # the walk that keeps the hits for ERR, nERR and RBP compiles only when they are asked,
     # the one that sorts a row's grades where they are not whole and small (may_need_sort)
     acc = needs["need_acc"]
+    # the walk of the core codes (codes.CORE) compiles without the others' sums and slots
+    extended = needs["need_extended"]
     # the memo of graded ideals (a walk of its own) pays for its compile in large calls
     n_memo = memo_entries(ranking.cutoffs.shape[0], ranking.slot_code.shape[0],
                           needs["need_ideal"]) if n_rows >= MEMO_ROWS else 0
     memo = n_memo > 0
-    sort_first = needs["need_ideal"] and (frames.ready(rank_rows, acc, True, *dtypes, memo)
+    sort_first = needs["need_ideal"] and (frames.ready(rank_rows, acc, True, *dtypes, memo,
+                                                       extended)
                                           or may_need_sort(data.data))
     for sorting in (True,) if sort_first else (False, True):
         # the most values of a row the walk keeps: the longest row's where it sorts them
@@ -452,8 +458,8 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
                 judged, disc, kept, frames.Rows(out), n_relevant, counted,
                 needs["need_ideal"], needs["need_full"], needs["need_exp"], np.cumsum(disc),
                 floats, ints, at, n_block, n_memo)
-            done = frames.run(frames.walk(rank_rows, acc, sorting, *dtypes, memo), frame,
-                              n_chunks)
+            walk = frames.walk(rank_rows, acc, sorting, *dtypes, memo, extended)
+            done = frames.run(walk, frame, n_chunks)
         if (done == BAD_INPUT).any():
             raise InputFlagged
         if not (done == NEEDS_SORT).any():

@@ -304,7 +304,7 @@ def test_a_walk_that_cannot_allocate_its_markers_raises_a_value_error(monkeypatc
 
 def _ranking_walks(monkeypatch):
     """A list that receives the constants of every ranking walk `frames.walk` is asked
-    for from now on: (params, sorting, the five dtypes, memo)."""
+    for from now on: (params, sorting, the five dtypes, memo, extended)."""
     from fastrank._kernels import frames
 
     built = []
@@ -410,7 +410,7 @@ def test_memo_of_graded_ideals_gives_the_walks_values(monkeypatch, entries):
     walked = _ranking_walks(monkeypatch)
 
     def memo():  # the memo constant of each ranking walk asked for
-        return [constants[-1] for constants in walked]
+        return [constants[7] for constants in walked]
 
     cases = [(["ndcg@1", "ndcg@3", "ndcg@10", "ndcg_exp@5", "nerr@10", "map@10", "precision@3",
                "auc@12"], "recsys"),
@@ -432,3 +432,46 @@ def test_memo_of_graded_ideals_gives_the_walks_values(monkeypatch, entries):
             assert_array_equal(with_memo[convention].per_user(m), plain.per_user(m))
         assert_matches_reference(truth, topk, metrics, convention)
     assert memo() and not any(memo())  # no memo: the walk without it
+
+
+@pytest.mark.parametrize("memo", [False, True])
+def test_the_walk_of_the_core_codes_gives_the_full_walk_s_values(monkeypatch, memo):
+    """A call of the core codes alone (codes.CORE: precision, recall, F1, hit rate, MRR,
+    MAP, nDCG, AUC, in each convention) runs a walk compiled without the other codes'
+    sums and slots; one other code in the call runs the full walk. The core codes' values
+    are the same to the bit either way, with whole and fractional grades, padding and
+    repeats, in the walk of small calls and in the memo's; the other codes match the
+    reference."""
+    from fastrank._kernels import ranking
+
+    rng = np.random.default_rng(31)
+    n_users, n_items = 900, 300
+    dense = np.where(rng.random((n_users, n_items)) < 0.04, rng.integers(0, 6, (n_users, n_items)),
+                     0).astype(np.float64)
+    dense[::7] *= 0.75  # fractional grades: the walk that sorts
+    dense[5] = 0.0
+    truth = sp.csr_array(dense)
+    topk = rng.integers(-1, n_items, (n_users, 12))
+    topk[::5, 3] = topk[::5, 1]  # repeats
+    if memo:
+        monkeypatch.setattr(ranking, "MEMO_ROWS", 1)
+    walked = _ranking_walks(monkeypatch)
+    core = ["precision@3", "recall@5", "f1@5", "hit_rate@5", "mrr@10", "map@10", "ndcg@3",
+            "ndcg@10", "auc@12"]
+    others = {"recsys": ["ndcg_exp@5", "r_precision", "dcg@4", "cg@3", "hits@3",
+                         "f_beta(beta=2)@5", "dcg_exp@3", "judged@5"],
+              "implicit": ["ndcg_exp@5"], "trec": ["ndcg", "num_ret@5", "num_rel"]}
+    for convention in ("recsys", "implicit", "trec"):
+        names = [m for m in core if convention != "implicit" or m[:3] in ("pre", "map", "ndc",
+                                                                           "auc")]
+        extra = others[convention]
+        walked.clear()
+        alone = fr.evaluate(truth, topk, names, convention=convention)
+        assert {constants[-1] for constants in walked} == {False}
+        walked.clear()
+        both = fr.evaluate(truth, topk, names + extra, convention=convention)
+        assert {constants[-1] for constants in walked} == {True}
+        assert walked[0][7] == memo  # the pass of the truth as given (one with nDCG)
+        for m in names:
+            assert_array_equal(alone.per_user(m), both.per_user(m))
+        assert_matches_reference(truth, topk, names + extra, convention)
