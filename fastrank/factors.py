@@ -158,11 +158,10 @@ class _Scorer:
         walk = frames.walk(topk_blocks, self.item_factors.dtype.type, rows.dtype.type,
                            self.ex_indptr.dtype.type, self.ex_indices.dtype.type,
                            t_indptr.dtype.type, t_indices.dtype.type, t_data.dtype.type,
-                           ids.dtype.type)
+                           ids.dtype.type, truth is not None)
         frame = frames.Frame(self.user_factors, self.item_factors, rows, k, self.ex_indptr,
-                             self.ex_indices, block, self.tile, self.desc_ties,
-                             truth is not None, t_indptr, t_indices, t_data, ids, scores,
-                             auc, negatives)
+                             self.ex_indices, block, self.tile, self.desc_ties, t_indptr,
+                             t_indices, t_data, ids, scores, auc, negatives)
         with single_threaded_blas():
             done = frames.run(walk, frame, n_chunks)
         if not done.all():  # the walk's C wrapper cannot raise: it returned 0

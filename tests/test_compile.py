@@ -50,6 +50,9 @@ print("RANK_WALKS=" + json.dumps({
     for key, w in fk._walks.items() if key[0].__name__ == "rank_rows"}))
 compiled.clear()
 factors = np.random.default_rng(0).random((6, 3))
+fr.evaluate_factors(factors[:2], factors[2:], truth, ["precision@2", "ndcg@2"])
+print("FACTORS_TOPK=" + json.dumps(compiled))
+compiled.clear()
 fr.evaluate_factors(factors[:2], factors[2:], truth, ["precision@2", "ndcg@2", "auc"])
 print("FACTORS=" + json.dumps(compiled))
 train = sp.csr_array(np.array([[0, 1.0, 0, 1], [1, 0, 1, 0]]))
@@ -139,10 +142,21 @@ def test_the_parallel_driver_calls_the_walks_without_linking_them_in(compile_eve
 
 
 @pytest.mark.slow
+def test_the_factors_path_without_the_full_ranking_auc_compiles_none_of_it(compile_events):
+    """The scoring walk's full-ranking AUC (the block's positives, scored by a BLAS call
+    of their own, and their counters) compiles only for a call that asks for `auc` without
+    a cutoff: half of the walk's first compile."""
+    topk_only = compile_events["FACTORS_TOPK"]
+    assert "topk_blocks.<locals>.walk" in topk_only, topk_only
+    assert not {"_positives", "_count_vs"} & set(topk_only), topk_only
+    assert {"topk_blocks.<locals>.walk", "_positives"} <= set(compile_events["FACTORS"])
+
+
+@pytest.mark.slow
 def test_the_factors_path_compiles_no_shape_error_message(compile_events):
     """np.dot and slice assignments build a shape-mismatch message in compiled code (1.8 s
     of a first call): the factors kernels call BLAS and copy rows without them."""
-    found = [name for name in compile_events["FACTORS"]
+    found = [name for name in compile_events["FACTORS_TOPK"] + compile_events["FACTORS"]
              if "shape_context" in name or "ol_str" in name]
     assert found == [], found
 

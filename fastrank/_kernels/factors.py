@@ -86,7 +86,7 @@ def _count_vs(row, x):
 
 
 def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer_type,
-                t_index_type, t_value_type, id_type):
+                t_index_type, t_value_type, id_type, want_auc):
     """The walk (`frames.run_ranges`) of a range of blocks (of `block` users each):
     top-k ids and scores (and full-ranking AUC) of the users `rows` from factors, with
     scratch of its own; returns 1, or 0 where the scratch could not be allocated.
@@ -95,12 +95,14 @@ def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer
     its AUC over every non-excluded item when want_auc (t_* is then the truth CSR: items
     with value > 0 are the positives), and neg_out[i] its number of negatives there
     (GAUC leaves out a user without any). ex_indptr / ex_indices: the sorted excluded items
-    of every user (an empty pattern when nothing is excluded).
+    of every user (an empty pattern when nothing is excluded). want_auc is a constant of
+    the closure: the walk without the full-ranking AUC compiles none of it (its block's
+    positives, scored by a BLAS call of their own, and the counters), 1.5 of its 3 s.
 
     The frame, in order: user_factors, item_factors (factor_type, C-contiguous), rows
     (row_type), k, ex_indptr, ex_indices (of the closure's ex_* types), block, tile,
-    desc_ties, want_auc, t_indptr, t_indices, t_data (the t_* types), ids_out (id_type),
-    scores_out (factor_type), auc_out (float64), neg_out (int64)."""
+    desc_ties, t_indptr, t_indices, t_data (the t_* types), ids_out (id_type), scores_out
+    (factor_type), auc_out (float64), neg_out (int64)."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, no_cpython_wrapper=True)
@@ -114,14 +116,13 @@ def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer
         block = integer(frame, 6)
         tile = integer(frame, 7)
         desc_ties = integer(frame, 8)
-        want_auc = integer(frame, 9)
-        t_indptr = vector(frame, 10, t_pointer_type)
-        t_indices = vector(frame, 11, t_index_type)
-        t_data = vector(frame, 12, t_value_type)
-        ids_out = matrix(frame, 13, id_type)
-        scores_out = matrix(frame, 14, factor_type)
-        auc_out = vector(frame, 15, np.float64)
-        neg_out = vector(frame, 16, np.int64)
+        t_indptr = vector(frame, 9, t_pointer_type)
+        t_indices = vector(frame, 10, t_index_type)
+        t_data = vector(frame, 11, t_value_type)
+        ids_out = matrix(frame, 12, id_type)
+        scores_out = matrix(frame, 13, factor_type)
+        auc_out = vector(frame, 14, np.float64)
+        neg_out = vector(frame, 15, np.int64)
         n_blocks = (rows.shape[0] + block - 1) // block
         per_chunk = (n_blocks + n_chunks - 1) // n_chunks
         b_lo = chunk * per_chunk
@@ -150,13 +151,14 @@ def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer
                 counts[r] = 0
                 ex_pos[r] = ex_indptr[u]
             users = ublk[:n_blk]
-            # the block's positives (none unless want_auc) and their AUC counters
-            pos_items, pos_scores, pos_ok = _positives(
-                users, item_factors, rows, s, n_blk, want_auc, t_indptr, t_indices, t_data,
-                ex_indptr, ex_indices, pos_start)
-            greater = np.zeros(pos_items.shape[0], dtype=np.int64)
-            equal = np.zeros(pos_items.shape[0], dtype=np.int64)
-            pos_at = pos_start.copy()
+            if want_auc:  # a constant of the closure, like its two other tests below
+                # the block's positives and their AUC counters
+                pos_items, pos_scores, pos_ok = _positives(
+                    users, item_factors, rows, s, n_blk, t_indptr, t_indices, t_data,
+                    ex_indptr, ex_indices, pos_start)
+                greater = np.zeros(pos_items.shape[0], dtype=np.int64)
+                equal = np.zeros(pos_items.shape[0], dtype=np.int64)
+                pos_at = pos_start.copy()
             for t0 in range(0, n_items, tile):
                 t1 = min(t0 + tile, n_items)
                 width = t1 - t0
@@ -208,8 +210,10 @@ def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer
         return np.int64(1)
 
     return walk
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _positives(users, item_factors, rows, s, n_blk, want, t_indptr, t_indices, t_data,
+def _positives(users, item_factors, rows, s, n_blk, t_indptr, t_indices, t_data,
                ex_indptr, ex_indices, pos_start):
     """The block's positive (value > 0) truth items, their scores and whether each is
     admissible (not excluded). pos_start[r]:pos_start[r + 1] are user r's, sorted by item.
@@ -220,10 +224,9 @@ def _positives(users, item_factors, rows, s, n_blk, want, t_indptr, t_indices, t
     total = 0
     for r in range(n_blk):
         pos_start[r] = total
-        if want:
-            u = rows[s + r]
-            for p in range(t_indptr[u], t_indptr[u + 1]):
-                total += t_data[p] > 0
+        u = rows[s + r]
+        for p in range(t_indptr[u], t_indptr[u + 1]):
+            total += t_data[p] > 0
     pos_start[n_blk] = total
     items = np.empty(total, dtype=np.int64)
     ok = np.empty(total, dtype=np.bool_)
