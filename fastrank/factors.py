@@ -24,7 +24,7 @@ from .progress import progress_bar
 from .streaming import Evaluator
 from .threads import numba_threads, parallel_turn
 from .validation import (LARGEST_INT, _n_chunks, check_int, check_memory, check_pattern,
-                         check_truth, out_of_memory, rows_or_all)
+                         check_truth, memory_guard, out_of_memory, rows_or_all)
 
 if TYPE_CHECKING:
     from .grammar import Request
@@ -135,7 +135,7 @@ class _Scorer:
         positions could only be padding); auc is full-ranking when truth is given, with
         each user's number of negatives (non-excluded non-relevant items)."""
         from ._kernels import frames
-        from ._kernels.factors import topk_blocks
+        from ._kernels.factors import scratch, topk_blocks
 
         n = rows.shape[0]
         k = self.width(k)
@@ -159,9 +159,12 @@ class _Scorer:
                            self.ex_indptr.dtype.type, self.ex_indices.dtype.type,
                            t_indptr.dtype.type, t_indices.dtype.type, t_data.dtype.type,
                            ids.dtype.type, truth is not None)
+        with memory_guard("the scoring kernel"):
+            floats, ints = scratch(n_chunks, block, self.tile, self.item_factors.shape[1],
+                                   self.item_factors.dtype)
         frame = frames.Frame(self.user_factors, self.item_factors, rows, k, self.ex_indptr,
                              self.ex_indices, block, self.tile, self.desc_ties, t_indptr,
-                             t_indices, t_data, ids, scores, auc, negatives)
+                             t_indices, t_data, ids, scores, auc, negatives, floats, ints)
         with single_threaded_blas():
             done = frames.run(walk, frame, n_chunks)
         if not done.all():  # the walk's C wrapper cannot raise: it returned 0

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from .compare import lesser
-from .frames import integer, matrix, vector
+from .frames import integer, matrix, segment, table, vector
 from .gemm import product_into
 
 _CHUNK = 64
@@ -102,7 +102,10 @@ def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer
     The frame, in order: user_factors, item_factors (factor_type, C-contiguous), rows
     (row_type), k, ex_indptr, ex_indices (of the closure's ex_* types), block, tile,
     desc_ties, t_indptr, t_indices, t_data (the t_* types), ids_out (id_type), scores_out
-    (factor_type), auc_out (float64), neg_out (int64)."""
+    (factor_type), auc_out (float64), neg_out (int64), and every range's scratch, which
+    the facade allocates at once (`scratch`): floats (factor_type), ints (int64). The
+    walk allocates nothing but the AUC's counters: each np.empty or np.zeros signature in
+    it compiled an implementation of its own, 0.3 s of a first call."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, no_cpython_wrapper=True)
@@ -123,6 +126,8 @@ def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer
         scores_out = matrix(frame, 13, factor_type)
         auc_out = vector(frame, 14, np.float64)
         neg_out = vector(frame, 15, np.int64)
+        floats = vector(frame, 16, factor_type)  # every range's scratch (`scratch`)
+        ints = vector(frame, 17, np.int64)
         n_blocks = (rows.shape[0] + block - 1) // block
         per_chunk = (n_blocks + n_chunks - 1) // n_chunks
         b_lo = chunk * per_chunk
@@ -131,15 +136,15 @@ def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer
             return np.int64(1)
         n_rows = rows.shape[0]
         n_items, n_factors = item_factors.shape
-        dtype = item_factors.dtype
-        ublk = np.empty((block, n_factors), dtype=dtype)
-        buf = np.empty(block * tile, dtype=dtype)
-        counts = np.zeros(block, dtype=np.int64)
-        ex_pos = np.zeros(block, dtype=np.int64)
-        pos_start = np.zeros(block + 1, dtype=np.int64)
+        own = chunk * block * (n_factors + tile)  # this range's scratch (see `scratch`)
+        ublk = table(floats, own, block, n_factors)
+        tiles_at = own + block * n_factors  # where the tile's scores go
+        counts = segment(ints, chunk * (3 * block + 1), block)
+        ex_pos = segment(ints, chunk * (3 * block + 1) + block, block)
+        pos_start = segment(ints, chunk * (3 * block + 1) + 2 * block, block + 1)
         for b in range(b_lo, b_hi):
             s = b * block
-            n_blk = min(block, n_rows - s)
+            n_blk = lesser(block, n_rows - s)
             for r in range(n_blk):
                 u = rows[s + r]
                 # element loops: a slice assignment compiles numba's shape-mismatch error
@@ -160,9 +165,9 @@ def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer
                 equal = np.zeros(pos_items.shape[0], dtype=np.int64)
                 pos_at = pos_start.copy()
             for t0 in range(0, n_items, tile):
-                t1 = min(t0 + tile, n_items)
+                t1 = lesser(t0 + tile, n_items)
                 width = t1 - t0
-                scores = buf[:n_blk * width].reshape((n_blk, width))
+                scores = table(floats, tiles_at, n_blk, width)
                 product_into(users, item_factors[t0:t1].T, scores)
                 for r in range(n_blk):
                     u = rows[s + r]
@@ -210,6 +215,17 @@ def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer
         return np.int64(1)
 
     return walk
+
+
+def scratch(n_chunks, block, tile, n_factors, dtype):
+    """(floats, ints): the scratch of every range of the walk of `topk_blocks`, allocated
+    by the facade at once. A range's floats are its block's user factors (block x
+    n_factors) then a tile of scores (block x tile), of the factors' dtype; its ints its
+    users' fill counts, their places in the exclusions (block each) and the block's
+    positives' starts (block + 1). The walk writes each before it reads it."""
+    floats = np.empty(n_chunks * block * (n_factors + tile), dtype)
+    ints = np.empty(n_chunks * (3 * block + 1), np.int64)
+    return floats, ints
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
