@@ -38,6 +38,7 @@ RBP_RESID = 25         # 1 - RBP of the stored view: what unjudged ranks and ran
 # sums and slots, a quarter less to compile on a first call.
 CORE = frozenset({PRECISION, PRECISION_CAPPED, RECALL, F1, HIT_RATE, MRR, AP_CAPPED, AP_FULL,
                   NDCG, NDCG_BINARY, AUC})
+CORE_BITS = sum(1 << code for code in CORE)  # the walk's test: bit `code` set
 
 # Codes of trec_eval's kernel (`fastrank._kernels.trec`), one per trec_eval measure.
 TREC_NUM_RET = 0
