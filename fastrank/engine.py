@@ -524,7 +524,7 @@ def trec_values(indptr: IntArray, indices: AnyArray, values: FloatArray, lists: 
     (slots, queries) values of the slot arrays `columns` (code, cut, point, lo, hi, extra
     levels, extra values); judged_only, num_docs and max_level as the kernel reads them."""
     from ._kernels import frames
-    from ._kernels.trec import trec_rows
+    from ._kernels.trec import GAIN_CODES, trec_rows
 
     n_rows = lists.shape[0]
     longest = max(lists.shape[1], max_row_nnz, 1)
@@ -535,8 +535,10 @@ def trec_values(indptr: IntArray, indices: AnyArray, values: FloatArray, lists: 
     frame = frames.Frame(indptr, indices, values, lists, float(level), *columns,
                          bool(judged_only), num_docs, int(max_level),
                          optional_scratch(n_docs, 16, n_chunks), log2s, max_row_nnz, out)
+    # the walk of measures without graded gains compiles none of theirs (trec_rows)
+    graded = bool(GAIN_CODES & set(columns[0].tolist()))
     walk = frames.walk(trec_rows, indptr.dtype.type, indices.dtype.type, values.dtype.type,
-                       lists.dtype.type)
+                       lists.dtype.type, graded)
     if not frames.run(walk, frame, n_chunks).all():  # a walk's C wrapper cannot raise
         raise out_of_memory("trec_eval's kernel")
     return out

@@ -127,6 +127,15 @@ def test_trec_eval_measures_alone_compile_no_ranking_kernel(compile_events):
 
 
 @pytest.mark.slow
+def test_trec_eval_measures_without_graded_gains_compile_none_of_theirs(compile_events):
+    """bpref, infAP and iprec (like trec_eval's default measures) run trec_eval's walk
+    without the ideal's sort and the gain family (`trec_rows`' `graded`): 2 s of its
+    first compile."""
+    trec = compile_events["TREC"]
+    assert not {"sort_top", "_gain_table", "_dcg_family", "_rbp", "_msort"} & set(trec), trec
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("walk", ["rank_rows", "counts", "scan", "trec_rows", "topk_blocks",
                                   "beyond_rows", "debiased_rows", "miscalibration_rows",
                                   "intent_rows", "ideal_range", "ab_dcg_rows", "alpha_rows",

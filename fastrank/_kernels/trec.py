@@ -60,6 +60,11 @@ RBP = codes.TREC_RBP
 RBP_RESID = codes.TREC_RBP_RESID
 UNJ = codes.TREC_UNJ
 
+# The measures of graded gains: ndcg_cut (the ideal of the row's levels, `sort_top`) and
+# the gain family (`_gain_table`, `_dcg_family`, `_rbp`). A walk of none of them (trec_eval's
+# default measures are) compiles none of their code: `trec_rows`' `graded`.
+GAIN_CODES = frozenset({NDCG_CUT, NDCG, DCG, IDEAL_DCG, NDCG_REL, RNDCG, G, RBP})
+
 _NONPOOL = -1.0   # trec_eval's RELVALUE_NONPOOL: retrieved, not in the qrels
 _UNJUDGED = -2.0  # RELVALUE_UNJUDGED: in the qrels with a negative level
 _INFAP_EPSILON = 0.00001
@@ -421,7 +426,7 @@ def _rprec_mult(rel, n, level, hits, n_rel, first, fraction):
     return 0.0
 
 
-def trec_rows(pointer_type, index_type, value_type, list_type):
+def trec_rows(pointer_type, index_type, value_type, list_type, graded):
     """The walk (`frames.run_ranges`) of a range of queries, with scratch of its own:
     out[s, i] = the measure of slot s for query i (see the codes above).
 
@@ -440,7 +445,12 @@ def trec_rows(pointer_type, index_type, value_type, list_type):
     and value_type), topk (the lists, of list_type), level (a float), slot_code,
     slot_cut, slot_point, slot_lo, slot_hi, extra_level, extra_value, judged_only,
     num_docs, max_level, n_docs, log2s, max_row_nnz, out (float64, C-contiguous). The
-    walk of a range returns 1, or 0 where its scratch could not be allocated."""
+    walk of a range returns 1, or 0 where its scratch could not be allocated.
+
+    `graded`, a constant of the closure, says whether the slots hold a measure of
+    GAIN_CODES: the walk without them compiles neither the ideal's sort nor the gain
+    family's functions (2 of its 5-6 s first compile; trec_eval's default measures have
+    none)."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
@@ -571,11 +581,11 @@ def trec_rows(pointer_type, index_type, value_type, list_type):
                 hits[n] = h
                 sums[n] = total
                 dcg[n] = gain_sum
-            # the ideal: positive levels, largest first
-            sort_top(gains, n_pos, n_pos, spare)  # largest first, in place
-            ideal[0] = 0.0
-            for t in range(n_pos):
-                ideal[t + 1] = ideal[t] + gains[t] / log2s[t]
+            if graded:  # a constant of the closure: ndcg_cut's ideal, levels largest first
+                sort_top(gains, n_pos, n_pos, spare)  # largest first, in place
+                ideal[0] = 0.0
+                for t in range(n_pos):
+                    ideal[t + 1] = ideal[t] + gains[t] / log2s[t]
             counted = False  # the judged documents per level, counted once a slot needs them
             interpolated = False  # smax, filled once an iprec slot needs it
             for s in range(n_slots):
@@ -617,7 +627,7 @@ def trec_rows(pointer_type, index_type, value_type, list_type):
                 elif code == MAP_CUT:
                     if n_rel > 0:
                         val = sums[m] / n_rel
-                elif code == NDCG_CUT:
+                elif graded and code == NDCG_CUT:
                     norm = ideal[lesser(c, n_pos)]
                     val = dcg[m] / norm if norm > 0.0 else dcg[m]
                 elif code == INFAP:
@@ -680,7 +690,7 @@ def trec_rows(pointer_type, index_type, value_type, list_type):
                         val = cur_p + (1.0 - p) * total
                 elif code == UNJ:
                     val = unj[m] / np.float64(c)
-                else:  # the gain measures: ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg, G, rbp
+                elif graded:  # the gain measures: ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg, G, rbp
                     if not counted:
                         for lv in range(greater(max_rel, np.int64(-1)) + 1):
                             counts[lv] = 0
