@@ -88,8 +88,9 @@ def _count_vs(row, x):
 def topk_blocks(factor_type, row_type, ex_pointer_type, ex_index_type, t_pointer_type,
                 t_index_type, t_value_type, id_type, want_auc):
     """The walk (`frames.run_ranges`) of a range of blocks (of `block` users each):
-    top-k ids and scores (and full-ranking AUC) of the users `rows` from factors, with
-    scratch of its own; returns 1, or 0 where the scratch could not be allocated.
+    top-k ids and scores (and full-ranking AUC) of the users `rows` from factors, in the
+    scratch the facade allocates; returns 1, or 0 where the AUC's counters (the one
+    allocation of the walk) could not be allocated.
 
     ids_out[i], scores_out[i]: the top-k of user rows[i] (-1 / -inf padded); auc_out[i]
     its AUC over every non-excluded item when want_auc (t_* is then the truth CSR: items
