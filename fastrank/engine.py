@@ -451,7 +451,7 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
         with memory_guard("the ranking kernel"):
             floats, ints, at, n_block = scratch(
                 n_rows, n_chunks, data.n_items, kept, ranking.cutoffs.shape[0],
-                ranking.slot_code.shape[0], min(width, largest), n_memo)
+                ranking.slot_code.shape[0], min(width, largest), n_memo, acc)
             frame = frames.Frame(
                 data.indptr, data.indices, data.data, topk, rows, data.n_items,
                 ranking.cutoffs, ranking.slot_code, ranking.slot_cut, ranking.slot_param,

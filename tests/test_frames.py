@@ -141,7 +141,10 @@ def test_ranges_that_claim_rows_walk_each_row_once(n_rows, n_chunks, slow):
     """`claim` hands out rows a block at a time (`claimed`), each range's own share first,
     then the shares after it: every row is walked once, by whichever range came for it,
     none past the end. A range that starts late (spinning first) leaves rows of its share
-    to the others; while no range helps, each walks its own share only."""
+    to the others; while no range helps, each walks its own share only. Each row takes
+    some 10 microseconds of arithmetic, so that a range's share takes longer than the
+    other thread takes to start on a loaded machine (200 rows of nothing took less, and a
+    range that started late lost most of its share)."""
 
     def claiming():
         @njit(cache=False)
@@ -150,6 +153,7 @@ def test_ranges_that_claim_rows_walk_each_row_once(n_rows, n_chunks, slow):
             seen = vector(frame, 1, np.int64)
             counters = vector(frame, 2, np.int64)
             late = integer(frame, 3)
+            spin = integer(frame, 4)
             n = owner.shape[0]
             if chunk == late:  # some 50 ms of arithmetic before its first claim
                 x = 0.0
@@ -163,8 +167,11 @@ def test_ranges_that_claim_rows_walk_each_row_once(n_rows, n_chunks, slow):
                 if first < 0:
                     break
                 for i in range(first, upto):
+                    y = 0.0
+                    for j in range(spin):
+                        y = y * 0.999 + 1.0
                     owner[i] = chunk
-                    seen[i] += 1
+                    seen[i] += 1 + np.int64(y < 0)  # (keeps the loop; y is never negative)
             return np.int64(1)
 
         return walk
@@ -173,7 +180,7 @@ def test_ranges_that_claim_rows_walk_each_row_once(n_rows, n_chunks, slow):
     seen = np.zeros(n_rows, np.int64)
     counters = frames.claim_counters(n_chunks)
     late = -1 if slow is None else slow
-    frame = frames.Frame(owner, seen, counters, late)
+    frame = frames.Frame(owner, seen, counters, late, 10_000)
     done = frames.run(frames.walk(claiming), frame, n_chunks)
     assert done.tolist() == [1] * n_chunks
     assert (seen == 1).all() and ((owner >= 0) & (owner < n_chunks)).all()

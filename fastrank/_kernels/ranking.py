@@ -16,8 +16,8 @@ are random reads), a buffer for sorting a row's relevance values, the block's ta
 a memo of graded ideals (`rank_rows` describes it). Nothing is allocated per user.
 
 Within a range, rows go by blocks of `_BLOCK`: the walk of each row (its sums kept at
-each cutoff, then its graded ideal if it has a hit), then the block's slots, a slot at a
-time, both written out in the one walk function (`rank_rows` says why).
+each cutoff), the graded ideal of each row with a hit, then the block's slots, a slot at
+a time, all written out in the one walk function (`rank_rows` says why).
 
 Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into the
 stamp of every relevant item of the row (mark[2 * item], and its value in
@@ -100,8 +100,8 @@ def _ideal_err(buf, length, top):
 # comes from n_relevant).
 _HITS, _MISSES, _FIRST_HIT, _SUM_PREC, _DCG_LIN, _DCG_EXP, _DCG_BIN, _CG, _AUC_SUM = range(9)
 _N_SUMS = 9
-_R_HITS, _SCALE, _SHIFT = range(3)
-_N_USER = 3
+_R_HITS, _SCALE, _SHIFT, _TOP, _ALL_HITS = range(5)
+_N_USER = 5
 
 # Rows of a block: the walk fills the block's ideals and sums, then its slots are
 # written.
@@ -174,22 +174,32 @@ def memo_width(n_cut, n_slots):
     return 2 * n_cut + 1 + n_slots
 
 
-def scratch(n_rows, n_chunks, n_items, kept, n_cut, n_slots, k_max, n_memo):
+def scratch(n_rows, n_chunks, n_items, kept, n_cut, n_slots, k_max, n_memo, params):
     """(floats, ints, at, n_block): the scratch of every range of rank_rows, allocated by
     the facade at once (zeroed, as the walk's stamps, grade counts and memo keys need),
     and what the walk reads it by. A range's float64 scratch is floats[c * at[_END]:]
     [:at[_END]], its pieces at the offsets `at` (_MARK, ...); its int64 scratch is
-    ints[c * (16 + n_memo):], the grade counts (16) then the memo's keys. Plain numpy:
-    numba compiled an implementation of np.empty per signature for the walk's
-    allocations, 0.25 s of a first call."""
+    ints[c * int_stride(n_memo, n_block):], the grade counts (16), the memo's keys, then
+    the block's rows that need an ideal. The hits of a block's rows (hit_at, hit_value)
+    are kept only by the walk with `params`. Plain numpy: numba compiled an
+    implementation of np.empty per signature for the walk's allocations, 0.25 s of a
+    first call."""
     n_block = max(min(_BLOCK, -(-n_rows // max(n_chunks, 1))), 1)
+    hit_rows = n_block * max(k_max, 1) if params else 1
     lengths = [2 * n_items, max(kept, 1), SMALL, n_block * n_cut, n_block * n_cut,
                n_block, n_block * n_cut * _N_SUMS, n_block * _N_USER, n_block * n_slots,
-               max(k_max, 1), max(k_max, 1), n_memo * memo_width(n_cut, n_slots)]
+               hit_rows, hit_rows, n_memo * memo_width(n_cut, n_slots)]
     at = offsets(lengths)  # ranges a whole number of cache lines apart
     floats = np.zeros(n_chunks * int(at[_END]), np.float64)
-    ints = np.zeros(n_chunks * (_TOP_GRADE + 1 + n_memo), np.int64)
+    ints = np.zeros(n_chunks * int_stride(n_memo, n_block), np.int64)
     return floats, ints, at, n_block
+
+
+def int_stride(n_memo, n_block):
+    """The int64s of a range's scratch (see scratch), which the walk finds as
+    len(ints) // n_chunks: the grade counts, the memo's keys, the block's pending rows,
+    rounded up to a cache line so that ranges share none."""
+    return (_TOP_GRADE + 1 + n_memo + n_block + 7) // 8 * 8
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -207,35 +217,42 @@ def _snapshot(snap, row, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dc
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at, hit_value, hits,
-                 ideal_err, b):
-    """The slots of codes with a parameter of row i, from the walk's hits (hit_at: their
-    0-based positions, hit_value: their values): ERR and nERR (the cascade), RBP and its
+def _param_slots(out, block, block_end, counted, slot_code, slot_cut, slot_param, cutoffs,
+                 hit_at, hit_value, user, ideal_err):
+    """The slots of codes with a parameter of the counted rows of a block, from the walk's
+    hits of row b of the block (user[b, _ALL_HITS] of them; hit_at[b]: their 0-based
+    positions, hit_value[b]: their values): ERR and nERR (the cascade), RBP and its
     residual ((1 - p)·p^position). ideal_err[b, s]: nERR's ideal ERR (found with the
-    block's ideals). Kept out of the walk, which the classic codes share."""
-    for s in range(slot_code.shape[0]):
-        code = slot_code[s]
-        if code < codes.ERR:
+    block's ideals). Kept out of the walk, which the classic codes share; called once a
+    block, so that its arrays' reference counts cost nothing."""
+    for i in range(block, block_end):
+        if not counted[i]:
             continue
-        k = cutoffs[slot_cut[s]]
-        q = slot_param[s]
-        total = 0.0
-        going = 1.0
-        for h in range(hits):
-            p = hit_at[h]
-            if p >= k:
-                break
-            if code == codes.ERR or code == codes.NERR:
-                chance = _stop_chance(hit_value[h], q)
-                total += going * chance / (p + 1.0)
-                going *= 1.0 - chance
-            else:
-                total += (1.0 - q) * q ** p
-        if code == codes.NERR:
-            total = _ratio(total, ideal_err[b, s])
-        elif code == codes.RBP_RESID:
-            total = 1.0 - total
-        out[s, i] = total
+        b = i - block
+        hits = np.int64(user[b, _ALL_HITS])
+        for s in range(slot_code.shape[0]):
+            code = slot_code[s]
+            if code < codes.ERR:
+                continue
+            k = cutoffs[slot_cut[s]]
+            q = slot_param[s]
+            total = 0.0
+            going = 1.0
+            for h in range(hits):
+                p = hit_at[b, h]
+                if p >= k:
+                    break
+                if code == codes.ERR or code == codes.NERR:
+                    chance = _stop_chance(hit_value[b, h], q)
+                    total += going * chance / (p + 1.0)
+                    going *= 1.0 - chance
+                else:
+                    total += (1.0 - q) * q ** p
+            if code == codes.NERR:
+                total = _ratio(total, ideal_err[b, s])
+            elif code == codes.RBP_RESID:
+                total = 1.0 - total
+            out[s, i] = total
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -326,20 +343,22 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     (`_other_slots`). The walk of the core codes alone, what the classic metrics and
     implicit's four ask, compiles in a quarter less time (1.7 against 2.3 s).
 
-    The rows go by blocks of _BLOCK, each in two steps written out in this one function: the
-    walk of each row (its sums kept at each cutoff, then its graded ideal), the block's
-    slots, a slot at a time. The ideal is found only for a row with a hit: the DCG of a row
-    without one is 0 at every cutoff, its nDCG 0 whatever the ideal (0 / x is 0 to the bit
-    for x >= 0, and _ratio gives 0 for 0 / 0). Its pass over the row's values (the extremes,
-    whether all are whole grades, the memo's key) reads them from the cache, right after the
-    stamps. In the stamping loop, for every row, that work cost 15 of the classic four's 79
-    ms a million rows on one thread with few hits (2026-11-27; now 4), and rows with hits
-    pay about 6 ns more. No function that takes arrays is called per user but _snapshot,
-    which LLVM inlines: numba counts references to the arrays of a called function with an
-    atomic increment and decrement, which cost a third of the walk's time. The steps are not
-    functions of their own: as `inline="always"` functions numba copied their code into the
-    walk at a cost of 0.5 s of a first call (it deep-copies a callee's IR once per block of
-    it), and as called functions the walk of 200 cutoffs ran 6% slower.
+    The rows go by blocks of _BLOCK, each in three steps written out in this one function:
+    the walk of each row (its sums kept at each cutoff), the graded ideal of each row with
+    a hit, the block's slots, a slot at a time. The ideal is found only for a row with a
+    hit: the DCG of a row without one is 0 at every cutoff, its nDCG 0 whatever the ideal
+    (0 / x is 0 to the bit for x >= 0, and _ratio gives 0 for 0 / 0). Its pass over the
+    row's values (the extremes, whether all are whole grades, the memo's key) reads them
+    from the cache, the block's rows being recent. In the stamping loop, for every row,
+    that work cost 15 of the classic four's 79 ms a million rows on one thread with few
+    hits; inside the loop of the rows, after their walk, the ideal's code (the memo's most)
+    made the rows without a hit 10-20% slower (2026-11-27). No function that takes arrays is
+    called per user but _snapshot, which LLVM inlines: numba counts references to the arrays
+    of a called function with an atomic increment and decrement, which cost a third of the
+    walk's time. The steps are not functions of their own: as `inline="always"` functions
+    numba copied their code into the walk at a cost of 0.5 s of a first call (it deep-copies
+    a callee's IR once per block of it), and as called functions the walk of 200 cutoffs
+    ran 6% slower.
 
     The scratch is allocated by the facade for every range at once (`scratch`) and read
     through views (`frames.segment`, `frames.table`): the walk allocates nothing, where
@@ -407,18 +426,23 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         width = 2 * n_cut + 1 + n_slots  # a memo entry (memo_width)
         snap = table(floats, own + at[_SNAP], n_block * n_cut, np.int64(_N_SUMS))  # sums
         user = table(floats, own + at[_USER], n_block, np.int64(_N_USER))  # r_hits, ...
-        hit_at = segment(floats, own + at[_HIT_AT], greater(k_max, np.int64(1)))
-        hit_value = segment(floats, own + at[_HIT_VALUE], greater(k_max, np.int64(1)))
-        int_stride = _TOP_GRADE + 1 + n_memo  # a range's int64s
+        # the hits of each row of the block (their positions, their values), for params
+        hit_rows = n_block if params else np.int64(1)
+        hit_cols = greater(k_max, np.int64(1)) if params else np.int64(1)
+        hit_at = table(floats, own + at[_HIT_AT], hit_rows, hit_cols)
+        hit_value = table(floats, own + at[_HIT_VALUE], hit_rows, hit_cols)
+        int_stride = ints.shape[0] // n_chunks  # a range's int64s (int_stride)
         counts = segment(ints, chunk * int_stride, np.int64(_TOP_GRADE + 1))
         keys_at = chunk * int_stride + _TOP_GRADE + 1  # the memo's keys and entries
+        pending = segment(ints, keys_at + n_memo, n_block)  # the block's rows with a hit
         memo_at = own + at[_MEMO]
         for block in range(lo, hi, n_block):
             block_end = lesser(block + n_block, hi)
 
             # The walk of each row: membership by stamps (see the module's docstring),
-            # the sums kept at each cutoff in snap, then the graded ideal of a row with a
-            # hit.
+            # the sums kept at each cutoff in snap; the rows with a hit are listed for
+            # their graded ideal.
+            n_pending = np.int64(0)
             for i in range(block, block_end):
                 b = i - block
                 base = 2.0 * (i + 1)  # exact in float64 below 2^52 rows
@@ -493,8 +517,8 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             dcg_bin += d
                             cg += v
                             if params:
-                                hit_at[hits - 1] = p
-                                hit_value[hits - 1] = v
+                                hit_at[b, hits - 1] = p
+                                hit_value[b, hits - 1] = v
                         elif st != base + 1:  # not relevant, first time in this list
                             mark[2 * item] = base + 1
                             misses += 1
@@ -514,120 +538,140 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
                               dcg_exp, dcg_bin, cg, auc_sum)
                     c += 1
-                # The row's graded ideal DCG sums, its relevant values largest first:
-                # ideal_lin[b, c] (linear gains times the user's scale; and ideal_exp[b, c]
-                # if need_exp, gains scaled by 2^-shift) is the ideal list cut at
-                # min(cutoffs[c], m); with need_full, ideal_full[b] is the linear ideal
-                # over all m values; with params, ideal_err[b, s] the ideal ERR of each
-                # nERR slot s. The memo (see the docstring) gives those of rows of up to
-                # _MEMO_ROW grades. buf gets the values, largest first, as far as needed.
-                # Only rows with a hit (so counted) need it: the others' slots divide 0.
-                if need_ideal and hits > 0:
-                    low = np.inf
-                    whole = np.bool_(True)  # whole grades 1.._TOP_GRADE
-                    key = np.int64(1)  # the grades' counts, 4 bits each (1: a used entry)
-                    for j in range(start, end):  # the row again, from the cache
-                        v = data[j]
-                        if v > 0.0:  # no branches: mixed grades would mispredict
-                            low = lesser(low, v)
-                            grade = np.int64(lesser(v, _PAST_GRADES))
-                            whole &= np.float64(grade) == v
-                            key += np.int64(1) << (grade << 2)
-                    limit = m if extended and need_full else cutoffs[n_cut - 1]
-                    length = lesser(m, limit)
-                    slot = np.int64(-1)  # the row's memo entry, if it has one
-                    known = False  # found in the memo
-                    if low == top:  # one value (a hit: m >= 1): no order to find
-                        for j in range(length):
-                            buf[j] = top
-                    elif whole:
-                        if memo and n_memo > 0 and m <= _MEMO_ROW:  # memo: as params
-                            slot = (key * _MIX >> 40) & (n_memo - 1)
-                            if ints[keys_at + slot] == key:
-                                known = True
-                                entry = memo_at + slot * width
-                                for c in range(n_cut):
-                                    ideal_lin[b, c] = floats[entry + c]
-                                    ideal_exp[b, c] = floats[entry + n_cut + c]
-                                ideal_full[b] = floats[entry + 2 * n_cut]
-                                if params:
-                                    for s in range(n_slots):
-                                        ideal_err[b, s] = floats[entry + 2 * n_cut + 1 + s]
-                        if not known:
-                            # whole grades 1..top, written back largest first from
-                            # their counts: the key's for up to _MEMO_ROW values, else
-                            # counted again (a call per row cost as much as the counting)
-                            if m > _MEMO_ROW:
-                                for j in range(start, end):
-                                    if data[j] > 0.0:
-                                        counts[np.int64(data[j])] += 1
-                            pos = np.int64(0)
-                            for g in range(np.int64(top), 0, -1):
-                                if m > _MEMO_ROW:
-                                    n_grade = counts[g]
-                                    counts[g] = 0  # left zeroed for the next row
-                                else:
-                                    n_grade = (key >> (g << 2)) & 15
-                                stop = lesser(pos + n_grade, length)
-                                for j in range(pos, stop):
-                                    buf[j] = g
-                                pos = stop
-                    elif sorting:  # a constant of the closure, like params
-                        n_buf = np.int64(0)
-                        for j in range(start, end):
-                            if data[j] > 0.0:
-                                buf[n_buf] = data[j]
-                                n_buf += 1
-                        length = sort_top(buf, m, limit, spare)
-                    else:  # a walk without the sort: the facade runs the one with it
-                        return NEEDS_SORT
-                    if not known:
-                        acc_lin = 0.0
-                        acc_exp = 0.0
-                        j = 0
-                        for c in range(n_cut):  # each cutoff sees the ideal cut at it
-                            stop = lesser(cutoffs[c], length)
-                            while j < stop:
-                                v = buf[j]
-                                acc_lin += v * scale * disc[j]
-                                if extended and need_exp:
-                                    acc_exp += _exp_gain(v, shift) * disc[j]
-                                j += 1
-                            ideal_lin[b, c] = acc_lin
-                            ideal_exp[b, c] = acc_exp
-                        if extended:  # the uncut ideal: the values past the last cutoff
-                            while j < length:
-                                acc_lin += buf[j] * scale * disc[j]
-                                j += 1
-                        ideal_full[b] = acc_lin
-                        if params:  # a constant of the closure: the plain kernel has no ERR
-                            for s in range(n_slots):
-                                if slot_code[s] == codes.NERR:
-                                    ideal_err[b, s] = _ideal_err(
-                                        buf, lesser(cutoffs[slot_cut[s]], m), slot_param[s])
-                        if memo and slot >= 0:  # remembered for the rows of the same key
-                            ints[keys_at + slot] = key
-                            entry = memo_at + slot * width
-                            for c in range(n_cut):
-                                floats[entry + c] = ideal_lin[b, c]
-                                floats[entry + n_cut + c] = ideal_exp[b, c]
-                            floats[entry + 2 * n_cut] = ideal_full[b]
-                            if params:
-                                for s in range(n_slots):
-                                    floats[entry + 2 * n_cut + 1 + s] = ideal_err[b, s]
-
                 user[b, _R_HITS] = r_hits
                 user[b, _SCALE] = scale
                 user[b, _SHIFT] = shift
-                if params and is_counted:
-                    _param_slots(out, i, slot_code, slot_cut, slot_param, cutoffs, hit_at,
-                                 hit_value, hits, ideal_err, b)
+                user[b, _TOP] = top
+                if params:
+                    user[b, _ALL_HITS] = hits
+                # Only rows with a hit (so counted) need a graded ideal: the others'
+                # slots divide 0. They are found after the block's walk, which then
+                # keeps this loop small (the memo's code in it made rows without a hit
+                # 10-20% slower).
+                if need_ideal and hits > 0:
+                    pending[n_pending] = i
+                    n_pending += 1
+
+            # The graded ideal DCG sums of each row of the block with a hit (its top,
+            # scale and shift from the user table, its truth row again from the cache),
+            # its relevant values largest first: ideal_lin[b, c] (linear gains times the
+            # user's scale; and ideal_exp[b, c] if need_exp, gains scaled by 2^-shift) is
+            # the ideal list cut at min(cutoffs[c], m); with need_full, ideal_full[b] is
+            # the linear ideal over all m values; with params, ideal_err[b, s] the ideal
+            # ERR of each nERR slot s. The memo (see the docstring) gives those of rows of
+            # up to _MEMO_ROW grades. buf gets the values, largest first, as far as needed.
+            for q in range(n_pending):
+                i = pending[q]
+                b = i - block
+                r = rows[i]
+                start = indptr[r]
+                end = indptr[r + 1]
+                m = n_relevant[i]
+                top = user[b, _TOP]
+                scale = user[b, _SCALE]
+                shift = user[b, _SHIFT]
+                low = np.inf
+                whole = np.bool_(True)  # whole grades 1.._TOP_GRADE
+                key = np.int64(1)  # the grades' counts, 4 bits each (1: a used entry)
+                for j in range(start, end):  # the row again, from the cache
+                    v = data[j]
+                    if v > 0.0:  # no branches: mixed grades would mispredict
+                        low = lesser(low, v)
+                        grade = np.int64(lesser(v, _PAST_GRADES))
+                        whole &= np.float64(grade) == v
+                        key += np.int64(1) << (grade << 2)
+                limit = m if extended and need_full else cutoffs[n_cut - 1]
+                length = lesser(m, limit)
+                slot = np.int64(-1)  # the row's memo entry, if it has one
+                known = False  # found in the memo
+                if low == top:  # one value (a hit: m >= 1): no order to find
+                    for j in range(length):
+                        buf[j] = top
+                elif whole:
+                    if memo and n_memo > 0 and m <= _MEMO_ROW:  # memo: as params
+                        slot = (key * _MIX >> 40) & (n_memo - 1)
+                        if ints[keys_at + slot] == key:
+                            known = True
+                            entry = memo_at + slot * width
+                            for c in range(n_cut):
+                                ideal_lin[b, c] = floats[entry + c]
+                                ideal_exp[b, c] = floats[entry + n_cut + c]
+                            ideal_full[b] = floats[entry + 2 * n_cut]
+                            if params:
+                                for s in range(n_slots):
+                                    ideal_err[b, s] = floats[entry + 2 * n_cut + 1 + s]
+                    if not known:
+                        # whole grades 1..top, written back largest first from
+                        # their counts: the key's for up to _MEMO_ROW values, else
+                        # counted again (a call per row cost as much as the counting)
+                        if m > _MEMO_ROW:
+                            for j in range(start, end):
+                                if data[j] > 0.0:
+                                    counts[np.int64(data[j])] += 1
+                        pos = np.int64(0)
+                        for g in range(np.int64(top), 0, -1):
+                            if m > _MEMO_ROW:
+                                n_grade = counts[g]
+                                counts[g] = 0  # left zeroed for the next row
+                            else:
+                                n_grade = (key >> (g << 2)) & 15
+                            stop = lesser(pos + n_grade, length)
+                            for j in range(pos, stop):
+                                buf[j] = g
+                            pos = stop
+                elif sorting:  # a constant of the closure, like params
+                    n_buf = np.int64(0)
+                    for j in range(start, end):
+                        if data[j] > 0.0:
+                            buf[n_buf] = data[j]
+                            n_buf += 1
+                    length = sort_top(buf, m, limit, spare)
+                else:  # a walk without the sort: the facade runs the one with it
+                    return NEEDS_SORT
+                if not known:
+                    acc_lin = 0.0
+                    acc_exp = 0.0
+                    j = 0
+                    for c in range(n_cut):  # each cutoff sees the ideal cut at it
+                        stop = lesser(cutoffs[c], length)
+                        while j < stop:
+                            v = buf[j]
+                            acc_lin += v * scale * disc[j]
+                            if extended and need_exp:
+                                acc_exp += _exp_gain(v, shift) * disc[j]
+                            j += 1
+                        ideal_lin[b, c] = acc_lin
+                        ideal_exp[b, c] = acc_exp
+                    if extended:  # the uncut ideal: the values past the last cutoff
+                        while j < length:
+                            acc_lin += buf[j] * scale * disc[j]
+                            j += 1
+                    ideal_full[b] = acc_lin
+                    if params:  # a constant of the closure: the plain kernel has no ERR
+                        for s in range(n_slots):
+                            if slot_code[s] == codes.NERR:
+                                ideal_err[b, s] = _ideal_err(
+                                    buf, lesser(cutoffs[slot_cut[s]], m), slot_param[s])
+                    if memo and slot >= 0:  # remembered for the rows of the same key
+                        ints[keys_at + slot] = key
+                        entry = memo_at + slot * width
+                        for c in range(n_cut):
+                            floats[entry + c] = ideal_lin[b, c]
+                            floats[entry + n_cut + c] = ideal_exp[b, c]
+                        floats[entry + 2 * n_cut] = ideal_full[b]
+                        if params:
+                            for s in range(n_slots):
+                                floats[entry + 2 * n_cut + 1 + s] = ideal_err[b, s]
+
+            if params:  # a constant of the closure: the plain kernel has no ERR
+                _param_slots(out, block, block_end, counted, slot_code, slot_cut,
+                             slot_param, cutoffs, hit_at, hit_value, user, ideal_err)
 
             # Then every slot of the block's counted rows, from the walk's sums at the slot's
             # cutoff and the rows' values, a slot at a time so that each row of `out` is
             # written in order. slot_param[s] is the registry entry's `kernel_param`, for
             # codes that take one. The codes of per-slot sums (ERR, RBP) were written with
-            # the walk (_param_slots).
+            # the block's ideals (_param_slots).
             for s in range(n_slots):
                 code = slot_code[s]
                 if code >= codes.ERR:
