@@ -12,7 +12,8 @@ growing metric sets (membership, the graded ideal, MAP, AUC), on one thread in C
 seconds, which a shared machine disturbs far less than wall time.
 
 It also times a bound: the least membership walk (`membership_bound`), a Numba pass that
-stamps each truth row into a per-thread array and looks each list id up, keeping only
+stamps each truth row into a per-thread array (an int64 per item) and looks each list id
+up, keeping only
 the sums of precision, MAP, DCG and AUC, with no input checks, no ideal and no per-user
 outputs. What it takes over the floor, any evaluation that looks ids up in the truth
 rows takes too.
@@ -52,13 +53,11 @@ def read_all(indptr, indices, data, topk):
 def _bound_range(indptr, indices, data, topk, disc, mark, lo, hi):
     total = 0.0
     for i in range(lo, hi):
-        base = 2.0 * (i + 1)
-        for j in range(indptr[i], indptr[i + 1]):
-            v = data[j]
-            if v > 0:
-                item = indices[j]
-                mark[2 * item] = base
-                mark[2 * item + 1] = v
+        tag = 2 * (i - lo + 1)
+        start = indptr[i]
+        for j in range(start, indptr[i + 1]):
+            if data[j] > 0:
+                mark[indices[j]] = (tag << 32) | (j - start)
         hits = 0
         sum_prec = 0.0
         dcg = 0.0
@@ -66,14 +65,14 @@ def _bound_range(indptr, indices, data, topk, disc, mark, lo, hi):
         for p in range(topk.shape[1]):
             item = topk[i, p]
             if item >= 0:
-                seen = mark[2 * item]
-                if seen == base:
-                    mark[2 * item] = base + 1
+                stamp = mark[item]
+                if stamp >> 32 == tag:
+                    mark[item] = (tag + 1) << 32
                     hits += 1
                     sum_prec += hits / (p + 1.0)
-                    dcg += mark[2 * item + 1] * disc[p]
-                elif seen != base + 1:
-                    mark[2 * item] = base + 1
+                    dcg += data[start + (stamp & 0xFFFFFFFF)] * disc[p]
+                elif stamp >> 32 != tag + 1:
+                    mark[item] = (tag + 1) << 32
                     auc += hits
         total += hits + sum_prec + dcg + auc
     return total
@@ -82,13 +81,15 @@ def _bound_range(indptr, indices, data, topk, disc, mark, lo, hi):
 @njit(parallel=True, cache=True)
 def membership_bound(indptr, indices, data, topk, n_items, n_chunks):
     """Σ over users of hits + precision sums + DCG + AUC counts, by stamps (as fastrank's
-    walk): per range an array of a stamp and a value per item, written for each truth
-    row, then read for each list id, repeated ids counted once."""
+    walk): per range an int64 per item (a tag for the row in the high 32 bits, the
+    entry's offset in the row in the low 32), written for each truth row, then read for
+    each list id, repeated ids counted once, a hit's value read from the row."""
     n = topk.shape[0]
     disc = 1.0 / np.log2(np.arange(2.0, topk.shape[1] + 2.0))
     parts = np.zeros(n_chunks)
     for chunk in prange(n_chunks):
-        parts[chunk] = _bound_range(indptr, indices, data, topk, disc, np.zeros(2 * n_items),
+        parts[chunk] = _bound_range(indptr, indices, data, topk, disc,
+                                    np.zeros(n_items, np.int64),
                                     chunk * n // n_chunks, (chunk + 1) * n // n_chunks)
     return parts.sum()
 

@@ -34,8 +34,8 @@ from .threads import n_ranges
 from .validation import (LARGEST_INT, Truth, check_memory, check_scratch, memory_guard,
                          optional_scratch, out_of_memory)
 
-# Bytes of the ranking kernel's scratch per item and range: an int64 stamp, a float64 value.
-_RANK_BYTES = 16
+# Bytes of the ranking kernel's scratch per item and range: an int64 stamp.
+_RANK_BYTES = 8
 # Rows per part of a mean: the parts of consecutive blocks of this many rows are added in
 # order, so that evaluating spans of whole blocks without keeping per-user values
 # (evaluate(per_user=False)) gives the same means to the bit. Fewer rows are one part.
@@ -413,13 +413,19 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
     scanned, or (data.scanned False, `evaluate`) checked by the walk as it reads them:
     InputFlagged if it meets what the scans refuse."""
     from ._kernels import frames  # numba loads on first use, not at import
-    from ._kernels.ranking import (BAD_INPUT, MEMO_ROWS, NEEDS_SORT, may_need_sort,
-                                   memo_entries, rank_rows, scratch)
+    from ._kernels.ranking import (BAD_INPUT, MEMO_ROWS, MOST_ITEMS, NEEDS_SORT, RANGE_ROWS,
+                                   may_need_sort, memo_entries, rank_rows, scratch)
 
     n_rows, width = topk.shape
     largest = int(ranking.cutoffs[-1])
     n_chunks = n_ranges(n_rows, threads, n_rows * width + data.indices.shape[0], data.n_items)
+    n_chunks = max(n_chunks, -(-n_rows // RANGE_ROWS))  # the stamps' tags fit 31 bits
     check_scratch(data.n_items, _RANK_BYTES, n_chunks)
+    if data.n_items >= MOST_ITEMS:  # (a machine of some 64 GiB or more gets this far)
+        raise ValueError(f"truth has {data.n_items:,} columns (items), and the ranking "
+                         f"metrics take fewer than 2^32; number the items that occur 0..n-1 "
+                         f"(e.g. with np.unique(ids, return_inverse=True)) and build the "
+                         f"matrices with that many columns")
     needs = ranking.needs
     dtypes = (data.indptr.dtype.type, data.indices.dtype.type, data.data.dtype.type,
               topk.dtype.type, rows.dtype.type)

@@ -44,6 +44,35 @@ def test_a_declared_catalogue_too_large_for_memory_is_a_clear_error(call):
         call(declared(2**41))
 
 
+def test_a_catalogue_past_the_stamps_offsets_is_a_clear_error(monkeypatch):
+    """The ranking walk's stamps keep an entry's offset in its row in 32 bits: a catalogue
+    of 2^32 items or more (which only a machine of 64 GiB or more would let past the
+    memory check) is refused by name; here the limit is lowered to the test's 5 items."""
+    from fastrank._kernels import ranking
+
+    monkeypatch.setattr(ranking, "MOST_ITEMS", 5)
+    with pytest.raises(ValueError, match=r"truth has 5 columns \(items\), and the ranking "
+                                         r"metrics take fewer than 2\^32; number the items"):
+        fr.evaluate(TRUTH, TOPK, ["ndcg@3"])
+    monkeypatch.setattr(ranking, "MOST_ITEMS", 6)
+    assert fr.evaluate(TRUTH, TOPK, ["ndcg@3"])["ndcg@3"] > 0
+
+
+def test_ranges_past_the_stamps_tags_split_into_more_ranges(monkeypatch):
+    """The stamps' tags count a range's rows in 31 bits: the facade splits the users into
+    ranges of at most RANGE_ROWS rows (2^30 - 1), whatever the threads; lowered here to 7
+    rows, 200 users in 29 ranges give the values of one range."""
+    from fastrank._kernels import ranking
+
+    truth, topk = power_law(200, 60, 8, seed=3)
+    metrics = ["ndcg@5", "map@8", "auc@8", "precision@3", "mrr@8"]
+    expected = fr.evaluate(truth, topk, metrics, n_threads=1)
+    monkeypatch.setattr(ranking, "RANGE_ROWS", 7)
+    got = fr.evaluate(truth, topk, metrics, n_threads=1)
+    for m in metrics:
+        np.testing.assert_array_equal(got.per_user(m), expected.per_user(m))
+
+
 # -- cutoffs and list lengths far past the catalogue ---------------------------------
 
 def test_topk_past_the_catalogue_pads_and_refuses_absurd_lengths():

@@ -294,9 +294,12 @@ def test_the_counts_kernel_writes_what_the_ranking_kernel_writes(judged):
 def test_a_walk_that_cannot_allocate_its_markers_raises_a_value_error(monkeypatch):
     """The walk runs through its C wrapper, which cannot raise: a failed allocation comes
     back as an unfinished range, and the facade says what ran out (the scratch check that
-    normally refuses such a catalogue first is switched off)."""
+    normally refuses such a catalogue first is switched off, and the limit of the stamps'
+    offsets, 2^32 items, lifted)."""
     engine = __import__("fastrank.engine", fromlist=["check_scratch"])
     monkeypatch.setattr(engine, "check_scratch", lambda *args, **kwargs: None)
+    from fastrank._kernels import ranking
+    monkeypatch.setattr(ranking, "MOST_ITEMS", 2 ** 62)
     truth = sp.csr_array((np.ones(2), (np.array([0, 1]), np.array([0, 5]))), shape=(2, 2 ** 42))
     with pytest.raises(ValueError, match="ranking kernel ran out of memory"):
         fr.evaluate(truth, np.array([[0, 1], [5, 0]]), ["ndcg@2"], n_threads=1)

@@ -10,20 +10,26 @@ name the error; other callers scan first, and the walk's checks never fire.
 Layout of the work: users (top-K rows) are split into `n_chunks` contiguous ranges and
 the ranges run under `prange`, in the driver that every walk of `frames` shares
 (`frames.run_ranges`, which hands the walk its arguments in a frame). Each range has
-its own part of a scratch that the facade allocates once (`scratch`): per item a stamp
-and a value, side by side in `mark` (one cache line holds both, where the walk's lookups
-are random reads), a buffer for sorting a row's relevance values, the block's tables,
-a memo of graded ideals (`rank_rows` describes it). Nothing is allocated per user.
+its own part of a scratch that the facade allocates once (`scratch`): per item one int64
+in `mark`, a stamp and where the item's entry lies in its row (see below), a buffer for
+sorting a row's relevance values, the block's tables, a memo of graded ideals (`rank_rows`
+describes it). Nothing is allocated per user.
 
 Within a range, rows go by blocks of `_BLOCK`: the walk of each row (its sums kept at
 each cutoff), the graded ideal of each row with a hit, then the block's slots, a slot at
 a time, all written out in the one walk function (`rank_rows` says why).
 
-Membership by stamps: for top-K row `i` the kernel writes `base = 2 * (i + 1)` into the
-stamp of every relevant item of the row (mark[2 * item], and its value in
-mark[2 * item + 1]), and `base + 1` for every item the walk has already seen. Stamps of
-earlier rows never equal either value, so the marker array needs no clearing between
-users. Seen items make duplicates in a list count once.
+Membership by stamps: for the top-K row `i`, `tag = 2 * (i - lo + 1)` (lo: the range's
+first row) goes into the high 32 bits of mark[item] for every relevant item of the row,
+with the entry's offset in the truth row (j - start) in the low 32 bits, and `tag + 1`
+for every item the walk has already seen. Stamps of earlier rows never equal either tag,
+so the marker array needs no clearing between users; seen items make duplicates in a list
+count once; a hit reads its value from the truth row (data[start + offset]), which the
+walk has just read. One int64 an item, where a stamp and the value took two float64s:
+the lookups are random reads, and half the footprint stays in the core's caches (the
+membership bound of bench/read_floor.py, 1M users: 16% less time with 20k items, 37%
+with 200k, 11% with 2M; 2026-11-27). The facade keeps a range under 2^30 rows (the tags
+fit 31 bits) and a catalogue under 2^32 items (a canonical row's offsets fit 32 bits).
 
 Each user writes only its own column of `out`; means are taken by the facade, so the
 values are bit-identical for any thread count.
@@ -109,8 +115,8 @@ _BLOCK = 256
 
 # The pieces of a range's float64 scratch, in order (`scratch` lays them out), and _END,
 # the float64s of a range in all.
-(_MARK, _BUF, _SPARE, _IDEAL_LIN, _IDEAL_EXP, _IDEAL_FULL, _SNAP, _USER, _IDEAL_ERR,
- _HIT_AT, _HIT_VALUE, _MEMO, _END) = range(13)
+(_BUF, _SPARE, _IDEAL_LIN, _IDEAL_EXP, _IDEAL_FULL, _SNAP, _USER, _IDEAL_ERR, _HIT_AT,
+ _HIT_VALUE, _MEMO, _END) = range(12)
 
 # The memo of graded ideals (see rank_rows): at most this many float64s a range (256 KiB,
 # within a core's L2) and this many entries; none with fewer than _MEMO_LEAST entries...
@@ -178,28 +184,36 @@ def scratch(n_rows, n_chunks, n_items, kept, n_cut, n_slots, k_max, n_memo, para
     """(floats, ints, at, n_block): the scratch of every range of rank_rows, allocated by
     the facade at once (zeroed, as the walk's stamps, grade counts and memo keys need),
     and what the walk reads it by. A range's float64 scratch is floats[c * at[_END]:]
-    [:at[_END]], its pieces at the offsets `at` (_MARK, ...); its int64 scratch is
-    ints[c * int_stride(n_memo, n_block):], the grade counts (16), the memo's keys, then
-    the block's rows that need an ideal. The hits of a block's rows (hit_at, hit_value)
-    are kept only by the walk with `params`. Plain numpy: numba compiled an
-    implementation of np.empty per signature for the walk's allocations, 0.25 s of a
-    first call."""
+    [:at[_END]], its pieces at the offsets `at` (_BUF, ...); its int64 scratch is
+    ints[c * int_stride(n_items, n_memo, n_block):], the stamps (`mark`, n_items), the
+    grade counts (16), the memo's keys, then the block's rows that need an ideal. The hits
+    of a block's rows (hit_at, hit_value) are kept only by the walk with `params`. Plain
+    numpy: numba compiled an implementation of np.empty per signature for the walk's
+    allocations, 0.25 s of a first call."""
     n_block = max(min(_BLOCK, -(-n_rows // max(n_chunks, 1))), 1)
     hit_rows = n_block * max(k_max, 1) if params else 1
-    lengths = [2 * n_items, max(kept, 1), SMALL, n_block * n_cut, n_block * n_cut,
+    lengths = [max(kept, 1), SMALL, n_block * n_cut, n_block * n_cut,
                n_block, n_block * n_cut * _N_SUMS, n_block * _N_USER, n_block * n_slots,
                hit_rows, hit_rows, n_memo * memo_width(n_cut, n_slots)]
     at = offsets(lengths)  # ranges a whole number of cache lines apart
     floats = np.zeros(n_chunks * int(at[_END]), np.float64)
-    ints = np.zeros(n_chunks * int_stride(n_memo, n_block), np.int64)
+    ints = np.zeros(n_chunks * int_stride(n_items, n_memo, n_block), np.int64)
     return floats, ints, at, n_block
 
 
-def int_stride(n_memo, n_block):
+def int_stride(n_items, n_memo, n_block):
     """The int64s of a range's scratch (see scratch), which the walk finds as
-    len(ints) // n_chunks: the grade counts, the memo's keys, the block's pending rows,
-    rounded up to a cache line so that ranges share none."""
-    return (_TOP_GRADE + 1 + n_memo + n_block + 7) // 8 * 8
+    len(ints) // n_chunks: the stamps, the grade counts, the memo's keys, the block's
+    pending rows, rounded up to a cache line so that ranges share none."""
+    return (n_items + _TOP_GRADE + 1 + n_memo + n_block + 7) // 8 * 8
+
+
+# the low 32 bits of a stamp: the entry's offset in its truth row
+_OFFSET = np.int64(0xFFFFFFFF)
+# the most rows of a range (the tags of its stamps fit 31 bits) and items (the offsets of
+# a canonical row fit 32 bits): the facade keeps within them
+RANGE_ROWS = (1 << 30) - 1
+MOST_ITEMS = 1 << 32
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -416,7 +430,6 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         n_entries = indices.shape[0]
         k_max = lesser(topk.shape[1], cutoffs[n_cut - 1])  # the positions walked
         own = chunk * at[_END]  # where this range's scratch starts
-        mark = segment(floats, own + at[_MARK], 2 * n_items)  # per item: stamp, value
         buf = segment(floats, own + at[_BUF], greater(kept, np.int64(1)))
         spare = segment(floats, own + at[_SPARE], np.int64(SMALL))  # sort_top's values
         ideal_lin = table(floats, own + at[_IDEAL_LIN], n_block, n_cut)  # block's ideals
@@ -431,9 +444,10 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
         hit_cols = greater(k_max, np.int64(1)) if params else np.int64(1)
         hit_at = table(floats, own + at[_HIT_AT], hit_rows, hit_cols)
         hit_value = table(floats, own + at[_HIT_VALUE], hit_rows, hit_cols)
-        int_stride = ints.shape[0] // n_chunks  # a range's int64s (int_stride)
-        counts = segment(ints, chunk * int_stride, np.int64(_TOP_GRADE + 1))
-        keys_at = chunk * int_stride + _TOP_GRADE + 1  # the memo's keys and entries
+        own_ints = chunk * (ints.shape[0] // n_chunks)  # a range's int64s (int_stride)
+        mark = segment(ints, own_ints, n_items)  # per item: a stamp (see the module)
+        counts = segment(ints, own_ints + n_items, np.int64(_TOP_GRADE + 1))
+        keys_at = own_ints + n_items + _TOP_GRADE + 1  # the memo's keys and entries
         pending = segment(ints, keys_at + n_memo, n_block)  # the block's rows with a hit
         memo_at = own + at[_MEMO]
         for block in range(lo, hi, n_block):
@@ -445,7 +459,9 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
             n_pending = np.int64(0)
             for i in range(block, block_end):
                 b = i - block
-                base = 2.0 * (i + 1)  # exact in float64 below 2^52 rows
+                tag = 2 * (i - lo + 1)  # the row's stamps (see the module's docstring)
+                stamp = tag << 32
+                seen = (tag + 1) << 32
                 r = rows[i]
                 start = indptr[r]
                 end = indptr[r + 1]
@@ -463,8 +479,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     previous = item
                     v = data[j]
                     if v > 0.0:
-                        mark[2 * item] = base
-                        mark[2 * item + 1] = v
+                        mark[item] = stamp | (j - start)
                         m += 1
                         top = greater(top, v)
                     elif not v > -np.inf:  # NaN or -inf (an infinity above ends in top)
@@ -502,14 +517,14 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     if item >= 0:
                         if item >= n_items:
                             return BAD_INPUT
-                        st = mark[2 * item]
-                        if st == base:  # relevant, first time in this list
-                            mark[2 * item] = base + 1
+                        st = mark[item]
+                        if st >> 32 == tag:  # relevant, first time in this list
+                            mark[item] = seen
                             hits += 1
                             sum_prec += hits / (p + 1.0)
                             if first_hit == 0:
                                 first_hit = p + 1
-                            v = mark[2 * item + 1]
+                            v = np.float64(data[start + (st & _OFFSET)])
                             d = disc[p]
                             dcg_lin += v * scale * d
                             if extended and need_exp:  # see `extended`
@@ -519,8 +534,8 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             if params:
                                 hit_at[b, hits - 1] = p
                                 hit_value[b, hits - 1] = v
-                        elif st != base + 1:  # not relevant, first time in this list
-                            mark[2 * item] = base + 1
+                        elif st >> 32 != tag + 1:  # not relevant, first time in this list
+                            mark[item] = seen
                             misses += 1
                             auc_sum += hits
                         # else: a repeated id; counts for nothing
