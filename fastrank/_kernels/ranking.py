@@ -367,12 +367,15 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     that work cost 15 of the classic four's 79 ms a million rows on one thread with few
     hits; inside the loop of the rows, after their walk, the ideal's code (the memo's most)
     made the rows without a hit 10-20% slower (2026-11-27). No function that takes arrays is
-    called per user but _snapshot, which LLVM inlines: numba counts references to the arrays
-    of a called function with an atomic increment and decrement, which cost a third of the
-    walk's time. The steps are not functions of their own: as `inline="always"` functions
-    numba copied their code into the walk at a cost of 0.5 s of a first call (it deep-copies
-    a callee's IR once per block of it), and as called functions the walk of 200 cutoffs
-    ran 6% slower.
+    called per user but _snapshot: numba counts references to the arrays of a called
+    function with an atomic increment and decrement, which cost a third of the walk's time.
+    (LLVM does not inline numba's calls of other kernels here: `greater`, _gain_scaling and
+    _snapshot are called, numba's calling convention and all, about a tenth of the walk's
+    perf samples; written out, the max became a branch that mispredicts on mixed grades,
+    6-12% slower, and as the builtin max the walk was no faster, 2026-11-27.) The steps
+    are not functions of their own: as `inline="always"` functions numba copied their code
+    into the walk at a cost of 0.5 s of a first call (it deep-copies a callee's IR once per
+    block of it), and as called functions the walk of 200 cutoffs ran 6% slower.
 
     The scratch is allocated by the facade for every range at once (`scratch`) and read
     through views (`frames.segment`, `frames.table`): the walk allocates nothing, where
