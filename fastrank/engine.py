@@ -31,8 +31,8 @@ from .grammar import Request, check_convention, curve_requests, parse_all
 from .means import counts_judged, mean_of, sum_parts
 from .result import Result
 from .threads import n_ranges
-from .validation import (LARGEST_INT, Truth, check_memory, check_scratch, memory_guard,
-                         optional_scratch, out_of_memory)
+from .validation import (LARGEST_INT, RENUMBER_ITEMS, Truth, check_memory, check_scratch,
+                         memory_guard, optional_scratch, out_of_memory)
 
 # Bytes of the ranking kernel's scratch per item and range: an int64 stamp.
 _RANK_BYTES = 8
@@ -423,9 +423,7 @@ def rank_into(data: Truth, topk: AnyArray, rows: IntArray, ranking: _Pass, judge
     check_scratch(data.n_items, _RANK_BYTES, n_chunks)
     if data.n_items >= MOST_ITEMS:  # (a machine of some 64 GiB or more gets this far)
         raise ValueError(f"truth has {data.n_items:,} columns (items), and the ranking "
-                         f"metrics take fewer than 2^32; number the items that occur 0..n-1 "
-                         f"(e.g. with np.unique(ids, return_inverse=True)) and build the "
-                         f"matrices with that many columns")
+                         f"metrics take fewer than 2^32; {RENUMBER_ITEMS}")
     needs = ranking.needs
     dtypes = (data.indptr.dtype.type, data.indices.dtype.type, data.data.dtype.type,
               topk.dtype.type, rows.dtype.type)

@@ -539,15 +539,18 @@ def optional_scratch(n_items: int, bytes_per_item: int, copies: int) -> int:
     return int(n_items) if need <= _OPTIONAL_SCRATCH else 0
 
 
+# how to shrink a catalogue declared far beyond the items used (the kernels' markers)
+RENUMBER_ITEMS = ("number the items that occur 0..n-1 (e.g. with np.unique(ids, "
+                  "return_inverse=True)) and build the matrices with that many columns")
+
+
 def check_scratch(n_items: int, bytes_per_item: int, copies: int, name: str = "truth") -> None:
     """The kernels keep a marker per item for each range of users they run: refuse a
     catalogue whose markers cannot fit (a declared shape far beyond the items used)."""
     check_memory(int(n_items) * bytes_per_item * max(int(copies), 1),
                  f"{name} has {int(n_items):,} columns (items): the kernel's per-item "
                  f"markers ({bytes_per_item} bytes per item for each of {max(copies, 1)} "
-                 f"ranges of users)",
-                 "number the items that occur 0..n-1 (e.g. with np.unique(ids, "
-                 "return_inverse=True)) and build the matrices with that many columns")
+                 f"ranges of users)", RENUMBER_ITEMS)
 
 
 @contextmanager

@@ -559,7 +559,6 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 user[b, _R_HITS] = r_hits
                 user[b, _SCALE] = scale
                 user[b, _SHIFT] = shift
-                user[b, _TOP] = top
                 if params:
                     user[b, _ALL_HITS] = hits
                 # Only rows with a hit (so counted) need a graded ideal: the others'
@@ -567,6 +566,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 # keeps this loop small (the memo's code in it made rows without a hit
                 # 10-20% slower).
                 if need_ideal and hits > 0:
+                    user[b, _TOP] = top  # read by the ideal's loop only
                     pending[n_pending] = i
                     n_pending += 1
 
