@@ -38,7 +38,12 @@ def _check_cutoffs(k: int | Iterable[int] | None, k_max: int | None, name: str =
         if k_max is None:
             raise TypeError(f"{name} is required here: pass the cutoff(s), e.g. {name}=10")
         k = k_max
-    values = [k] if isinstance(k, (int, np.integer)) or isinstance(k, bool) else list(k)
+    if isinstance(k, np.ndarray) and k.ndim == 0:
+        values = [k.item()]  # np.array(10) as 10 (check_int refuses np.array(1.5))
+    elif isinstance(k, (int, np.integer, str, bytes)) or not isinstance(k, Iterable):
+        values = [k]  # a scalar (check_int names what is wrong with it)
+    else:
+        values = list(k)
     if not values:
         raise ValueError(f"{name} is empty; pass a cutoff such as {name}=10")
     cutoffs = sorted({check_int(v, name) for v in values})

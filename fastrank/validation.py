@@ -365,6 +365,8 @@ def _int_array(values: ArrayLike, name: str, what: str) -> AnyArray:
         except ValueError:
             raise ValueError(f"{name} is ragged: it must be a rectangular array of {what}") \
                 from None
+        if values.size == 0 and values.dtype == np.float64:
+            values = values.astype(np.int64)  # `[]`: numpy's float64, not the caller's choice
     if values.dtype == np.bool_ or values.dtype.kind not in "iu":
         raise TypeError(
             f"{name} must be an integer array of {what}; got dtype {values.dtype}. Cast with "

@@ -339,6 +339,33 @@ def test_aspect_side_inputs():
         fr.evaluate(TRUTH, TOPK, ["novelty@3"], train=nan_train)
 
 
+@pytest.mark.parametrize("k", [2.0, 1.5, np.float64(2), "2", b"2", np.array(2.5), object()])
+@pytest.mark.parametrize("call", [
+    lambda k: fr.ab_ndcg(TRUTH, TOPK, sp.csr_array(np.eye(5, 2)), k=k, profile=TRUTH),
+    lambda k: fr.alpha_ndcg(TRUTH, TOPK, sp.csr_array(np.eye(5, 2)), k=k),
+    lambda k: fr.AlphaBetaNDCG(TRUTH, sp.csr_array(np.eye(5, 2)), k=k, profile=TRUTH),
+])
+def test_a_cutoff_that_is_not_an_int_is_named(call, k):
+    """A scalar cutoff that is not an int is refused by name (a float was iterated: "'float'
+    object is not iterable"); a string is one cutoff, not a sequence of characters."""
+    with pytest.raises(TypeError, match="k must be an int >= 1; got"):
+        call(k)
+
+
+def test_a_cutoff_as_a_0d_int_array_and_users_as_an_empty_list():
+    aspects = sp.csr_array(np.eye(5, 2))
+    np.testing.assert_array_equal(
+        fr.alpha_ndcg(TRUTH, TOPK, aspects, k=np.array(2)).per_user("alpha_ndcg@2"),
+        fr.alpha_ndcg(TRUTH, TOPK, aspects, k=2).per_user("alpha_ndcg@2"))
+    # `[]` is float64 to numpy, not to the caller: no rows, as np.zeros(0, int) is
+    ev = fr.Evaluator(TRUTH, ["ndcg@3"])
+    ev.update([], np.zeros((0, 3), np.int64))
+    ev.update([0, 1, 2], TOPK)
+    assert ev.result()["ndcg@3"] == fr.evaluate(TRUTH, TOPK, ["ndcg@3"])["ndcg@3"]
+    with pytest.raises(TypeError, match="users must be an integer array"):
+        ev.update(np.zeros(0), np.zeros((0, 3), np.int64))  # a float array the caller made
+
+
 # -- several Python threads at once ---------------------------------------------------
 
 def test_python_threads_with_different_thread_counts_agree_bit_for_bit():
