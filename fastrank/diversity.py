@@ -40,7 +40,7 @@ def _check_cutoffs(k: int | Iterable[int] | None, k_max: int | None, name: str =
         k = k_max
     if isinstance(k, np.ndarray) and k.ndim == 0:
         values = [k.item()]  # np.array(10) as 10 (check_int refuses np.array(1.5))
-    elif isinstance(k, (int, np.integer, str, bytes)) or not isinstance(k, Iterable):
+    elif isinstance(k, (str, bytes)) or not isinstance(k, Iterable):
         values = [k]  # a scalar (check_int names what is wrong with it)
     else:
         values = list(k)
