@@ -22,6 +22,7 @@
     fr.evaluate_sampled(scores, n_items, ["ndcg@10"])            # 1 + m sampled candidates,
                                                                  # corrected (Krichene & Rendle)
     data = fr.io.from_tables(truth_df, recs_df)                 # pandas / pyarrow / polars
+    warming = fr.warm_up(["ndcg@10"]); ...; warming.wait()      # compile beside data loading
 
 Nothing is compiled at import; numba kernels load (or compile) on first use.
 """
@@ -43,6 +44,7 @@ from .result import Result
 from .sampled import evaluate_sampled, evaluate_sampled_ranks
 from .stats import compare
 from .streaming import Evaluator
+from .warm import WarmUp, warm_up
 
 if TYPE_CHECKING:  # loaded on first use at run time (see __getattr__)
     from . import io
@@ -50,7 +52,8 @@ if TYPE_CHECKING:  # loaded on first use at run time (see __getattr__)
 __all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg",
            "alpha_ndcg", "AlphaBetaNDCG", "rmse", "mae", "evaluate_sampled",
            "evaluate_sampled_ranks", "compare", "overlap", "plot_compare", "Result",
-           "METRICS", "METRIC_NAMES", "CONVENTIONS", "DIALECTS", "io", "__version__"]
+           "METRICS", "METRIC_NAMES", "CONVENTIONS", "DIALECTS", "io", "warm_up", "WarmUp",
+           "__version__"]
 
 
 def __getattr__(name: str) -> Any:
