@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._types import DataFrame, FloatArray, IntArray
+from ._types import BoolArray, DataFrame, FloatArray, IntArray
 from .evaluation import Evaluation, UnknownMetric
 from .means import pooled_parts
 from .threads import numba_threads
@@ -112,8 +112,9 @@ class Parts:
         return Parts(self.num[pick], None if self.den is None else self.den[pick], self.power)
 
 
-def mean_parts(result: Evaluation, metric: str) -> Parts:
-    """The Parts of `metric`'s mean in a Result."""
+def mean_parts(result: Evaluation, metric: str, kept: BoolArray | None = None) -> Parts:
+    """The Parts of `metric`'s mean in a Result; for a metric that leaves users out (a
+    NaN value), over the counted users that `kept` marks (default: those it keeps)."""
     values = result.per_user(metric)  # catalogue metrics and unknown names raise here
     counted = result.counted
     num = values[counted]
@@ -125,7 +126,7 @@ def mean_parts(result: Evaluation, metric: str) -> Parts:
             f"arithmetic means: use a per-user mean instead (e.g. 'hits@k' for "
             f"num_rel_ret, 'map' for gm_map)")
     if aggregate in ("weighted", "available"):  # NaN: a user the metric leaves out
-        finite = ~np.isnan(num)
+        finite = ~np.isnan(num) if kept is None else kept
         if aggregate == "available":
             return Parts(num[finite])
         # per_user() above raised if the result kept no rows: n_relevant is an array
@@ -220,6 +221,10 @@ def compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str] | No
         Confidence of the interval of each difference (t interval) and the significance
         threshold 1 - level of the adjusted p-value.
 
+    A metric that leaves some users out (a NaN value: e.g. `insufficient="exclude"`)
+    is tested on the counted users that both the system and the baseline keep; `users`
+    says how many (`mean` and `delta` are the reported means, each over its own users).
+
     Returns
     -------
     Comparison
@@ -255,8 +260,10 @@ def compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str] | No
                 row.update(ci_low=math.nan, ci_high=math.nan, effect=math.nan,
                            p_value=math.nan)
             else:
-                row.update(_paired(mean_parts(res, metric), base_parts, test, level,
-                                   n_permutations, _derive(seed, metric, name), n_threads))
+                parts, paired_base = _pair(res, reference, metric, base_parts)
+                row["users"] = parts.num.size
+                row.update(_paired(parts, paired_base, test, level, n_permutations,
+                                   _derive(seed, metric, name), n_threads))
             rows.append(row)
     _adjust(rows, correction, 1.0 - level)
     return Comparison(rows, base, test, correction, level)
@@ -316,6 +323,18 @@ def _check_systems(results: Mapping[str, Evaluation], baseline: str | None) -> l
                 f"(K = {first.k}, {res.k}), so a metric without @k means different things; "
                 f"compare lists of one length")
     return systems
+
+
+def _pair(res: Evaluation, reference: Evaluation, metric: str,
+          base_parts: Parts) -> tuple[Parts, Parts]:
+    """The Parts of a system and of the baseline over the same users: for a metric that
+    leaves users out (a NaN value, which may differ between systems), the counted users
+    both keep; else every counted user (base_parts as given)."""
+    if res.aggregates.get(metric, "mean") not in ("weighted", "available"):
+        return mean_parts(res, metric), base_parts
+    kept = ~np.isnan(res.per_user(metric)[res.counted]) \
+        & ~np.isnan(reference.per_user(metric)[reference.counted])
+    return mean_parts(res, metric, kept), mean_parts(reference, metric, kept)
 
 
 def _derive(seed: int, metric: str, system: str) -> int:

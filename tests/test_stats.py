@@ -7,6 +7,7 @@ import math
 import numba
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import scipy.stats as st
 
 import fastrank as fr
@@ -366,3 +367,34 @@ def test_rating_errors_have_intervals_segments_and_tests_of_the_pooled_value():
 def _entry_rows(truth, rows):
     """Positions in truth.data of the entries of the given rows, in order."""
     return np.concatenate([np.arange(truth.indptr[r], truth.indptr[r + 1]) for r in rows])
+
+
+@pytest.mark.parametrize("test", ["t", "wilcoxon"])
+def test_a_metric_that_leaves_users_out_is_paired_on_the_users_both_keep(test):
+    """partial_auc with insufficient="exclude" is NaN for users whose list is too short
+    to judge, which differs between systems: the test pairs user with user, over the
+    counted users both systems keep, whether the two keep as many users or not."""
+    label = "partial_auc(insufficient=exclude)@2"
+    tested = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        truth = sp.csr_array((rng.random((12, 12)) < 0.25).astype(float))
+        a = np.array([rng.permutation(12)[:4] for _ in range(12)])
+        b = np.array([rng.permutation(12)[:4] for _ in range(12)])
+        ra, rb = fr.evaluate(truth, a, [label]), fr.evaluate(truth, b, [label])
+        pa, pb = ra.per_user(label)[ra.counted], rb.per_user(label)[rb.counted]
+        both = ~np.isnan(pa) & ~np.isnan(pb)
+        if np.array_equal(np.isnan(pa), np.isnan(pb)) or both.sum() < 3 \
+                or not np.any(pa[both] != pb[both]):
+            continue
+        row = fr.compare({"a": ra, "b": rb}, [label], test=test).to_frame().iloc[1]
+        expected = (st.ttest_rel(pb[both], pa[both]) if test == "t"
+                    else st.wilcoxon(pb[both], pa[both])).pvalue
+        assert row["users"] == both.sum()
+        assert row["p_value"] == pytest.approx(expected, rel=1e-12)
+        d = pb[both] - pa[both]
+        assert row["effect"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+        assert row["delta"] == pytest.approx(rb[label] - ra[label])
+        fr.compare({"a": ra, "b": rb}, [label], test="randomization", n_permutations=99)
+        tested += 1
+    assert tested >= 5
