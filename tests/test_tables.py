@@ -336,3 +336,34 @@ def test_negative_and_far_apart_integer_ids(scale):
                           dict(zip(("user", "item", "score"), map(list, zip(*recs)))))
     assert data.users.tolist() == list(want) and data.users.dtype == np.int64
     check_per_user(data.per_user(data.evaluate(METRICS), library="dict"), "dict", want)
+
+
+@pytest.mark.parametrize("dtype, lo, hi, n", [
+    (np.int8, -100, 100, 400), (np.int16, -30000, 30000, 16000), (np.int32, -3000, 3000, 400),
+    (np.uint8, 20, 230, 400), (np.uint16, 100, 60000, 16000),
+    (np.uint64, 2**63 - 1000, 2**63 + 1000, 400)])
+def test_narrow_integer_ids_whose_span_exceeds_their_dtype(dtype, lo, hi, n):
+    """Dense ids (a span of at most about 4 per row) of int8 or int16 whose span does not
+    fit their dtype keep their values and stay distinct (their offsets are taken in
+    int64): the same users, items and values as the ids in int64. (A span short of the
+    dtype's whole range: numpy's wrap-around hides a full one.)"""
+    rng = np.random.default_rng(3)
+    span = np.array([lo, hi], dtype=np.uint64 if lo > 2**62 else np.int64)
+    users = np.concatenate([span, span[0] + rng.integers(0, hi - lo, n - 2).astype(
+        span.dtype)]).astype(dtype)
+    items = np.concatenate([span[::-1], span[0] + rng.integers(0, hi - lo, n - 2).astype(
+        span.dtype)]).astype(dtype)
+    grades = rng.integers(1, 4, n)
+    truth = pd.DataFrame({"user": users, "item": items, "relevance": grades})
+    recs = pd.DataFrame({"user": users[::-1], "item": items, "score": rng.random(n)})
+    data = io.from_tables(truth, recs)
+    assert data.users.tolist() == sorted(set(users.tolist()))
+    assert data.items.tolist() == sorted(set(items.tolist()))
+    assert data.users.dtype == dtype
+    if dtype != np.uint64:
+        wide = io.from_tables(truth.astype({"user": np.int64, "item": np.int64}),
+                              recs.astype({"user": np.int64, "item": np.int64}))
+        assert wide.users.tolist() == data.users.tolist()
+        metrics = ["ndcg@1", "recall@1"]
+        np.testing.assert_array_equal(data.evaluate(metrics).per_user("ndcg@1"),
+                                      wide.evaluate(metrics).per_user("ndcg@1"))
