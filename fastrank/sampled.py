@@ -71,6 +71,9 @@ SAMPLING = ("binomial", "hypergeometric")
 _NEEDS_K = ("recall", "hit_rate", "precision")
 _LABEL = re.compile(r"^([a-z_]+)(?:@(\d+))?$")
 _BLOCK = 1 << 15  # full ranks R per block of the fit
+# the most probabilities (n_items × (m + 1 + metrics)) a fit computes: about half an hour
+# on a 2-core machine where 10^6 items and 100 negatives took 5 s; more is refused by name
+_MOST_FIT_WORK = 1 << 35
 
 __all__ = ["evaluate_sampled", "evaluate_sampled_ranks", "correction_table"]
 
@@ -252,6 +255,12 @@ def _fit(n_items: int, m: int, requests: Sequence[_Request], corrections: Sequen
                  f"log-factorials and blocks of {_BLOCK:,} × {width:,} probabilities)",
                  "use fewer sampled negatives, sampling='binomial', or "
                  "correction=('none', 'adjusted'), which need no fit")
+    if n_items * width > _MOST_FIT_WORK:
+        raise ValueError(
+            f"n_items: the {'/'.join(corrections)} fit walks every full rank 1..n_items, "
+            f"{n_items:,} × {width:,} probabilities here, more than {_MOST_FIT_WORK:,} "
+            f"(hours; 10^6 × 101 takes seconds): check n_items, or use "
+            f"correction=('none', 'adjusted'), which need no fit")
     log_fact = gammaln(np.arange((n_items if hyper else m) + 1, dtype=np.float64) + 1.0)
     sqrt_w = np.sqrt(weights) if weights is not None else None
     n_b = len(requests)

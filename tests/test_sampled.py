@@ -404,3 +404,16 @@ def test_a_fit_that_cannot_fit_in_memory_is_refused_by_name():
     with pytest.raises(ValueError, match="fewer sampled negatives"):
         fr.evaluate_sampled_ranks(np.array([1, 5]), 10**6, ["ndcg@10"], n_negatives=60000,
                                   correction="bv")
+
+
+@pytest.mark.parametrize("correction", ["mes", "bv"])
+def test_a_fit_over_an_absurd_catalogue_is_refused_not_run_for_hours(correction):
+    scores = np.random.default_rng(0).random((3, 101))
+    with pytest.raises(ValueError, match=r"n_items: the .* fit walks every full rank.*"
+                                         r"correction=\('none', 'adjusted'\)"):
+        fr.evaluate_sampled(scores, 10**12, "ndcg@10", correction=correction)
+    with pytest.raises(ValueError, match="n_items: the"):
+        fr.sampled.correction_table(10**12, 100, "ndcg@10", correction)
+    # the corrections without a fit take any catalogue
+    res = fr.evaluate_sampled(scores, 10**12, "ndcg@10", correction=("none", "adjusted"))
+    assert np.isfinite(res["ndcg@10[adjusted]"])
