@@ -19,6 +19,7 @@ from .evaluate import evaluate
 from .grammar import split_labels
 from .io.files import output_kind, read_inputs, write_per_user
 from .io.tables import per_user_table
+from .io.text import writable
 from .plots import plot_compare
 from .progress import stage_bar
 from .registry import CONVENTIONS, METRICS
@@ -67,6 +68,8 @@ def run_demo(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     import numba  # loaded when a kernel runs, not at import
 
     out = sys.stdout if out is None else out
+    if args.compare:  # a bad folder fails before the demo's minute of work
+        writable(args.compare, "--compare")
     # building the data takes about 64 bytes per user and list slot, 256 per user
     check_memory(args.users * (64 * args.k + 256) + args.items * 24,
                  f"the demo's data ({args.users:,} users x {args.items:,} items, K = {args.k})",
@@ -152,8 +155,9 @@ DEFAULT_METRICS = ("precision", "recall", "ndcg", "map", "mrr", "hit_rate")
 
 def run_evaluate(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     out = sys.stdout if out is None else out
-    if args.per_user:
-        output_kind(args.per_user)  # a bad name fails before the evaluation
+    if args.per_user:  # a bad name or folder fails before the evaluation
+        output_kind(args.per_user)
+        writable(args.per_user, "--per-user")
     convention = args.convention or ("trec" if args.trec else "recsys")
     steps = 3 + bool(args.per_user)
     with stage_bar(steps, _show_progress(args), "fastrank evaluate") as bar:

@@ -27,6 +27,7 @@ from ._types import AnyArray, FloatArray, IntArray, PathLike, SparseMatrix
 from . import dialects, io
 from ._kernels import codes
 from .io.lists import factorize
+from .io.text import readable
 from .engine import trec_values
 from .threads import numba_threads
 from .validation import check_int, check_truth
@@ -375,6 +376,7 @@ def read_zscores(path: PathLike) -> dict[tuple[str, str], tuple[float, float]]:
     """{(qid, measure): (mean, stddev)} of a trec_eval -Z file: lines `qid measure mean
     stddev`, numbers read as C's atof; the first line of a pair given twice wins."""
     table: dict[tuple[str, str], tuple[float, float]] = {}
+    path = readable(path, "zscores (-Z)")
     with open(path, encoding="utf-8", errors="surrogateescape") as lines:
         for number, line in enumerate(lines, start=1):
             parts = line.split()

@@ -152,7 +152,8 @@ def test_npz_truth_with_npy_or_table_topk(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("files, message", [
-    (("missing.csv", "r.csv"), "missing.csv: no such file"),
+    (("missing.csv", "r.csv"), "--truth {d}/missing.csv: no such file"),
+    (("t.csv", "missing.csv"), "--topk {d}/missing.csv: no such file"),
     (("t.csv", "r.txt"), "--topk {d}/r.txt: cannot tell the format from the name; use one of "
                          ".npy, .parquet, .csv/.tsv"),
     (("t.csv", "k.npy"), "--topk {d}/k.npy: a .npy top-K array is matched to truth by row"),
@@ -187,6 +188,21 @@ def test_errors_exit_2_with_one_line(tmp_path, capsys, files, message):
     assert message.format(d=tmp_path) in err
 
 
+def test_an_output_in_a_folder_that_does_not_exist_is_named_before_the_work(
+        csv_files, capsys, tmp_path):
+    for option, command in (("--per-user", ["evaluate", "--truth", str(csv_files[0]),
+                                            "--topk", str(csv_files[1])]),
+                            ("--compare", ["demo", "--users", "50", "--items", "20"])):
+        path = tmp_path / "no-folder" / "out.csv"
+        code, out, err = run([*command, option, str(path)], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert f"{option} {path}: the folder {str(path.parent)!r} does not exist" in err
+        folder = tmp_path / "folder.csv"
+        folder.mkdir(exist_ok=True)
+        code, out, err = run([*command, option, str(folder)], capsys)
+        assert code == 2 and f"{option} {folder}: is a directory" in err
+
+
 def test_unknown_metric_lists_the_known_ones(csv_files, capsys):
     code, _, err = run(["evaluate", "--truth", str(csv_files[0]), "--topk", str(csv_files[1]),
                         "-m", "nDCG10"], capsys)
@@ -200,7 +216,8 @@ def test_no_traceback_from_the_installed_command(tmp_path):
                            str(tmp_path / "nope.csv"), "--topk", str(tmp_path / "r.csv")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == f"fastrank evaluate: error: {tmp_path / 'nope.csv'}: no such file"
+    assert proc.stderr.strip() == \
+        f"fastrank evaluate: error: --truth {tmp_path / 'nope.csv'}: no such file"
 
 
 def _malformed_files(d):

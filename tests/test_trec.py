@@ -232,7 +232,7 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
         assert err.count("\n") == 1 and "Traceback" not in err and options[1] in err
     assert cli.main(["trec", str(tmp_path / "missing"), str(DATA / "results.test")]) == 2
     assert capsys.readouterr().err.strip() == \
-        f"fastrank trec: error: {tmp_path / 'missing'}: no such file"
+        f"fastrank trec: error: qrels {tmp_path / 'missing'}: no such file"
     assert cli.main(["trec", "-m", "nDCG", str(DATA / "qrels.test"),
                      str(DATA / "results.test")]) == 2
     assert "unknown measure 'nDCG'; fastrank's trec_eval measures are runid" in \
@@ -241,6 +241,10 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys):
     assert cli.main(["trec", str(DATA / "qrels.test"), str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "bad:2: score 'high' is not a number" in err
+    assert cli.main(["trec", "-Z", str(tmp_path / "missing"), str(DATA / "qrels.test"),
+                     str(DATA / "results.test")]) == 2
+    assert capsys.readouterr().err.strip() == \
+        f"fastrank trec: error: zscores (-Z) {tmp_path / 'missing'}: no such file"
 
 
 def test_recall_points_that_print_alike_are_two_lines(tmp_path):

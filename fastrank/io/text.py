@@ -22,6 +22,25 @@ class UnreadableFile(OSError, ValueError):
     """A path that is a directory or cannot be read (OSError and ValueError)."""
 
 
+def writable(path: PathLike, role: str = "path") -> Path:
+    """path as a Path that a file can be written to: not a directory, in a folder that
+    exists; or an error naming it and the role it plays (--per-user, ...)."""
+    path = Path(path)
+    folder = path.parent
+    try:
+        if path.is_dir():
+            raise UnreadableFile(f"{role} {path}: is a directory; name a file in it")
+        if not folder.is_dir():
+            raise MissingFile(f"{role} {path}: the folder {str(folder)!r} does not exist; "
+                              f"create it first, or name a file in an existing folder")
+    except OSError as err:  # a name too long, a loop of links, ...
+        if isinstance(err, ValueError):
+            raise
+        raise UnreadableFile(f"{role} {str(path)[:80]!r}...: cannot be written "
+                             f"({err.strerror or err})") from None
+    return path
+
+
 def readable(path: PathLike, role: str = "path") -> Path:
     """path as a Path to an existing file that is not a directory (a device or a pipe is
     fine), or an error naming it and the role it plays (qrels, run, --truth, ...)."""
@@ -30,11 +49,12 @@ def readable(path: PathLike, role: str = "path") -> Path:
     except TypeError:
         raise TypeError(f"{role} must be a file path (str or os.PathLike); got "
                         f"{type(path).__name__}") from None
+    named = f"{path}" if role == "path" else f"{role} {path}"  # the option or input
     try:
         if path.is_dir():
-            raise UnreadableFile(f"{path}: is a directory, not a file")
+            raise UnreadableFile(f"{named}: is a directory, not a file")
         if not path.exists():
-            raise MissingFile(f"{path}: no such file")
+            raise MissingFile(f"{named}: no such file")
     except OSError as err:  # a name too long, a loop of links, ...
         if isinstance(err, ValueError):
             raise
