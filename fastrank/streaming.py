@@ -26,7 +26,7 @@ from .means import counts_judged
 from .dialects import check_dialect
 from .grammar import metric_labels
 from .threads import check_n_threads, numba_threads
-from .validation import (Truth, check_bool, check_int, check_topk,
+from .validation import (LARGEST_INT, Truth, check_bool, check_int, check_topk,
                          check_truth, check_users)
 
 if TYPE_CHECKING:
@@ -94,6 +94,13 @@ class Evaluator:
         # the Plan, the rows and the store are set by k= or the first block (None before):
         # Any rather than Optional, which would need a None check at every use
         self._plan: Any = None if k is None else self._make_plan(check_int(k, "k"))
+        # Without k=, a Plan for lists as long as the largest cutoff named checks the side
+        # inputs' contents now (a propensity of 0, a train of another width), not at the
+        # first block; that block keeps it when its lists are that long.
+        self._early: Plan | None = None
+        if self._plan is None:
+            cutoffs = [r.k for r in self._requests if r.k < LARGEST_INT]
+            self._early = self._make_plan(max(cutoffs, default=1))
         self._rows: Any
         self._store: Any
         self._rows = self._store = None
@@ -135,7 +142,9 @@ class Evaluator:
         topk = check_topk(topk, data.n_items)
         rows = check_users(users, topk.shape[0], data.n_users)
         if self._plan is None:
-            self._plan = self._make_plan(topk.shape[1])
+            early, self._early = self._early, None
+            self._plan = early if early is not None and early.k == topk.shape[1] else \
+                self._make_plan(topk.shape[1])
         topk = self._fit(topk)
         if not self.repeats:
             self._check_new(rows)

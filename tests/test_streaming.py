@@ -231,3 +231,31 @@ def test_evaluate_with_progress_is_the_same(workload, capsys):
     ev = fr.Evaluator(truth, ["ndcg@10"], show_progress=True)
     ev.update(None, topk).result()
     assert "3.00k/3.00k" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("metrics, side, match", [
+    (["recall_ips@2"], dict(propensity=np.zeros(4)), "propensity contains 0.0"),
+    (["recall_ips@2"], dict(propensity=np.ones(3)), "propensity must be 1-D with one value"),
+    (["recall_ips(gamma=1)@2"], dict(propensity=np.ones(4), train=sp.csr_array(np.eye(4))),
+     "gamma= is the exponent of propensities estimated from train="),
+    (["novelty@2"], dict(train=sp.csr_array(np.ones((4, 3)))), "train has 3 columns"),
+    (["ndcg@2", "novelty"], dict(train=sp.csr_array(np.ones((2, 5)))), "train has 5 columns"),
+])
+def test_side_inputs_are_checked_when_the_evaluator_is_built(metrics, side, match):
+    """Without k=, the side inputs' contents are refused by the constructor, as with k=,
+    not at the first block."""
+    truth = sp.csr_array(np.eye(4))
+    for k in (None, 2):
+        with pytest.raises(ValueError, match=match):
+            fr.Evaluator(truth, metrics, k=k, **side)
+
+
+def test_lists_longer_than_the_largest_cutoff_get_a_plan_of_their_length():
+    truth = sp.csr_array(np.eye(4))
+    topk = np.array([[0, 1, 2], [1, 2, 3], [2, 3, 0], [3, 0, 1]])
+    ev = fr.Evaluator(truth, ["ndcg@2", "map"], train=truth)
+    assert ev.k is None
+    res = ev.update(None, topk).result()
+    assert ev.k == 3
+    want = fr.evaluate(truth, topk, ["ndcg@2", "map"])
+    assert res["map"] == want["map"] and res["ndcg@2"] == want["ndcg@2"]
