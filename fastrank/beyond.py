@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
@@ -33,8 +34,10 @@ _WHY = {"train": "the training interactions, to count each item's training users
 
 def train_parts(train: SparseMatrix, n_items: int) -> tuple[IntArray, AnyArray, FloatArray]:
     """(indptr, indices, values as float64) of a checked train matrix: n_items columns,
-    every stored value finite."""
-    indptr, indices, data, (_, cols), _ = _csr_parts(train, "train", "interactions")
+    every stored value finite, canonical (a row's indices strictly increase: repeated
+    (user, item) entries are summed on a copy, as the truth's are)."""
+    indptr, indices, data, (rows, cols), canonical = _csr_parts(train, "train",
+                                                                "interactions")
     if cols != n_items:
         raise ValueError(
             f"train has {cols} columns but truth has {n_items} items; both must index the "
@@ -43,6 +46,14 @@ def train_parts(train: SparseMatrix, n_items: int) -> tuple[IntArray, AnyArray, 
     if not np.isfinite(values).all():
         raise ValueError("train contains NaN or infinite values; every stored entry is an "
                          "interaction (a weight), so replace them (e.g. with 1)")
+    if not canonical:  # a user counts an item once, with the sum of its entries
+        canon = sp.csr_array((values.copy(), indices.copy(), indptr.copy()),
+                             shape=(rows, cols))
+        canon.sum_duplicates()  # also sorts
+        indptr, indices, values = canon.indptr, canon.indices, canon.data
+        if not np.isfinite(values).all():
+            raise ValueError("train has repeated (user, item) entries whose values sum past "
+                             "float64's range; sum them yourself, or scale them down")
     return indptr, indices, values
 
 

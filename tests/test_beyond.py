@@ -114,3 +114,26 @@ def test_missing_or_bad_side_inputs(data, metric, kwargs, match):
     truth, topk, _, _, _, _ = data
     with pytest.raises(ValueError, match=match):
         fr.evaluate(truth, topk, [metric], **kwargs)
+
+
+def test_repeated_train_entries_count_once_with_their_sum():
+    """SPEC §1: a matrix with duplicates is read as its canonical copy. A user's repeated
+    (user, item) entries in train= are one interaction of their summed value: popularity
+    (arp, novelty), the debiased metrics' propensities and calibration's profiles see
+    the same as with the summed matrix; entries that sum to 0 are no interaction."""
+    truth = sp.csr_array(np.array([[1.0, 0, 1, 0], [0, 1, 1, 0]]))
+    topk = np.array([[0, 1, 2], [3, 2, 1]])
+    aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1], [0, 0]], np.int8))
+    metrics = ["arp@3", "novelty@3", "miscalibration@2", "dcg_ips@3", "recall_ips@3"]
+    data = np.array([1.0, 1.0, 1.0, 2.0, -2.0, 1.0])
+    indices = np.array([0, 0, 1, 3, 3, 2])
+    repeated = sp.csr_matrix((data, indices, np.array([0, 3, 6])), shape=(2, 4))
+    before = repeated.copy()
+    summed = repeated.copy()
+    summed.sum_duplicates()
+    got = fr.evaluate(truth, topk, metrics, train=repeated, item_aspects=aspects)
+    want = fr.evaluate(truth, topk, metrics, train=summed, item_aspects=aspects)
+    for metric in metrics:
+        np.testing.assert_array_equal(got.per_user(metric), want.per_user(metric))
+    assert got["novelty@3"] >= 0.0  # no item has more training users than there are
+    assert (repeated != before).nnz == 0 and repeated.indices.tolist() == indices.tolist()
