@@ -557,11 +557,13 @@ def segments(result: Evaluation, labels: ArrayLike, metrics: str | Iterable[str]
     check_seed(seed)
     result.require_per_user("by()")
     labels = _check_labels(labels, result.users.shape[0])  # type: ignore[union-attr]
-    if metrics is None:
-        metrics = [m for m in result.metrics if m not in result.catalogue]
+    if metrics is None:  # the per-user means (not trec_eval's sums and geometric means)
+        metrics = [m for m in result.metrics if m not in result.catalogue
+                   and result.aggregates.get(m, "mean") not in ("sum", "geometric")]
         if not metrics:
-            raise ValueError("metrics is empty: this result has no per-user metric to give "
-                             "per segment (coverage and gini have one value each)")
+            raise ValueError("metrics is empty: this result has no per-user mean to give "
+                             "per segment (coverage and gini have one value each; sums "
+                             "and geometric means have none)")
     metrics = metric_names(metrics)
     for metric in metrics:
         result._check_metric(metric, "metrics")
@@ -580,22 +582,27 @@ def segments(result: Evaluation, labels: ArrayLike, metrics: str | Iterable[str]
     high: dict[str, FloatArray] = {}
     for metric in metrics:
         parts = mean_parts(result, metric)
+        if parts.num.shape[0] != seg.shape[0]:  # a metric that leaves users out (NaN)
+            seg_m = seg[~np.isnan(result.per_user(metric)[counted])]
+            counts_m = np.bincount(seg_m, minlength=n_seg)
+        else:
+            seg_m, counts_m = seg, counts
         weights = parts.den if parts.ratio else np.ones_like(parts.num)
-        top = np.bincount(seg, weights=parts.num, minlength=n_seg)
-        bottom = np.bincount(seg, weights=weights, minlength=n_seg)
+        top = np.bincount(seg_m, weights=parts.num, minlength=n_seg)
+        bottom = np.bincount(seg_m, weights=weights, minlength=n_seg)
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = top / bottom
         root = 1 / parts.power
         means[metric] = ratio ** root
         if method == "normal":
             lo, hi = _normal_by_segment(parts.num, weights,  # type: ignore[arg-type]
-                                        seg, n_seg, counts, ratio, level)
+                                        seg_m, n_seg, counts_m, ratio, level)
             low[metric] = np.maximum(lo, 0.0) ** root if root != 1 else lo
             high[metric] = hi ** root
         else:
             low[metric], high[metric] = np.full(n_seg, np.nan), np.full(n_seg, np.nan)
-            order = np.argsort(seg, kind="stable")
-            bounds = np.concatenate([[0], np.cumsum(counts)])
+            order = np.argsort(seg_m, kind="stable")
+            bounds = np.concatenate([[0], np.cumsum(counts_m)])
             for s in range(n_seg):
                 low[metric][s], high[metric][s] = interval(
                     parts.take(order[bounds[s]:bounds[s + 1]]), level=level,

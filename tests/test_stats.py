@@ -398,3 +398,43 @@ def test_a_metric_that_leaves_users_out_is_paired_on_the_users_both_keep(test):
         fr.compare({"a": ra, "b": rb}, [label], test="randomization", n_permutations=99)
         tested += 1
     assert tested >= 5
+
+
+@pytest.mark.parametrize("method", ["normal", "bootstrap"])
+def test_segments_of_metrics_that_leave_users_out(method):
+    """gauc (weighted by m) and partial_auc(insufficient=exclude) are NaN for some counted
+    users: each segment's mean is over its users with a value, as the overall mean."""
+    rng = np.random.default_rng(5)
+    dense = (rng.random((40, 9)) < 0.3) * rng.integers(1, 3, (40, 9))
+    dense[[0, 4, 7]] = 1  # every item relevant: no negative to rank, no gauc
+    truth = sp.csr_array(dense)
+    factors = rng.random((49, 4))
+    res = fr.evaluate_factors(factors[:40], factors[40:], truth, ["gauc", "ndcg@3"])
+    labels = np.arange(40) % 3
+    gauc = res.per_user("gauc")
+    assert np.isnan(gauc[res.counted]).any()  # the case under test
+    seg = res.by(labels, method=method, seed=0)
+    m = res.n_relevant.astype(float)
+    for s in range(3):
+        keep = res.counted & (labels == s) & ~np.isnan(gauc)
+        assert seg.means["gauc"][s] == pytest.approx((gauc[keep] * m[keep]).sum()
+                                                     / m[keep].sum(), rel=1e-12)
+        assert np.isfinite(seg.low["gauc"][s]) and seg.low["gauc"][s] <= seg.high["gauc"][s]
+    label = "partial_auc(insufficient=exclude)@2"
+    lists = np.array([(rng.permutation(9)[:n].tolist() + [-1] * 4)[:4]
+                      for n in rng.integers(1, 5, 40)])
+    res = fr.evaluate(truth, lists, [label])
+    values = res.per_user(label)
+    seg = res.by(labels, method=method, seed=0)
+    for s in range(3):
+        keep = res.counted & (labels == s) & ~np.isnan(values)
+        assert seg.means[label][s] == pytest.approx(values[keep].mean(), rel=1e-12)
+
+
+def test_segments_by_default_leave_out_sums_and_geometric_means():
+    truth = sp.csr_array(np.array([[1.0, 0, 2], [0, 1, 0], [1, 1, 0]]))
+    topk = np.array([[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+    res = fr.evaluate(truth, topk, ["map", "num_rel_ret", "gm_map", "ndcg@2"],
+                      convention="trec")
+    seg = res.by(["a", "b", "a"])
+    assert seg.metrics == ("map", "ndcg@2")
