@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .engine import Plan, parse_requests
+from .evaluate import evaluate
 from .validation import check_int
 
 # the dtypes the kernels read in place (see fr.evaluate)
@@ -209,8 +210,6 @@ def _ready_here(spec: dict[str, Any]) -> bool:
     process does). Cached, the later call finds its kernels loaded."""
     from numba.core import config, event
 
-    from .evaluate import evaluate
-
     if config.DISABLE_JIT:  # nothing to compile
         return True
     truth, topk = stand_in(spec["n_users"], spec["k"], spec["values"], spec["indices"],
@@ -234,8 +233,6 @@ _CHILD = "import sys; from fastrank.warm import _main; sys.exit(_main(sys.argv[1
 
 def _main(argv: list[str]) -> int:
     """The background process: evaluate the stand-in of the spec argv[0] (JSON)."""
-    from .evaluate import evaluate
-
     spec = json.loads(argv[0])
     truth, topk = stand_in(spec["n_users"], spec["k"], spec["values"], spec["indices"],
                            spec["ids"])
