@@ -74,9 +74,16 @@ def _vectors(item_vectors: ArrayLike, n_items: int) -> FloatArray:
         raise ValueError(
             f"item_vectors must be a (n_items={n_items}, dims) array; got shape "
             f"{vectors.shape}")
+    if vectors.shape[1] == 0:
+        raise ValueError(f"item_vectors has 0 dimensions per item (shape {vectors.shape}): "
+                         f"cosine distances need vectors of at least one dimension")
     vectors = vectors.astype(np.float64)
     if not np.isfinite(vectors).all():
         raise ValueError("item_vectors contains NaN or infinite values")
+    # each vector divided by its largest |entry| first: cosine is the same at any scale,
+    # and the norm of 1e-200 or 1e200 entries neither underflows to 0 nor overflows
+    largest = np.abs(vectors).max(axis=1, keepdims=True)
+    vectors = np.divide(vectors, largest, out=np.zeros_like(vectors), where=largest > 0)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return np.divide(vectors, norms,  # type: ignore[no-any-return]  # numpy: Any with out=
                      out=np.zeros_like(vectors), where=norms > 0)
@@ -93,7 +100,13 @@ def _baseline(baseline: str | ArrayLike, n_rows: int, n_items: int,
         # the K most popular items (ties: the lower id), the same list for everyone
         order = np.lexsort((np.arange(n_items), -pop[0]))
         return order[:k_max].astype(np.int64)[None, :]
-    ids = np.asarray(baseline)
+    try:
+        ids = np.asarray(baseline)
+    except ValueError:  # numpy's 'inhomogeneous shape': lists of different lengths
+        raise ValueError(f"baseline must be one list of item ids or one list per topk row, "
+                         f"all as long ({n_rows} rows): pad shorter lists with -1") from None
+    if ids.size == 0 and not isinstance(baseline, np.ndarray):
+        ids = ids.astype(np.int64)  # numpy's float64 of [] is no choice of the caller's
     if ids.dtype.kind not in "iu":
         raise TypeError(f"baseline must hold integer item ids; got dtype {ids.dtype}")
     if ids.ndim == 1:

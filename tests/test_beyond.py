@@ -137,3 +137,28 @@ def test_repeated_train_entries_count_once_with_their_sum():
         np.testing.assert_array_equal(got.per_user(metric), want.per_user(metric))
     assert got["novelty@3"] >= 0.0  # no item has more training users than there are
     assert (repeated != before).nnz == 0 and repeated.indices.tolist() == indices.tolist()
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("scale", [1.0, 1e-200, 1e200, 3e-310])
+def test_cosine_ild_is_the_same_at_any_scale_of_the_vectors(scale):
+    truth = sp.csr_array(np.array([[1.0, 1, 0], [0, 1, 1]]))
+    topk = np.array([[0, 1, 2], [2, 1, 0]])
+    vectors = np.array([[1.0, 1], [2, 2], [1, -1]])
+    want = fr.evaluate(truth, topk, ["ild@3"], item_vectors=vectors)
+    got = fr.evaluate(truth, topk, ["ild@3"], item_vectors=vectors * scale)
+    np.testing.assert_allclose(got.per_user("ild@3"), want.per_user("ild@3"), rtol=1e-12)
+
+
+def test_bad_vectors_and_ragged_baselines_are_refused_by_name():
+    truth = sp.csr_array(np.array([[1.0, 1, 0], [0, 1, 1]]))
+    topk = np.array([[0, 1, 2], [2, 1, 0]])
+    with pytest.raises(ValueError, match="item_vectors has 0 dimensions per item"):
+        fr.evaluate(truth, topk, ["ild@3"], item_vectors=np.zeros((3, 0)))
+    with pytest.raises(ValueError, match="baseline must be one list .* pad shorter lists"):
+        fr.evaluate(truth, topk, ["serendipity@2"], train=truth, baseline=[[0, 1], [2]])
+    # [] is an empty list (numpy reads it as float64), the same for every row
+    empty = fr.evaluate(truth, topk, ["serendipity@2"], train=truth, baseline=[])
+    none = fr.evaluate(truth, topk, ["serendipity@2"], train=truth,
+                       baseline=np.full((1, 2), -1))
+    assert empty["serendipity@2"] == none["serendipity@2"]
