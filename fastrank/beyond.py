@@ -143,6 +143,33 @@ def check_side_inputs(specs: Sequence[Request], *, train: SparseMatrix | None,
                          "or item_vectors= (cosine), not both")
 
 
+def check_side_shapes(n_items: int, *, train: SparseMatrix | None,
+                      item_aspects: SparseMatrix | None, item_vectors: ArrayLike | None,
+                      propensity: ArrayLike | None, baseline: Any) -> None:
+    """The side inputs given, whether a metric asked uses them or not, fit the catalogue:
+    a train or aspects matrix of another catalogue, vectors or propensities of another
+    length, an unknown baseline name are errors (SPEC 5: mismatched shapes), not dropped.
+    Shapes only (no entry is read): the metrics that use an input check its entries."""
+    for name, matrix, axis in (("train", train, 1), ("item_aspects", item_aspects, 0)):
+        if matrix is None:
+            continue
+        if not sp.issparse(matrix):
+            raise TypeError(f"{name} must be a scipy.sparse matrix or array; got "
+                            f"{type(matrix).__name__}")
+        if matrix.ndim != 2 or matrix.shape[axis] != n_items:
+            where = "columns" if axis else "rows"
+            raise ValueError(f"{name} has shape {matrix.shape}, and its {where} must be the "
+                             f"truth's {n_items} items; both must index the same catalogue")
+    for name, array in (("item_vectors", item_vectors), ("propensity", propensity)):
+        if array is not None and not sp.issparse(array) and \
+                (np.ndim(array) < 1 or np.shape(array)[0] != n_items):
+            raise ValueError(f"{name} has shape {np.shape(array)}, and needs one row per "
+                             f"item of the truth ({n_items})")
+    if isinstance(baseline, str) and baseline != "popular":
+        raise ValueError(f"baseline must be 'popular' or an array of item ids; got "
+                         f"{baseline!r}")
+
+
 class BeyondPlan:
     """The beyond-accuracy specs with their side inputs checked and prepared once, ready to
     run on any block of lists (`run`) and to turn accumulated values into means (`means`)."""

@@ -23,7 +23,7 @@ from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from ._kernels import codes
 from .aspects import alpha_ndcg_values, check_aspects, intent_values, ndeval_scale
 from .auc import AUCPlan
-from .beyond import BeyondPlan, check_side_inputs
+from .beyond import BeyondPlan, check_side_inputs, check_side_shapes
 from .calibration import CalibrationPlan
 from .debiased import DebiasedPlan
 from .discounts import discounts
@@ -125,6 +125,14 @@ class Plan:
                           item_aspects=item_aspects, item_vectors=item_vectors,
                           baseline=baseline, baseline_later=baseline_later,
                           propensity=propensity)
+        # the side inputs no metric asked for are checked against the catalogue too
+        # (their metrics check the others, entries and all)
+        needed = {part for r in own for need in r.metric.needs for part in need.split("|")}
+        unused = {name: value for name, value in (
+            ("train", train), ("item_aspects", item_aspects), ("item_vectors", item_vectors),
+            ("propensity", propensity), ("baseline", baseline)) if name not in needed}
+        check_side_shapes(n_items, **{name: unused.get(name) for name in (
+            "train", "item_aspects", "item_vectors", "propensity", "baseline")})
         self.passes = _ranking_passes([r for r in own if r.metric.engine == "ranking"])
         self.trec = [_Pass(rel, group) for rel, group in
                      _group([r for r in own if r.metric.engine == "trec"],

@@ -162,3 +162,27 @@ def test_bad_vectors_and_ragged_baselines_are_refused_by_name():
     none = fr.evaluate(truth, topk, ["serendipity@2"], train=truth,
                        baseline=np.full((1, 2), -1))
     assert empty["serendipity@2"] == none["serendipity@2"]
+
+
+@pytest.mark.parametrize("side, error, match", [
+    (dict(train=sp.csr_array(np.ones((4, 3)))), ValueError, r"train has shape \(4, 3\)"),
+    (dict(train=np.ones((4, 4))), TypeError, "train must be a scipy.sparse"),
+    (dict(item_aspects=sp.csr_array(np.ones((3, 2)))), ValueError, "item_aspects has shape"),
+    (dict(item_vectors=np.ones((3, 2))), ValueError, r"item_vectors has shape \(3, 2\)"),
+    (dict(propensity=np.ones(5)), ValueError, r"propensity has shape \(5,\)"),
+    (dict(baseline="nope"), ValueError, "baseline must be 'popular'"),
+])
+def test_side_inputs_no_metric_uses_are_still_checked_against_the_catalogue(side, error,
+                                                                             match):
+    """SPEC 5: mismatched shapes are errors, not dropped, whether a metric asked uses the
+    input or not; inputs that fit are accepted and change nothing."""
+    truth = sp.csr_array(np.eye(4))
+    topk = np.array([[0, 1], [1, 2], [2, 3], [3, 0]])
+    with pytest.raises(error, match=match):
+        fr.evaluate(truth, topk, ["ndcg@2"], **side)
+    with pytest.raises(error, match=match):
+        fr.Evaluator(truth, ["ndcg@2"], **side)
+    fitting = fr.evaluate(truth, topk, ["ndcg@2"], train=truth, baseline="popular",
+                          item_aspects=sp.csr_array(np.ones((4, 2))),
+                          item_vectors=np.ones((4, 3)), propensity=np.full(4, 0.5))
+    assert fitting["ndcg@2"] == fr.evaluate(truth, topk, ["ndcg@2"])["ndcg@2"]
