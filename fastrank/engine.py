@@ -128,11 +128,10 @@ class Plan:
         # the side inputs no metric asked for are checked against the catalogue too
         # (their metrics check the others, entries and all)
         needed = {part for r in own for need in r.metric.needs for part in need.split("|")}
-        unused = {name: value for name, value in (
-            ("train", train), ("item_aspects", item_aspects), ("item_vectors", item_vectors),
-            ("propensity", propensity), ("baseline", baseline)) if name not in needed}
-        check_side_shapes(n_items, **{name: unused.get(name) for name in (
-            "train", "item_aspects", "item_vectors", "propensity", "baseline")})
+        side = dict(train=train, item_aspects=item_aspects, item_vectors=item_vectors,
+                    propensity=propensity, baseline=baseline)
+        check_side_shapes(n_items, **{name: None if name in needed else value
+                                      for name, value in side.items()})
         self.passes = _ranking_passes([r for r in own if r.metric.engine == "ranking"])
         self.trec = [_Pass(rel, group) for rel, group in
                      _group([r for r in own if r.metric.engine == "trec"],

@@ -112,6 +112,14 @@ class Parts:
         return Parts(self.num[pick], None if self.den is None else self.den[pick], self.power)
 
 
+def kept_users(result: Evaluation, metric: str) -> BoolArray | None:
+    """For a metric that leaves users out (the "weighted" and "available" means: a NaN
+    value), which counted users have a value; None for the others, which keep every one."""
+    if result.aggregates.get(metric, "mean") not in ("weighted", "available"):
+        return None
+    return ~np.isnan(result.per_user(metric)[result.counted])
+
+
 def mean_parts(result: Evaluation, metric: str, kept: BoolArray | None = None) -> Parts:
     """The Parts of `metric`'s mean in a Result; for a metric that leaves users out (a
     NaN value), over the counted users that `kept` marks (default: those it keeps)."""
@@ -330,11 +338,11 @@ def _pair(res: Evaluation, reference: Evaluation, metric: str,
     """The Parts of a system and of the baseline over the same users: for a metric that
     leaves users out (a NaN value, which may differ between systems), the counted users
     both keep; else every counted user (base_parts as given)."""
-    if res.aggregates.get(metric, "mean") not in ("weighted", "available"):
+    kept, kept_base = kept_users(res, metric), kept_users(reference, metric)
+    if kept is None or kept_base is None:
         return mean_parts(res, metric), base_parts
-    kept = ~np.isnan(res.per_user(metric)[res.counted]) \
-        & ~np.isnan(reference.per_user(metric)[reference.counted])
-    return mean_parts(res, metric, kept), mean_parts(reference, metric, kept)
+    both = kept & kept_base
+    return mean_parts(res, metric, both), mean_parts(reference, metric, both)
 
 
 def _derive(seed: int, metric: str, system: str) -> int:
@@ -581,12 +589,13 @@ def segments(result: Evaluation, labels: ArrayLike, metrics: str | Iterable[str]
     low: dict[str, FloatArray] = {}
     high: dict[str, FloatArray] = {}
     for metric in metrics:
-        parts = mean_parts(result, metric)
-        if parts.num.shape[0] != seg.shape[0]:  # a metric that leaves users out (NaN)
-            seg_m = seg[~np.isnan(result.per_user(metric)[counted])]
-            counts_m = np.bincount(seg_m, minlength=n_seg)
-        else:
+        kept = kept_users(result, metric)
+        parts = mean_parts(result, metric, kept)
+        if kept is None:
             seg_m, counts_m = seg, counts
+        else:  # the segments of the users the metric keeps
+            seg_m = seg[kept]
+            counts_m = np.bincount(seg_m, minlength=n_seg)
         weights = parts.den if parts.ratio else np.ones_like(parts.num)
         top = np.bincount(seg_m, weights=parts.num, minlength=n_seg)
         bottom = np.bincount(seg_m, weights=weights, minlength=n_seg)

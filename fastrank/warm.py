@@ -37,10 +37,8 @@ from .validation import check_int
 # the dtypes the kernels read in place (see fr.evaluate)
 _VALUES = ("float32", "float64")
 _INTEGERS = ("int32", "int64")
-# users of the stand-in for a large call: the ranking walk of calls of at least this many
-# users (ranking.MEMO_ROWS) differs from that of small ones
-_LARGE = 1 << 18
-# users of the stand-in for a small call (any number below _LARGE compiles the same)
+# users of the stand-in for a small call (any number below the ranking walk's MEMO_ROWS,
+# from which calls run a walk of their own, compiles the same)
 _SMALL = 1024
 # catalogue of the stand-in: its size compiles nothing of its own
 _ITEMS = 1024
@@ -128,10 +126,13 @@ def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "rec
             f"need other inputs (train, item_aspects, ...): {', '.join(other)}; leave "
             f"them out (their first call compiles them)")
     Plan(metrics, k, convention, _ITEMS, dialect=dialect)  # fr.evaluate's other refusals
+    from ._kernels.ranking import MEMO_ROWS  # numba loads with the kernels
+
     if n_users is not None:
         n_users = check_int(n_users, "n_users")
     spec = {"metrics": [r.label for r in requests], "k": k, "convention": convention,
-            "dialect": dialect, "n_users": _LARGE if n_users is None or n_users >= _LARGE
+            "dialect": dialect,
+            "n_users": MEMO_ROWS if n_users is None or n_users >= MEMO_ROWS
             else min(n_users, _SMALL),
             "values": _dtype(values, "values", _VALUES),
             "indices": _dtype(indices, "indices", _INTEGERS),
@@ -212,13 +213,10 @@ def _ready_here(spec: dict[str, Any]) -> bool:
 
     if config.DISABLE_JIT:  # nothing to compile
         return True
-    truth, topk = stand_in(spec["n_users"], spec["k"], spec["values"], spec["indices"],
-                           spec["ids"])
     listener = _no_compile()
     event.register("numba:compile", listener)
     try:
-        evaluate(truth, topk, spec["metrics"], k=spec["k"], convention=spec["convention"],
-                 dialect=spec["dialect"], n_threads=1)
+        _evaluate_stand_in(spec)
     except _WouldCompile:
         return False
     finally:
@@ -233,9 +231,13 @@ _CHILD = "import sys; from fastrank.warm import _main; sys.exit(_main(sys.argv[1
 
 def _main(argv: list[str]) -> int:
     """The background process: evaluate the stand-in of the spec argv[0] (JSON)."""
-    spec = json.loads(argv[0])
+    _evaluate_stand_in(json.loads(argv[0]))
+    return 0
+
+
+def _evaluate_stand_in(spec: dict[str, Any]) -> None:
+    """fr.evaluate of the spec's stand-in (`stand_in`), on one thread."""
     truth, topk = stand_in(spec["n_users"], spec["k"], spec["values"], spec["indices"],
                            spec["ids"])
     evaluate(truth, topk, spec["metrics"], k=spec["k"], convention=spec["convention"],
              dialect=spec["dialect"], n_threads=1)
-    return 0

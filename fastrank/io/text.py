@@ -8,6 +8,7 @@ import io
 import math
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .._types import PathLike
@@ -27,17 +28,12 @@ def writable(path: PathLike, role: str = "path") -> Path:
     exists; or an error naming it and the role it plays (--per-user, ...)."""
     path = Path(path)
     folder = path.parent
-    try:
+    with _os_errors(path, role, "written"):
         if path.is_dir():
             raise UnreadableFile(f"{role} {path}: is a directory; name a file in it")
         if not folder.is_dir():
             raise MissingFile(f"{role} {path}: the folder {str(folder)!r} does not exist; "
                               f"create it first, or name a file in an existing folder")
-    except OSError as err:  # a name too long, a loop of links, ...
-        if isinstance(err, ValueError):
-            raise
-        raise UnreadableFile(f"{role} {str(path)[:80]!r}...: cannot be written "
-                             f"({err.strerror or err})") from None
     return path
 
 
@@ -50,17 +46,25 @@ def readable(path: PathLike, role: str = "path") -> Path:
         raise TypeError(f"{role} must be a file path (str or os.PathLike); got "
                         f"{type(path).__name__}") from None
     named = f"{path}" if role == "path" else f"{role} {path}"  # the option or input
-    try:
+    with _os_errors(path, role, "read"):
         if path.is_dir():
             raise UnreadableFile(f"{named}: is a directory, not a file")
         if not path.exists():
             raise MissingFile(f"{named}: no such file")
-    except OSError as err:  # a name too long, a loop of links, ...
+    return path
+
+
+@contextmanager
+def _os_errors(path: Path, role: str, doing: str) -> Iterator[None]:
+    """The OSError of a look at `path` (a name too long, a loop of links, ...) as an
+    UnreadableFile naming its role; the errors the look raises itself pass as they are."""
+    try:
+        yield
+    except OSError as err:
         if isinstance(err, ValueError):
             raise
-        raise UnreadableFile(f"{role} {str(path)[:80]!r}...: cannot be read "
+        raise UnreadableFile(f"{role} {str(path)[:80]!r}...: cannot be {doing} "
                              f"({err.strerror or err})") from None
-    return path
 
 
 def lines(path: PathLike, *, comments: bool = False, bom: str = "strip",
