@@ -17,6 +17,19 @@ settings.load_profile(os.environ.get("FASTRANK_HYPOTHESIS_PROFILE", "default"))
 TREC_EVAL_SOURCE = Path(__file__).resolve().parent / "oracles" / "trec_eval-10.0"
 
 
+def run_fresh(script, cache):
+    """Run a Python script in a fresh process with numba's cache in `cache`: {name:
+    value} of the `NAME=json` lines it printed."""
+    import json
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)), timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {name: json.loads(value) for name, _, value in
+            (line.partition("=") for line in done.stdout.splitlines() if "=" in line)}
+
+
 
 def registry_labels():
     """One label with a cutoff (where the metric takes one) and one without, for every

@@ -9,12 +9,9 @@ runs in a fresh process with an empty numba cache, so that the ranking kernel an
 kernel (which `fastrank trec` shares) compile, and records numba's compile events.
 """
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
+
+from .conftest import run_fresh
 
 SCRIPT = """
 import json
@@ -74,12 +71,7 @@ print("LITERAL=" + json.dumps(literal))
 @pytest.fixture(scope="module")
 def compile_events(tmp_path_factory):
     """{name: value} of the lines SCRIPT printed, run once in a fresh process."""
-    cache = tmp_path_factory.mktemp("numba-cache")
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)), timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return {name: json.loads(value) for name, _, value in
-            (line.partition("=") for line in done.stdout.splitlines() if "=" in line)}
+    return run_fresh(SCRIPT, tmp_path_factory.mktemp("numba-cache"))
 
 
 @pytest.mark.slow

@@ -2,16 +2,13 @@
 numba's cache, so that the evaluation's first call compiles none of them; and what it
 refuses."""
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import fastrank as fr
 from fastrank.warm import stand_in
+
+from .conftest import run_fresh
 
 METRICS = ["precision@5", "ndcg@5", "map@5", "auc@5"]
 
@@ -53,20 +50,12 @@ print("MEANS=" + json.dumps(res.to_dict()))
 """
 
 
-def _run(script, cache):
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)), timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return {name: json.loads(value) for name, _, value in
-            (line.partition("=") for line in done.stdout.splitlines() if "=" in line)}
-
-
 @pytest.mark.slow
 def test_the_first_evaluation_after_warm_up_compiles_no_ranking_walk(tmp_path):
-    cold = _run(EVALUATE % (METRICS,), tmp_path / "cold")
+    cold = run_fresh(EVALUATE % (METRICS,), tmp_path / "cold")
     assert any("rank_rows" in name for name in cold["COMPILED"])  # the check can fail
-    _run(WARM % (METRICS,), tmp_path / "warm")
-    warm = _run(EVALUATE % (METRICS,), tmp_path / "warm")
+    run_fresh(WARM % (METRICS,), tmp_path / "warm")
+    warm = run_fresh(EVALUATE % (METRICS,), tmp_path / "warm")
     assert warm["COMPILED"] == [], warm["COMPILED"]
     assert warm["MEANS"] == cold["MEANS"]
 
