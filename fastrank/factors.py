@@ -337,7 +337,7 @@ def evaluate_scorer(scorer: _Scorer, data: Truth, specs: FactorSpecs, rows: IntA
                           _external={label: requests_by[label].computed for label in full})
     n = data.n_users if rows is None else rows.shape[0]
     width = scorer.width(k)  # cutoffs past the catalogue see empty slots
-    span = max(1024, _SPAN_IDS // width)
+    span = span_users(width)
     with progress_bar(n, show_progress, "users") as bar:
         for lo in range(0, n, span):
             hi = min(lo + span, n)
@@ -366,6 +366,11 @@ def evaluate_scorer(scorer: _Scorer, data: Truth, specs: FactorSpecs, rows: IntA
             evaluator.update(span_rows, lists, _external=external)
             bar.update(hi - lo)
     return evaluator.result()
+
+
+def span_users(width: int) -> int:
+    """Users of a span of evaluate_factors (an Evaluator's update) with lists of `width`."""
+    return max(1024, _SPAN_IDS // width)
 
 
 def positive_counts(data: Truth, rows: IntArray) -> IntArray:

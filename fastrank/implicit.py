@@ -26,6 +26,7 @@ from ._types import Model, SparseMatrix
 from .factors import parse_factor_metrics
 from .model import evaluate_model, mf_factors, train_rows
 from .validation import check_bool, check_int, check_number, check_pattern, check_truth
+from .warm import WarmUp, warm_up
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -154,6 +155,10 @@ class EvalCallback:
         When stopping, put the factors of the best evaluation back into the model.
     verbose : bool
         Print one line per evaluation.
+    warm : bool
+        Compile the evaluation's kernels in a background process from construction on
+        (`fr.warm_up`), beside the first iterations of training, so that on a fresh
+        install the first evaluation does not spend seconds compiling them. Default True.
 
     Attributes
     ----------
@@ -168,7 +173,8 @@ class EvalCallback:
                  train: SparseMatrix | None = None, every: int = 1, model: Model | None = None,
                  convention: str = "recsys", monitor: str | None = None,
                  patience: int | None = None, min_delta: float = 0.0,
-                 restore_best: bool = True, verbose: bool = False) -> None:
+                 restore_best: bool = True, verbose: bool = False,
+                 warm: bool = True) -> None:
         specs, _ = parse_factor_metrics(metrics, convention)
         self.metrics = [s.label for s in specs]
         every = check_int(every, "every")
@@ -195,6 +201,12 @@ class EvalCallback:
         self.stopped_iteration: int | None = None
         self._best_factors: tuple[NDArray[Any], ...] | None = None
         self._wait = 0
+        self._warming: WarmUp | None = None
+        if check_bool(warm, "warm"):
+            self._warming = warm_up(
+                self.metrics, convention=convention, n_users=data.n_users,
+                values=data.data.dtype, indices=data.indices.dtype,
+                factors=_factor_dtype(model), exclude=self.train is not None)
 
     def fit(self, model: Model, user_items: SparseMatrix, **fit_kwargs: Any) -> EvalCallback:
         """model.fit(user_items, callback=self), ending quietly when early stopping fires."""
@@ -215,6 +227,9 @@ class EvalCallback:
                 f"EvalCallback needs an implicit matrix-factorization model (ALS, BPR, LMF); "
                 f"got {type(model).__name__}")
         start = time.perf_counter()
+        if self._warming is not None:  # the rest of its compile, rather than all of ours
+            self._warming.wait()
+            self._warming = None
         res = evaluate_model(model, self.test, self.metrics, train=self.train,
                              convention=self.convention, show_progress=False)
         entry = {"iteration": iteration + 1, "train_seconds": float(elapsed),
@@ -253,6 +268,17 @@ class EvalCallback:
                 return candidate
             frame = frame.f_back
         raise TypeError("EvalCallback could not find the model being fitted; pass model=")
+
+
+def _factor_dtype(model: Model | None) -> Any:
+    """The dtype of the factors a model will have: its `dtype` (implicit's CPU models
+    take one), float32 (implicit's default) where it has none."""
+    dtype = getattr(model, "dtype", None)
+    try:
+        dtype = np.dtype(dtype) if dtype is not None else None
+    except TypeError:
+        dtype = None
+    return dtype if dtype in (np.float32, np.float64) else np.float32
 
 
 def _host_copy(factors: Any) -> Any:

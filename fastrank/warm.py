@@ -12,6 +12,10 @@ call then loads them. On two cores the compile runs beside the caller's own work
     warming.wait()                     # the compile's remainder, if any
     fr.evaluate(truth, topk, ["ndcg@10", "map@10"])   # loads the kernels from the cache
 
+With `factors=` (their dtype), the stand-in is an `fr.evaluate_factors` call instead, for
+a training loop that evaluates its model (`fastrank.implicit.EvalCallback` starts one at
+construction).
+
 The stand-in's relevance values are whole grades (ratings, judgement scales, binary):
 truth of other values compiles one more walk on its first call, as it would have. A
 kernel already in the cache costs the background process only its start-up.
@@ -32,7 +36,8 @@ import numpy as np
 
 from .engine import Plan, parse_requests
 from .evaluate import evaluate
-from .validation import check_int
+from .factors import evaluate_factors, parse_factor_metrics, span_users
+from .validation import check_bool, check_int
 
 # the dtypes the kernels read in place (see fr.evaluate)
 _VALUES = ("float32", "float64")
@@ -42,6 +47,8 @@ _INTEGERS = ("int32", "int64")
 _SMALL = 1024
 # catalogue of the stand-in: its size compiles nothing of its own
 _ITEMS = 1024
+# factors of the stand-in's users and items (for evaluate_factors)
+_FACTORS = 4
 
 
 class WarmUp:
@@ -90,7 +97,7 @@ def _stop_all() -> None:
 def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "recsys",
             dialect: str | None = None, n_users: int | None = None,
             values: Any = np.float64, indices: Any = np.int32,
-            ids: Any = np.int32) -> WarmUp:
+            ids: Any = np.int32, factors: Any = None, exclude: bool = True) -> WarmUp:
     """Compile, in a background process, the kernels of a later `fr.evaluate` of
     `metrics`, so that its first call loads them from numba's cache.
 
@@ -110,6 +117,15 @@ def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "rec
     values, indices, ids : dtype
         The truth's values (float32 or float64), its indices and indptr (int32 or int64;
         scipy's int32 below 2^31 entries), and the lists' ids (int32 or int64).
+    factors : dtype, optional
+        For a later `fr.evaluate_factors` (or `fr.evaluate_model` of a factor model)
+        rather than `fr.evaluate`: the factors' dtype (float32 for implicit's models).
+        Its labels then take `fr.evaluate_factors`'s metrics (`auc` over the whole
+        catalogue too), each with a cutoff; `k` and `ids` are not used (the lists are
+        ranked to the largest cutoff).
+    exclude : bool
+        With `factors`: whether that call passes `exclude=` (the training
+        interactions), with indices and indptr of the dtype `indices`.
 
     Returns
     -------
@@ -118,25 +134,29 @@ def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "rec
         need not wait, but if it starts first it compiles the same kernels itself.
     """
     k = check_int(k, "k")
-    requests = parse_requests(metrics, k, convention, dialect)
-    other = [r.label for r in requests if r.metric.needs]
-    if other:
-        raise ValueError(
-            f"metrics: warm_up prepares the metrics of truth and lists alone, and these "
-            f"need other inputs (train, item_aspects, ...): {', '.join(other)}; leave "
-            f"them out (their first call compiles them)")
-    Plan(metrics, k, convention, _ITEMS, dialect=dialect)  # fr.evaluate's other refusals
-    from ._kernels.ranking import MEMO_ROWS  # numba loads with the kernels
-
+    if factors is None:
+        requests = parse_requests(metrics, k, convention, dialect)
+        other = [r.label for r in requests if r.metric.needs]
+        if other:
+            raise ValueError(
+                f"metrics: warm_up prepares the metrics of truth and lists alone, and "
+                f"these need other inputs (train, item_aspects, ...): {', '.join(other)}; "
+                f"leave them out (their first call compiles them)")
+        Plan(metrics, k, convention, _ITEMS, dialect=dialect)  # fr.evaluate's refusals
+        width = k
+    else:  # evaluate_factors's refusals; its lists are as long as the largest cutoff
+        requests, full = parse_factor_metrics(metrics, convention, dialect)
+        width = max((r.k for r in requests if r.label not in full), default=1)
+    exclude = check_bool(exclude, "exclude")
     if n_users is not None:
         n_users = check_int(n_users, "n_users")
     spec = {"metrics": [r.label for r in requests], "k": k, "convention": convention,
-            "dialect": dialect,
-            "n_users": MEMO_ROWS if n_users is None or n_users >= MEMO_ROWS
-            else min(n_users, _SMALL),
+            "dialect": dialect, "n_users": _stand_in_users(n_users, width, factors is not None),
             "values": _dtype(values, "values", _VALUES),
             "indices": _dtype(indices, "indices", _INTEGERS),
-            "ids": _dtype(ids, "ids", _INTEGERS)}
+            "ids": _dtype(ids, "ids", _INTEGERS),
+            "factors": None if factors is None else _dtype(factors, "factors", _VALUES),
+            "exclude": exclude}
     # the process starts first: in a fresh environment the check below takes a second of
     # imports, which the process need not wait for; if the check finds every kernel in
     # the cache (and so loaded here), the process is stopped in its start-up
@@ -146,12 +166,33 @@ def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "rec
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:  # no interpreter to start (an embedded Python): the call compiles
         process = None
-    if _ready_here(spec):
-        if process is not None:
-            process.kill()
-            process.wait()
+    try:
+        ready = _ready_here(spec)
+    except BaseException:  # a refusal the stand-in's call met: the process would fail too
+        _stop(process)
+        raise
+    if ready:
+        _stop(process)
         return WarmUp(None, ready=True)
     return WarmUp(process)
+
+
+def _stop(process: subprocess.Popen[bytes] | None) -> None:
+    if process is not None:
+        process.kill()
+        process.wait()
+
+
+def _stand_in_users(n_users: int | None, width: int, fused: bool) -> int:
+    """Users of the stand-in of a call of n_users (None: many) with lists `width` long:
+    as many as make the same walks, which differ from MEMO_ROWS rows a call (for
+    evaluate_factors, a span of its users)."""
+    from ._kernels.ranking import MEMO_ROWS  # numba loads with the kernels
+
+    most = MEMO_ROWS if n_users is None else n_users
+    if fused:
+        most = min(most, span_users(min(width, _ITEMS)))
+    return MEMO_ROWS if most >= MEMO_ROWS else min(most, _SMALL)
 
 
 def _dtype(value: Any, name: str, allowed: tuple[str, ...]) -> str:
@@ -236,8 +277,26 @@ def _main(argv: list[str]) -> int:
 
 
 def _evaluate_stand_in(spec: dict[str, Any]) -> None:
-    """fr.evaluate of the spec's stand-in (`stand_in`), on one thread."""
+    """fr.evaluate (or fr.evaluate_factors) of the spec's stand-in (`stand_in`), on one
+    thread."""
     truth, topk = stand_in(spec["n_users"], spec["k"], spec["values"], spec["indices"],
                            spec["ids"])
-    evaluate(truth, topk, spec["metrics"], k=spec["k"], convention=spec["convention"],
-             dialect=spec["dialect"], n_threads=1)
+    if spec.get("factors") is None:
+        evaluate(truth, topk, spec["metrics"], k=spec["k"], convention=spec["convention"],
+                 dialect=spec["dialect"], n_threads=1)
+        return
+    import scipy.sparse as sp
+
+    rows = np.arange(truth.shape[0])
+    users = ((rows[:, None] + np.arange(_FACTORS)) % 7).astype(spec["factors"])
+    items = ((np.arange(_ITEMS)[:, None] * np.arange(1, _FACTORS + 1)) % 5).astype(
+        spec["factors"])
+    exclude = None
+    if spec["exclude"]:  # one item of each user's, past its relevant ones
+        indices = ((rows + 2) % _ITEMS).astype(spec["indices"])
+        indptr = np.arange(rows.shape[0] + 1).astype(spec["indices"])
+        exclude = sp.csr_array((np.ones(rows.shape[0], np.float32), indices, indptr),
+                               shape=truth.shape)
+        exclude.indices, exclude.indptr = indices, indptr
+    evaluate_factors(users, items, truth, spec["metrics"], exclude=exclude,
+                     convention=spec["convention"], dialect=spec["dialect"], n_threads=1)

@@ -290,6 +290,42 @@ def test_callback_history_matches_evaluation_after_fit(split):
     assert all(h["train_seconds"] > 0 and h["eval_seconds"] > 0 for h in cb.history)
 
 
+class _Warming:
+    def __init__(self, calls, kwargs):
+        self.kwargs, self.calls = kwargs, calls
+
+    def wait(self, timeout=None):
+        self.calls.append("wait")
+        return True
+
+
+def test_callback_warms_up_what_its_evaluations_compile(split, monkeypatch):
+    """At construction the callback starts fr.warm_up for its metrics, the test's dtypes
+    and the model's factors (float32 without a model: implicit's default), and its first
+    evaluation waits for it, once."""
+    train, test = split
+    calls = []
+    monkeypatch.setattr(fi, "warm_up", lambda metrics, **kwargs: calls.append(
+        (metrics, kwargs)) or _Warming(calls, kwargs))
+    model = AlternatingLeastSquares(factors=8, iterations=2, random_state=0, num_threads=1,
+                                    dtype=np.float64)
+    cb = fi.EvalCallback(test, ["ndcg@10", "auc"], train=train, model=model,
+                         convention="trec")
+    metrics, kwargs = calls[0]
+    assert metrics == ["ndcg@10", "auc"]
+    assert kwargs == dict(convention="trec", n_users=test.shape[0], values=test.dtype,
+                          indices=test.indices.dtype, factors=np.float64, exclude=True)
+    model.fit(train, callback=cb, show_progress=False)
+    assert calls[1:] == ["wait"] and len(cb.history) == 2
+    assert fi.EvalCallback(test, ["ndcg@10"])._warming.kwargs["factors"] == np.float32
+    assert fi.EvalCallback(test, ["ndcg@10"])._warming.kwargs["exclude"] is False
+    del calls[:]
+    fi.EvalCallback(test, ["ndcg@10"], warm=False)
+    assert calls == []
+    with pytest.raises(TypeError, match="warm"):
+        fi.EvalCallback(test, ["ndcg@10"], warm="no")
+
+
 def test_early_stopping_keeps_the_best_factors(split):
     train, test = split
     # Nearly unregularised wide ALS overfits after its first iterations.

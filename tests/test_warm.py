@@ -2,6 +2,8 @@
 numba's cache, so that the evaluation's first call compiles none of them; and what it
 refuses."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -60,6 +62,68 @@ def test_the_first_evaluation_after_warm_up_compiles_no_ranking_walk(tmp_path):
     assert warm["MEANS"] == cold["MEANS"]
 
 
+WARM_FACTORS = """
+import fastrank as fr, numpy as np
+warming = fr.warm_up(%r, factors=np.float32, n_users=400, values=np.float32)
+assert warming.wait(), "the background compile failed"
+"""
+
+EVALUATE_FACTORS = """
+import json
+import numpy as np, scipy.sparse as sp
+from numba.core import event
+import fastrank as fr
+
+compiled = []
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        f = ev.data["dispatcher"].py_func
+        compiled.append(f"{f.__module__}.{f.__qualname__}")
+
+    def on_end(self, ev):
+        pass
+
+rng = np.random.default_rng(2)
+users = rng.normal(size=(400, 8)).astype(np.float32)
+items = rng.normal(size=(60, 8)).astype(np.float32)
+test = sp.csr_array((rng.random((400, 60)) < 0.05).astype(np.float32))
+train = sp.csr_array((rng.random((400, 60)) < 0.1).astype(np.float32))
+event.register("numba:compile", Listener())
+res = fr.evaluate_factors(users, items, test, %r, exclude=train)
+print("COMPILED=" + json.dumps(compiled))
+print("MEANS=" + json.dumps(res.to_dict()))
+"""
+
+
+@pytest.mark.slow
+def test_the_first_evaluate_factors_after_warm_up_compiles_nothing(tmp_path):
+    metrics = ["precision@5", "ndcg@5", "auc"]
+    cold = run_fresh(EVALUATE_FACTORS % (metrics,), tmp_path / "cold")
+    assert any("topk_blocks" in name for name in cold["COMPILED"])  # the check can fail
+    run_fresh(WARM_FACTORS % (metrics,), tmp_path / "warm")
+    warm = run_fresh(EVALUATE_FACTORS % (metrics,), tmp_path / "warm")
+    assert warm["COMPILED"] == [], warm["COMPILED"]
+    assert warm["MEANS"] == cold["MEANS"]
+
+
+@pytest.mark.parametrize("n_users, labels, factors, expected", [
+    (None, ["ndcg@10"], None, 1 << 18), (300_000, ["ndcg@10"], None, 1 << 18),
+    (5000, ["ndcg@10"], None, 1024), (7, ["ndcg@10"], None, 7),
+    # evaluate_factors's spans of users: 2^18 only with lists of one item
+    (None, ["ndcg@10", "auc"], np.float32, 1024), (None, ["hit_rate@1"], np.float32, 1 << 18),
+    (5000, ["hit_rate@1"], np.float32, 1024), (9, ["auc"], np.float64, 9),
+])
+def test_the_stand_in_has_as_many_users_as_make_the_same_walks(n_users, labels, factors,
+                                                               expected, monkeypatch):
+    specs = []
+    monkeypatch.setattr("fastrank.warm.subprocess.Popen",
+                        lambda args, **kwargs: specs.append(args[-1]) or None)
+    monkeypatch.setattr("fastrank.warm._ready_here", lambda spec: False)
+    fr.warm_up(labels, n_users=n_users, factors=factors)
+    assert json.loads(specs[0])["n_users"] == expected
+
+
 def test_wait_with_a_timeout_returns_false_while_the_process_runs(monkeypatch):
     monkeypatch.setattr("fastrank.warm._ready_here", lambda spec: False)  # not cached
     warming = fr.warm_up(["precision@5"], n_users=10)
@@ -95,6 +159,12 @@ def test_the_stand_in_has_the_dtypes_and_users_asked(values, indices, ids, n_use
     (dict(metrics=["ndcg@10"], k=0), ValueError, "k must be at least 1"),
     (dict(metrics=["ndcg@10"], n_users=2.5), TypeError, "n_users must be an int"),
     (dict(metrics=["ndcg@10"], convention="nope"), ValueError, "convention"),
+    # for evaluate_factors: its own refusals
+    (dict(metrics=["ndcg"], factors=np.float32), ValueError, "needs a cutoff here"),
+    (dict(metrics=["novelty@10"], factors=np.float32), ValueError,
+     "novelty@10.*evaluate_factors does not take"),
+    (dict(metrics=["ndcg@10"], factors=np.int8), TypeError, "factors must be one of"),
+    (dict(metrics=["ndcg@10"], factors=np.float32, exclude="yes"), TypeError, "exclude"),
 ])
 def test_warm_up_refuses_by_name_before_it_starts_a_process(kwargs, error, match,
                                                              monkeypatch):
