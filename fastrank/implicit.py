@@ -143,7 +143,9 @@ class EvalCallback:
         Evaluate after every `every`-th iteration (and never in between).
     model : implicit model, optional
         The model being trained. Without it, the callback takes the model whose `fit`
-        calls it (implicit passes only iteration, seconds and loss to a callback).
+        calls it, which works where that `fit` is Python code (ALS); pass `model=` for a
+        direct `model.fit(train, callback=cb)` of BPR or LMF, whose `fit` is compiled (or
+        use `cb.fit(model, train)`, which sets it).
     convention : {"recsys", "trec", "implicit"}
     monitor : str, optional
         The metric early stopping watches (default: the first of `metrics`); higher is better.
@@ -164,7 +166,8 @@ class EvalCallback:
     ----------
     history : list of dict
         Per evaluation: iteration (1-based), train_seconds (this iteration), eval_seconds,
-        loss (implicit's, if it computes one) and one entry per metric.
+        loss (ALS's, if it computes one; else None), correct and skipped (BPR's counts of
+        its training samples, for BPR only) and one entry per metric.
     best_iteration, best_value : the best evaluation of `monitor` so far.
     stopped_iteration : the iteration at which training was stopped, or None.
     """
@@ -217,7 +220,9 @@ class EvalCallback:
             pass
         return self
 
-    def __call__(self, iteration: int, elapsed: float, loss: float | None = None) -> None:
+    def __call__(self, iteration: int, elapsed: float, *progress: Any) -> None:
+        """implicit's call after each iteration: ALS passes (iteration, seconds, loss), BPR
+        (epoch, seconds, correct, skipped), LMF (epoch, seconds)."""
         if (iteration + 1) % self.every:
             return
         model = self.model if self.model is not None else self._calling_model()
@@ -233,7 +238,10 @@ class EvalCallback:
         res = evaluate_model(model, self.test, self.metrics, train=self.train,
                              convention=self.convention, show_progress=False)
         entry = {"iteration": iteration + 1, "train_seconds": float(elapsed),
-                 "eval_seconds": time.perf_counter() - start, "loss": loss}
+                 "eval_seconds": time.perf_counter() - start,
+                 "loss": progress[0] if len(progress) == 1 else None}
+        if len(progress) == 2:  # BPR's samples ordered correctly, and skipped
+            entry["correct"], entry["skipped"] = int(progress[0]), int(progress[1])
         entry.update(res.to_dict())
         self.history.append(entry)
         if self.verbose:
@@ -267,7 +275,10 @@ class EvalCallback:
             if candidate is not None and hasattr(candidate, "item_factors"):
                 return candidate
             frame = frame.f_back
-        raise TypeError("EvalCallback could not find the model being fitted; pass model=")
+        raise TypeError(
+            "EvalCallback could not find the model being fitted (BPR's and LMF's fit are "
+            "compiled code, which Python cannot look into): pass model= to EvalCallback, "
+            "or train with cb.fit(model, train)")
 
 
 def _factor_dtype(model: Model | None) -> Any:

@@ -326,6 +326,32 @@ def test_callback_warms_up_what_its_evaluations_compile(split, monkeypatch):
         fi.EvalCallback(test, ["ndcg@10"], warm="no")
 
 
+@pytest.mark.parametrize("kind", ["bpr", "lmf"])
+def test_callback_on_bpr_and_lmf(split, kind):
+    """BPR calls a callback with (epoch, seconds, correct, skipped), LMF with (epoch,
+    seconds); both fit in compiled code, where the callback cannot find the model."""
+    from implicit.bpr import BayesianPersonalizedRanking
+    from implicit.lmf import LogisticMatrixFactorization
+
+    train, test = split
+    make = BayesianPersonalizedRanking if kind == "bpr" else LogisticMatrixFactorization
+    model = make(factors=8, iterations=2, random_state=0, num_threads=1)
+    cb = fi.EvalCallback(test, ["ndcg@10"], train=train).fit(model, train,
+                                                            show_progress=False)
+    assert [h["iteration"] for h in cb.history] == [1, 2]
+    final = fr.evaluate_model(model, test, ["ndcg@10"], train=train, show_progress=False)
+    assert cb.history[-1]["ndcg@10"] == final["ndcg@10"]
+    assert all(h["loss"] is None for h in cb.history)
+    if kind == "bpr":
+        assert all(h["correct"] > 0 and h["skipped"] >= 0 for h in cb.history)
+    else:
+        assert "correct" not in cb.history[0]
+    with pytest.raises(TypeError, match="pass model= to EvalCallback"):
+        make(factors=8, iterations=1, random_state=0).fit(
+            train, callback=fi.EvalCallback(test, ["ndcg@10"], warm=False),
+            show_progress=False)
+
+
 def test_early_stopping_keeps_the_best_factors(split):
     train, test = split
     # Nearly unregularised wide ALS overfits after its first iterations.
