@@ -15,14 +15,17 @@ denominator and the users that count are the tool's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-DIALECTS = ("fastrank", "ir_measures", "ranx", "trec_eval", "recbole", "rectools")
+DIALECTS = ("fastrank", "ir_measures", "ranx", "trec_eval", "pytrec_eval", "recbole",
+            "rectools")
 # how users write them in a prefix (`ir-measures:nDCG@10`) or a dialect= argument
 _ALIASES = {"ir-measures": "ir_measures", "irmeasures": "ir_measures",
-            "trec-eval": "trec_eval", "treceval": "trec_eval", "pytrec_eval": "trec_eval"}
+            "trec-eval": "trec_eval", "treceval": "trec_eval", "pytrec-eval": "pytrec_eval",
+            "pytreceval": "pytrec_eval"}
 
 
 @dataclass(frozen=True)
@@ -105,9 +108,11 @@ IR_MEASURES: Table = {
     "SetF": Meaning("set_f", "trec", cutoff="none"),
     "SetAP": Meaning("set_map", "trec", cutoff="none"),
     "infAP": Meaning("infap", "trec", cutoff="none"),
-    # gdeval's ERR (ir-measures' provider): grades capped at 4, the trec convention
+    # gdeval's ERR (ir-measures' provider), the trec convention, with its top grade 4
+    # (gdeval stops on a grade above 4; fastrank caps such grades at 4)
     "ERR": Meaning("err", "trec", params=(("max_grade", 4.0),), cutoff="required"),
-    # cwl_eval's RBP (ir-measures' provider for RBP(rel=...)): binary, the whole list
+    # cwl_eval's RBP (ir-measures' provider for RBP(rel=...), its only form): binary, the
+    # whole list
     "RBP": Meaning("rbp", "trec"),
     "Judged": Meaning("judged", "trec"),
     "alpha_nDCG": Refusal(_GREEDY_TIES.format("alpha_nDCG", "alpha_ndcg")),
@@ -174,6 +179,36 @@ TREC_EVAL: Table = {
     **{name: Refusal(f"{name} names a set of measures; name each one, e.g. P_10")
        for name in ("official", "set", "all_trec")},
 }
+
+# the parameters ir-measures 0.4 takes for each name it maps (SUPPORTED_PARAMS, less
+# cutoff): any other is refused, as ir-measures refuses it
+_IR_PARAMS = {
+    **dict.fromkeys(("P", "R", "AP", "RR", "Success", "MAP", "MRR", "Precision", "Recall",
+                     "Rprec", "RPrec", "SetAP", "ERR_IA", "P_IA", "AP_IA", "MAP_IA"),
+                    ("rel", "judged_only")),
+    **dict.fromkeys(("nDCG", "NDCG"), ("dcg", "gains", "judged_only")),
+    **dict.fromkeys(("Bpref", "BPref", "NumRet", "NumRelRet", "SetR", "infAP"), ("rel",)),
+    "SetP": ("rel", "judged_only", "relative"), "SetRelP": ("rel", "judged_only", "relative"),
+    "SetF": ("rel", "judged_only", "beta"), "ERR": (), "Judged": (), "RBP": ("p", "rel"),
+    **dict.fromkeys(("alpha_DCG", "α_DCG"), ("alpha", "rel", "judged_only")),
+}
+
+# pytrec_eval: trec_eval's names (as the trec_eval dialect reads them) but for the
+# measures whose numbers it reports differently
+PYTREC_EVAL: Table = {
+    "iprec_at_recall": Refusal(
+        "pytrec_eval finds the recall point as trec_eval 9 did, at (long)(point·R + 0.9) "
+        "relevant documents; fastrank's iprec is trec_eval 10's, lround(point·R): write "
+        "'trec_eval:iprec_at_recall_0.30' for trec_eval 10's number"),
+    **{name: Refusal(
+        f"pytrec_eval reports {name} per query as log(max({base}, 0.00001)), the log that "
+        f"its compute_aggregated_measure averages; fastrank's per-user {name} values are "
+        f"{base} and its mean is trec_eval's geometric one: write 'trec_eval:{name}'")
+       for name, base in (("gm_map", "AP"), ("gm_bpref", "bpref"))},
+}
+# dialects read as another's names, with some of them overridden: {dialect: (base,
+# overrides)}. Not in TABLES: their names are the base's, found there.
+VARIANTS = {"pytrec_eval": ("trec_eval", PYTREC_EVAL)}
 
 _RANX_BARE = ("without a cutoff ranx divides by each query's own list length, not K: give "
               "a cutoff")
@@ -289,9 +324,11 @@ def translate(label: str, dialect: str, name: str, meaning: Meaning,
     the rest are refused with the reason."""
     metric, params = meaning.metric, {}
     key_name = name.lower() if dialect in CASELESS else name
+    if dialect == "ir_measures":
+        _check_ir_params(label, name, raw)
     for key, value in raw.items():
         flag = value.strip().lower()
-        if dialect == "ir_measures" and key == "dcg" and key_name == "nDCG":
+        if dialect == "ir_measures" and key == "dcg" and key_name in ("nDCG", "NDCG"):
             if value not in ("log2", "exp-log2"):
                 raise ValueError(f"metrics: {label!r}: ir-measures' dcg={value!r} is not one "
                                  f"fastrank computes ('log2' or 'exp-log2')")
@@ -308,7 +345,14 @@ def translate(label: str, dialect: str, name: str, meaning: Meaning,
             if flag != "true":
                 raise Refused(f"metrics: {label!r} is refused: {_RECTOOLS_NDCG}")
         elif dialect == "rectools" and key_name == "ndcg" and key == "log_base":
-            pass  # the ratio of two sums in the same base does not depend on it
+            # the ratio of two sums in the same base does not depend on it, where it has one
+            try:
+                base = float(value)
+            except ValueError:
+                base = math.nan
+            if not (base > 0 and base != 1 and math.isfinite(base)):
+                raise ValueError(f"metrics: {label!r}: RecTools' log_base must be a number "
+                                 f"> 0 other than 1 (a logarithm's base); got {value!r}")
         elif dialect == "rectools" and key_name == "map" and key == "divide_by_k":
             if flag != "false":
                 raise Refused(f"metrics: {label!r} is refused: fastrank has no AP over k "
@@ -338,6 +382,29 @@ def translate(label: str, dialect: str, name: str, meaning: Meaning,
     return metric, params
 
 
+def _check_ir_params(label: str, name: str, raw: dict[str, str]) -> None:
+    """ir-measures' refusals of a name's parameters: those it does not take, RBP without
+    rel= (it computes no graded RBP) and a persistence p outside (0, 1)."""
+    allowed = _IR_PARAMS.get(name, ())
+    for key in raw:
+        if key not in allowed:
+            takes = ", ".join(f"{a}=" for a in allowed) or "no parameter but its cutoff"
+            raise ValueError(f"metrics: {label!r}: ir-measures' {name} takes no {key}= "
+                             f"(it takes {takes}); leave it out")
+    if name == "RBP":
+        if "rel" not in raw:
+            raise Refused(f"metrics: {label!r} is refused: ir-measures computes RBP only "
+                          f"with rel= (binary, from a relevance level; it has no graded "
+                          f"RBP): write 'RBP(rel=1)'")
+        try:
+            p = float(raw.get("p", "0.8"))
+        except ValueError:
+            p = math.nan
+        if not 0 < p < 1:
+            raise ValueError(f"metrics: {label!r}: ir-measures' RBP takes a persistence p "
+                             f"strictly between 0 and 1; got p={raw['p']!r}")
+
+
 _RECTOOLS_NDCG = ("RecTools' NDCG divides by default by the ideal of k relevant items for "
                   "every user, where fastrank's ndcg divides by the ideal the user can reach "
                   "(min(k, m) items)")
@@ -346,14 +413,22 @@ _RECTOOLS_NDCG = ("RecTools' NDCG divides by default by the ideal of k relevant 
 
 def lookup(dialect: str, name: str) -> Meaning | Refusal | None:
     """The Meaning or Refusal of `name` in a foreign dialect, or None."""
+    if dialect in VARIANTS:
+        base, overrides = VARIANTS[dialect]
+        return overrides.get(name) or lookup(base, name)
     if dialect in CASELESS:
         return _FOLDED[dialect].get(name.lower())
     return TABLES[dialect].get(name)
 
 
+def base(dialect: str) -> str:
+    """The dialect whose names a dialect reads (itself but for VARIANTS')."""
+    return VARIANTS[dialect][0] if dialect in VARIANTS else dialect
+
+
 def foreign_names(dialect: str) -> tuple[str, ...]:
     """Every name of a foreign dialect as the tool spells it (for suggestions and docs)."""
-    return tuple(TABLES[dialect])
+    return tuple(TABLES[base(dialect)])
 
 
 TOOLS = {"ir_measures": "ir-measures 0.4", "ranx": "ranx 0.3", "trec_eval": "trec_eval 10",

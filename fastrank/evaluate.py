@@ -55,8 +55,8 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
         docs/metrics.md); another tool's name carries that tool's convention.
     dialect : str, optional
         Read every label as this tool writes it: "ir_measures", "ranx", "trec_eval",
-        "recbole" or "rectools" (default: fastrank's names, then any tool's name whose
-        meaning is unambiguous).
+        "pytrec_eval", "recbole" or "rectools" (default: fastrank's names, then any
+        tool's name whose meaning is unambiguous).
     users : int array, shape (n_rows,), optional
         The truth row of each topk row; by default row i of topk is row i of truth.
     k : int, optional

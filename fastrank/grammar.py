@@ -40,6 +40,8 @@ _TREC = re.compile(r"^\s*(?P<name>P|recall|ndcg_cut|map_cut|success|iprec_at_rec
 _RANX_DOT = re.compile(r"^\s*(?P<name>[a-z_]+)\.(?P<p>[0-9]+)\s*(?:@(?P<cut>.*))?$")
 _RANX_LEVEL = re.compile(r"^(?P<label>.*?)-l(?P<level>[0-9]+)\s*$")
 _CUTOFF = re.compile(r"[0-9]+")
+# trec_eval's set_F with its beta, as it prints it (-m set_F.0.5 prints set_F_0.5)
+_TREC_SET_F = re.compile(r"^\s*set_F[._](?P<beta>[0-9.]+)\s*$")
 _TREC_LIST = re.compile(r"^(?P<name>[A-Za-z_]+)\.[0-9.]+$")
 _PARAM = re.compile(r"^\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>.+?)\s*$")
 
@@ -350,13 +352,17 @@ def _foreign(label: str, text: str, dialect: str
              ) -> tuple[str, dialects.Meaning | dialects.Refusal, dict[str, str], str | None]:
     """(name as the tool writes it, Meaning, {param: value} as written, cutoff text) of a
     label in a foreign dialect."""
-    if dialect == "trec_eval":
+    if dialects.base(dialect) == "trec_eval":
         match = _TREC.match(text)
         if match is not None:
             meaning = dialects.lookup(dialect, match["name"])
             # every name _TREC reads is in trec_eval's table: the meaning is never None
             return (match["name"], meaning,  # type: ignore[return-value]
                     _raw_params(label, match["params"]), match["cut"])
+        match = _TREC_SET_F.match(text)
+        if match is not None:
+            return ("set_F", dialects.lookup(dialect, "set_F"),  # type: ignore[return-value]
+                    {"beta": match["beta"]}, None)
     if dialect == "ranx":
         match = _RANX_DOT.match(text)
         meaning = dialects.lookup(dialect, match["name"]) if match else None
@@ -371,7 +377,8 @@ def _foreign(label: str, text: str, dialect: str
                     f"ranx's -l{level['level']} keeps the raw grades at or above it as "
                     f"gains; fastrank's {meaning.metric} takes no relevance level"), {}, cut
             return name, meaning, {**raw, "_level": level["level"]}, cut
-    meaning = dialects.lookup(dialect, text.strip()) if dialect == "trec_eval" else None
+    meaning = dialects.lookup(dialect, text.strip()) \
+        if dialects.base(dialect) == "trec_eval" else None
     if meaning is not None:
         return text.strip(), meaning, {}, None  # a name no label pattern reads: 11pt_avg
     match = _LABEL.match(text)
@@ -416,13 +423,13 @@ def _request(label: str, written: str, meaning: dialects.Meaning | dialects.Refu
         raise ValueError(f"metrics: {label!r}: {dialect}'s name takes no cutoff")
     if meaning.cutoff == "required" and cut is None:
         raise ValueError(f"metrics: {label!r} needs a cutoff in {dialect}, as in "
-                         f"'{label.strip()}@10'" if dialect != "trec_eval" else
+                         f"'{label.strip()}@10'" if dialects.base(dialect) != "trec_eval" else
                          f"metrics: {label!r} needs a cutoff in trec_eval, as in "
                          f"'{label.strip()}_10'")
     if meaning.cutoff not in ("optional", "required", "none"):  # the number is a parameter
         if cut is None:
             example = {"ir_measures": "IPrec@0.3", "trec_eval": f"{written}_0.30"}.get(
-                dialect, f"{written}@0.3")
+                dialects.base(dialect), f"{written}@0.3")
             raise ValueError(f"metrics: {label!r} needs its {meaning.cutoff} after the name, "
                              f"as in {example!r}")
         params[meaning.cutoff] = _value(label, metric.param(meaning.cutoff),  # type: ignore[arg-type]

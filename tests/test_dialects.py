@@ -73,6 +73,8 @@ def test_every_name_parses_to_a_registered_metric_or_is_refused_with_its_reason(
             label = f"{name}@5"
         if dialect == "rectools" and name == "NDCG":
             label = "NDCG(divide_by_achievable=True)@5"
+        if dialect == "ir_measures" and name == "RBP":  # ir-measures' only RBP
+            label = "RBP(rel=1)"
         if isinstance(meaning, dialects.Refusal):
             with pytest.raises(ValueError, match="is refused: " + meaning.reason[:30]):
                 parse(label, 10, dialect=dialect)
@@ -122,6 +124,20 @@ def test_labels_carry_their_dialect_or_take_the_calls():
     ("precision(rel=2)", None),
     ("IPrec@0.3", "trec_eval 9"),
     ("ir_measures:NumRel", "without results 0"),
+    # parameters and values ir-measures itself refuses
+    ("ir_measures:RBP", "only with rel="),
+    ("ir_measures:RBP(rel=1, p=1)", "strictly between 0 and 1"),
+    ("ir_measures:RBP(rel=1, p=0)", "strictly between 0 and 1"),
+    ("ir_measures:ERR(rel=2)@5", "ERR takes no rel="),
+    ("ir_measures:ERR(max_grade=3)@5", "ERR takes no max_grade="),
+    ("ir_measures:Bpref(judged_only=False)", "Bpref takes no judged_only="),
+    ("ir_measures:Judged(rel=1)@5", "Judged takes no rel="),
+    ("rectools:NDCG(divide_by_achievable=True, log_base=1)@5", "log_base must be"),
+    ("rectools:NDCG(divide_by_achievable=True, log_base=-2)@5", "log_base must be"),
+    # pytrec_eval's numbers that are not trec_eval 10's
+    ("pytrec_eval:iprec_at_recall_0.30", "as trec_eval 9 did"),
+    ("pytrec_eval:gm_map", "log(max(AP, 0.00001))"),
+    ("pytrec_eval:gm_bpref", "log(max(bpref, 0.00001))"),
 ])
 def test_refusals_say_why(label, message):
     truth, topk = judged_lists(1)
@@ -183,6 +199,52 @@ def test_ir_measures_names_give_ir_measures_numbers(seed):
                                       qrels, run)
     want = {label: want[ir_measures.parse_measure(label)] for label in IR_MEASURES}
     assert_same_means(fr.evaluate(truth, topk, IR_MEASURES, dialect="ir_measures"), want)
+
+
+def test_ir_measures_parameters_are_ir_measures_own():
+    """Each mapped name takes the parameters ir-measures' measure takes (its
+    SUPPORTED_PARAMS, less the cutoff and IPrec's recall point), no others."""
+    ir_measures = pytest.importorskip("ir_measures")
+    for name, meaning in dialects.IR_MEASURES.items():
+        if isinstance(meaning, dialects.Refusal):
+            continue
+        supported = set(ir_measures.parse_measure(name).SUPPORTED_PARAMS) - {"cutoff"}
+        assert set(dialects._IR_PARAMS[name]) == supported, name
+
+
+def test_pytrec_eval_names_give_pytrec_evals_numbers():
+    """pytrec_eval's names are trec_eval's (as pytrec_eval asks them, P.5, or prints them,
+    P_5), with the measures it reports differently refused (test_refusals_say_why)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    truth, topk = judged_lists(4)
+    qrels, run = as_dicts(truth, topk)
+    measures = {"P.5": "P_5", "ndcg_cut.5": "ndcg_cut_5", "map": "map",
+                "recip_rank": "recip_rank", "bpref": "bpref", "Rprec": "Rprec",
+                "recall.10": "recall_10", "success.1": "success_1"}
+    res = fr.evaluate(truth, topk, list(measures) + list(measures.values()),
+                      dialect="pytrec_eval")
+    oracle = pytrec_eval.RelevanceEvaluator(qrels, set(measures)).evaluate(run)
+    judged = [u for u in range(truth.shape[0]) if f"q{u}" in qrels]
+    for asked, key in measures.items():
+        expected = [oracle.get(f"q{u}", {}).get(key, 0.0) for u in judged]
+        np.testing.assert_allclose(res.per_user(asked)[judged], expected, atol=1e-12)
+        np.testing.assert_array_equal(res.per_user(asked), res.per_user(key))
+    assert res.requests["P.5"].dialect == "pytrec_eval"
+
+
+def test_spellings_of_one_measure_agree():
+    """ir-measures reads NDCG as nDCG (dcg= too); trec_eval prints set_F.0.5 as set_F_0.5."""
+    truth, topk = judged_lists(5)
+    res = fr.evaluate(truth, topk, ["NDCG(dcg=exp-log2)@5", "nDCG(dcg=exp-log2)@5",
+                                    "NDCG(dcg=log2)@5", "nDCG@5"], dialect="ir_measures")
+    assert res["NDCG(dcg=exp-log2)@5"] == res["nDCG(dcg=exp-log2)@5"]
+    assert res["NDCG(dcg=log2)@5"] == res["nDCG@5"]
+    trec = fr.evaluate(truth, topk, ["set_F_0.5", "set_F.0.5", "set_F_2", "set_F"],
+                       dialect="trec_eval")
+    own = fr.evaluate(truth, topk, ["set_f(beta=0.5)", "set_f(beta=2)", "set_f"],
+                      convention="trec")
+    assert trec["set_F_0.5"] == trec["set_F.0.5"] == own["set_f(beta=0.5)"]
+    assert trec["set_F_2"] == own["set_f(beta=2)"] and trec["set_F"] == own["set_f"]
 
 
 @pytest.mark.parametrize("seed", range(3))
