@@ -145,7 +145,11 @@ def run_trec(args: argparse.Namespace, out: IO[str] | None = None) -> int:
                                 depth=args.max_docs, complete=args.complete,
                                 judged_only=args.judged_only, num_docs=args.num_docs,
                                 zscores=args.zscores, stage=bar.stage)
-    for line in report.lines(per_query=args.per_query):
+    if out is sys.stdout and hasattr(out, "reconfigure"):
+        # ids with bytes that are not UTF-8 (read as surrogate escapes) print as those
+        # bytes, as trec_eval prints them
+        out.reconfigure(errors="surrogateescape")
+    for line in report.lines(per_query=args.per_query, summary=not args.no_summary):
         print(line, file=out)
     return 0
 
@@ -283,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     trec.add_argument("run", help="qid Q0 docno rank score runid, one document per line")
     trec.add_argument("-q", dest="per_query", action="store_true",
                       help="print every query's values before the 'all' summary")
+    trec.add_argument("-n", "--nosummary", dest="no_summary", action="store_true",
+                      help="print no 'all' summary (with -q: the queries' lines alone)")
     trec.add_argument("-c", dest="complete", action="store_true",
                       help="judged queries without results count, scoring 0")
     trec.add_argument("-M", dest="max_docs", type=_c_long(1), default=None,

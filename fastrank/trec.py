@@ -321,8 +321,10 @@ class TrecReport:
     def summary(self) -> dict[str, Any]:
         return dict(self.totals)
 
-    def lines(self, per_query: bool = False) -> list[str]:
-        """trec_eval's output: `measure<TAB>qid|all<TAB>value`, values to 4 decimals."""
+    def lines(self, per_query: bool = False, summary: bool = True) -> list[str]:
+        """trec_eval's output: `measure<TAB>qid|all<TAB>value`, values to 4 decimals: each
+        query's lines (per_query, trec_eval's -q), then the summary's, 'all' (unless
+        summary=False, trec_eval's -n)."""
         out = []
         if per_query:
             for row, (qid, values) in enumerate(zip(self.queries, self.values.tolist())):
@@ -331,7 +333,8 @@ class TrecReport:
                         out.append(f"{name:<22}\t{qid}\t'{self.texts[c][row]}'")
                     else:
                         out.append(self._line(name, qid, value))
-        out += [self._line(name, "all", value) for name, value in self.totals]
+        if summary:
+            out += [self._line(name, "all", value) for name, value in self.totals]
         return out
 
     def _line(self, name: str, qid: str, value: Any) -> str:

@@ -55,6 +55,60 @@ def test_run_order_is_score_then_document_descending(tmp_path):
     assert truth.shape == (2, 4) and truth.toarray()[0].tolist() == [1.0, 0, 0, 0]
 
 
+# judgments and a run whose ids mix Latin-1 bytes (not UTF-8) with UTF-8 text
+LATIN1_QRELS = (b"1 0 caf\xe9 1\n1 0 cafe 0\n1 0 caf\xc3\xa9 2\n2 0 \xa9x 1\n"
+                b"2 0 \xc3\xa9y 1\n\xe9q 0 z 1\n")
+LATIN1_RUN = (b"1 Q0 caf\xe9 1 1.0 r\xe9n\n1 Q0 cafe 2 1.0 r\n1 Q0 caf\xc3\xa9 3 1.0 r\n"
+              b"2 Q0 \xa9x 1 1.0 r\n2 Q0 \xc3\xa9y 2 1.0 r\n2 Q0 zz 3 1.0 r\n"
+              b"\xe9q Q0 z 1 2 r\n")
+
+
+def test_bytes_that_are_not_utf8_are_kept_and_ordered_as_bytes(tmp_path):
+    """trec_eval reads bytes: a Latin-1 id is read as it is (a surrogate escape per such
+    byte, which encodes back to it), and tied documents fall in their bytes' order,
+    descending, where a lone byte 0xA9 sorts below UTF-8's 0xC3 0xA9."""
+    (tmp_path / "q").write_bytes(LATIN1_QRELS)
+    (tmp_path / "r").write_bytes(gzip.compress(LATIN1_RUN))
+    qrels, run = io.read_qrels(tmp_path / "q"), io.read_run(tmp_path / "r")
+    assert qrels.raw_bytes and run.raw_bytes
+    assert run.documents[0] == "caf\udce9" and run.documents[0].encode(
+        "utf-8", "surrogateescape") == b"caf\xe9"
+    truth, topk, queries, documents = io.trec_arrays(qrels, run)
+    raw = [q.encode("utf-8", "surrogateescape") for q in queries]
+    assert raw == [b"1", b"2", b"\xe9q"]  # byte order
+    names = [[documents[i].encode("utf-8", "surrogateescape") for i in row if i >= 0]
+             for row in topk]
+    assert names == [[b"caf\xe9", b"caf\xc3\xa9", b"cafe"], [b"\xc3\xa9y", b"\xa9x", b"zz"],
+                     [b"z"]]
+    assert truth[[0], :].toarray().ravel()[[documents.tolist().index(d) for d in (
+        "caf\udce9", "caf\u00e9", "cafe")]].tolist() == [1, 2, 0]
+    assert not io.read_qrels(Path(__file__).parent / "data" / "trec_eval" /
+                             "qrels.test").raw_bytes
+
+
+def test_ids_with_lone_surrogates_stay_distinct():
+    """pandas' factorize takes 'x\\udce9' and 'x\\udca9' for one value; the ids' factorize
+    must not (a Latin-1 document id per such byte)."""
+    from fastrank.io.lists import factorize
+
+    values = np.array(["x\udce9", "x\udca9", "x\udce9", "y", "x?"])
+    distinct, codes = factorize(values)
+    assert distinct.tolist() == sorted(set(values.tolist()))
+    assert (distinct[codes] == values).all()
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_table_file_that_is_not_utf8_is_refused_naming_the_line(tmp_path, compress):
+    from fastrank.io import files
+
+    data = b"user,item,score\nu,a,1\nu,b,2\nu,\xff,1\n"
+    path = tmp_path / ("t.csv.gz" if compress else "t.csv")
+    path.write_bytes(gzip.compress(data) if compress else data)
+    with pytest.raises(ValueError, match=r"t\.csv(\.gz)?:4: not UTF-8 text \(invalid start "
+                                         r"byte at byte 3 of the line\)"):
+        files.read_csv(path)
+
+
 def test_gzip_and_plain_read_the_same(tmp_path):
     text = "1 0 doc1 2\n1 0 doc2 0\n\n2 0 doc1 1\n"
     (tmp_path / "q.txt").write_text(text)

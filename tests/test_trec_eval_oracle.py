@@ -12,6 +12,7 @@ and where trec_eval stops with an error, fastrank must stop with one too.
 import contextlib
 import io as stdio
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -191,6 +192,7 @@ def test_every_line_equals_trec_eval_10_on_random_files(trec_eval, tmp_path, see
                                      ["-l", "2", "-q", "-m", "all_trec"],
                                      ["-M", "100", "-m", "all_trec"],
                                      ["-J", "-q", "-m", "all_trec"],
+                                     ["-q", "-n", "-m", "all_trec"], ["-n", "-m", "P.5"],
                                      ["-q", "-m", "all_trec", "-Z",
                                       str(TREC_EVAL_SOURCE / "test" / "zscores_file")],
                                      ["-q", "-m", "ndcg.1=3.5,2=9.0,4=7.0", "-m", "G.2=0",
@@ -208,6 +210,28 @@ def test_trec_evals_own_test_files(trec_eval, name, options):
         assert (code == 0) == (mine_code == 0), err
         if code == 0:
             assert mine == expected
+
+
+def test_ids_that_are_not_utf8_are_read_ordered_and_printed_as_trec_eval_10s(trec_eval,
+                                                                           tmp_path):
+    """Latin-1 bytes beside UTF-8 text in qids, docnos and the runid: trec_eval reads,
+    orders (strcmp) and prints bytes; so does fastrank."""
+    from .test_io import LATIN1_QRELS, LATIN1_RUN
+
+    (tmp_path / "q").write_bytes(LATIN1_QRELS)
+    (tmp_path / "r").write_bytes(LATIN1_RUN)
+    for options in (["-q", "-m", "all_trec"], ["-q", "-c", "-M", "2", "-m", "P.1,2"]):
+        done = subprocess.run([str(trec_eval), *options, str(tmp_path / "q"),
+                               str(tmp_path / "r")], capture_output=True, timeout=60)
+        code, mine, err = run_fastrank(options, tmp_path / "q", tmp_path / "r")
+        assert done.returncode == 0 and code == 0, err
+        assert [line.encode("utf-8", "surrogateescape") for line in mine] == \
+            done.stdout.splitlines()
+    # the command itself, whose standard output writes those bytes back
+    command = subprocess.run([sys.executable, "-m", "fastrank", "trec", *options,
+                              str(tmp_path / "q"), str(tmp_path / "r")], capture_output=True,
+                             timeout=300)
+    assert command.returncode == 0 and command.stdout == done.stdout, command.stderr
 
 
 def test_comment_files_of_trec_eval_10(trec_eval):

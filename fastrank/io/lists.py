@@ -6,6 +6,7 @@ retrieved item and get back a (n_rows, width) int64 array, best first, padded wi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,9 @@ from numpy.typing import ArrayLike
 
 from .._types import AnyArray, BoolArray, IntArray
 from ..threads import numba_threads
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def factorize(values: ArrayLike) -> tuple[AnyArray, IntArray]:
@@ -33,6 +37,11 @@ def factorize(values: ArrayLike) -> tuple[AnyArray, IntArray]:
     else:
         codes, distinct = pd.factorize(values)
         distinct = np.asarray(distinct, dtype=values.dtype)
+        if distinct.dtype.kind == "U" and _SURROGATE.search("".join(distinct.tolist())):
+            # pandas hashes strings with lone surrogates (bytes that were not UTF-8,
+            # read with surrogateescape) as if they were equal: 'x\udce9' and 'x\udca9'
+            # become one value. Such a value is then among the distinct ones: sort instead
+            return np.unique(values, return_inverse=True)
     order = np.argsort(distinct, kind="stable")
     position = np.empty(order.size, np.int64)
     position[order] = np.arange(order.size)

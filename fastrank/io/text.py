@@ -79,11 +79,15 @@ def lines(path: PathLike, *, comments: bool = False, bom: str = "strip",
 
 
 def chunks(path: PathLike, *, bom: str = "strip", newline: str | None = None,
-           role: str = "path", size: int = 1 << 20) -> Iterator[tuple[int, list[str]]]:
+           role: str = "path", size: int = 1 << 20,
+           errors: str = "strict") -> Iterator[tuple[int, list[str]]]:
     """(number of the first line, list of lines) of a plain or gzip file (by content, not
     name), UTF-8, about `size` characters at a time. A byte-order mark at the start is
     dropped (bom="strip") or an error (bom="reject"). `newline` is open()'s: None ends
-    lines at \\n, \\r\\n or \\r; "\\n" only at \\n (as C reads them)."""
+    lines at \\n, \\r\\n or \\r; "\\n" only at \\n (as C reads them). `errors` is
+    open()'s: "strict" refuses bytes that are not UTF-8, naming the first line that has
+    one; "surrogateescape" keeps each such byte as a lone surrogate (U+DC80-U+DCFF),
+    which encodes back to the byte."""
     path = readable(path, role)
     try:
         raw = open(path, "rb")
@@ -95,7 +99,7 @@ def chunks(path: PathLike, *, bom: str = "strip", newline: str | None = None,
         except OSError as err:
             raise UnreadableFile(f"{path}: cannot be read ({err.strerror or err})") from None
         source = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
-        handle = io.TextIOWrapper(source, encoding="utf-8", errors="strict", newline=newline)
+        handle = io.TextIOWrapper(source, encoding="utf-8", errors=errors, newline=newline)
         number = 1
         try:
             while True:
@@ -112,8 +116,9 @@ def chunks(path: PathLike, *, bom: str = "strip", newline: str | None = None,
                 yield number, chunk
                 number += len(chunk)
         except UnicodeDecodeError as err:
-            raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") \
-                from None
+            number, column = _first_undecodable(path, gzipped)
+            raise ValueError(f"{path}:{number}: not UTF-8 text ({err.reason} at byte "
+                             f"{column} of the line); save the file as UTF-8") from None
         except (EOFError, zlib.error, gzip.BadGzipFile) as err:
             raise ValueError(f"{path}: a corrupt or truncated gzip file ({err})") from None
         except OSError as err:
@@ -121,6 +126,20 @@ def chunks(path: PathLike, *, bom: str = "strip", newline: str | None = None,
                 raise ValueError(f"{path}: a corrupt or truncated gzip file ({err})") \
                     from None
             raise UnreadableFile(f"{path}: cannot be read ({err})") from None
+
+
+def _first_undecodable(path: PathLike, gzipped: bool) -> tuple[int, int]:
+    """(line number, byte within the line) of the first byte that is not UTF-8, read
+    again from the start (only to name it: the decoder's own offset is within its
+    buffer, not the file)."""
+    opener = gzip.open if gzipped else open
+    with opener(path, "rb") as raw:
+        for number, line in enumerate(raw, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as err:
+                return number, err.start + 1
+    return 0, 0  # pragma: no cover - the decoder refused the file
 
 
 def parse_number(text: str, path: PathLike, number: int, line: str, what: str) -> float:

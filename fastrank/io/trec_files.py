@@ -12,13 +12,18 @@ score descending, ties by document id descending (byte order); the rank column i
 ignored. A malformed line is a ValueError naming the file, the line number and the text;
 so is a file that starts with a byte-order mark (trec_eval would read it as part of the
 first query id) and a file with no records.
+
+Files are read as UTF-8, and bytes that are not UTF-8 (a Latin-1 document id) are kept
+as they are, as trec_eval reads bytes: each becomes a lone surrogate in the str
+(Python's surrogateescape, U+DC80-U+DCFF), which encodes back to the byte
+(`s.encode("utf-8", "surrogateescape")`), and ids are ordered by their bytes all the same.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,6 +43,7 @@ class Qrels:
     documents: AnyArray    # str
     relevance: FloatArray  # float64
     path: str
+    raw_bytes: bool = False  # some id holds bytes that are not UTF-8 (surrogate escapes)
 
 
 @dataclass(frozen=True)
@@ -49,18 +55,23 @@ class Run:
     scores: FloatArray     # float64
     runid: str
     path: str
+    raw_bytes: bool = False  # some id holds bytes that are not UTF-8 (surrogate escapes)
 
 
-def _records(path: PathLike, kind: str, layout: str,
-             exact: bool) -> Iterator[tuple[int, str, list[str]]]:
+def _records(path: PathLike, kind: str, layout: str, exact: bool,
+             raw: list[bool] | None = None) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, line, fields) of every record line (comments and blank lines
     skipped), with the column count checked: exactly len(layout) columns, or at least
-    that many when not exact."""
+    that many when not exact. raw[0] is set if a line holds bytes that are not UTF-8."""
     n = len(layout.split())
-    for start, chunk in chunks(path, bom="reject", newline="\n", role=kind):
+    for start, chunk in chunks(path, bom="reject", newline="\n", role=kind,
+                               errors="surrogateescape"):
         # fields end at C's isspace (ASCII blanks), as trec_eval splits them: a no-break
         # space or a lone carriage return is part of a field, not a separator
-        ascii_text = "".join(chunk).isascii()
+        text = "".join(chunk)
+        ascii_text = text.isascii()
+        if raw is not None and not ascii_text and _ESCAPED.search(text):
+            raw[0] = True
         for offset, line in enumerate(chunk):
             parts = line.split() if ascii_text else _C_BLANKS.split(line.strip(_C_SPACE))
             if not parts or not parts[0] or parts[0][0] == "#":  # blank: [] or [""]
@@ -72,6 +83,8 @@ def _records(path: PathLike, kind: str, layout: str,
             yield start + offset, line, parts
 
 
+# a byte that is not UTF-8, as the surrogateescape decoder keeps it
+_ESCAPED = re.compile("[\udc80-\udcff]")
 _C_SPACE = " \t\n\v\f\r"
 _C_BLANKS = re.compile(f"[{_C_SPACE}]+")
 _QRELS = ("qrels", "qid iter docno rel", True)
@@ -83,7 +96,8 @@ def read_qrels(path: PathLike) -> Qrels:
     queries: list[str] = []
     documents: list[str] = []
     relevance: list[str] = []
-    for _, _, parts in _records(path, *_QRELS):
+    raw = [False]
+    for _, _, parts in _records(path, *_QRELS, raw):
         queries.append(parts[0])
         documents.append(parts[2])
         relevance.append(parts[3])
@@ -91,7 +105,7 @@ def read_qrels(path: PathLike) -> Qrels:
         raise ValueError(f"{path}: no judgments (the file is empty, or holds only blank "
                          f"lines and comments)")
     return Qrels(np.array(queries, dtype=str), np.array(documents, dtype=str),
-                 _levels(relevance, path), str(path))
+                 _levels(relevance, path), str(path), raw[0])
 
 
 def read_run(path: PathLike) -> Run:
@@ -101,7 +115,8 @@ def read_run(path: PathLike) -> Run:
     documents: list[str] = []
     scores: list[str] = []
     runid = ""
-    for _, _, parts in _records(path, *_RUN):
+    raw = [False]
+    for _, _, parts in _records(path, *_RUN, raw):
         queries.append(parts[0])
         documents.append(parts[2])
         scores.append(parts[4])
@@ -110,7 +125,7 @@ def read_run(path: PathLike) -> Run:
         raise ValueError(f"{path}: no results (the file is empty, or holds only blank "
                          f"lines and comments)")
     return Run(np.array(queries, dtype=str), np.array(documents, dtype=str),
-               _numbers(scores, path, _RUN, 4, "score"), runid, str(path))
+               _numbers(scores, path, _RUN, 4, "score"), runid, str(path), raw[0])
 
 
 # C's atol: optional sign, then digits; the rest of the field is ignored
@@ -190,6 +205,37 @@ def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None,
                             f"read_{name}); got {type(value).__name__}")
     if depth is not None:
         depth = check_int(depth, "depth")
+    if qrels.raw_bytes or run.raw_bytes:
+        # ids with bytes that are not UTF-8: the same steps on ids whose code points are
+        # their bytes (Latin-1), so that every sort and every tie follows the bytes as
+        # trec_eval's strcmp does (UTF-8 text alone sorts so as it is)
+        truth, topk, queries, documents = _arrays(
+            replace(qrels, queries=_as_bytes(qrels.queries),
+                    documents=_as_bytes(qrels.documents)),
+            replace(run, queries=_as_bytes(run.queries), documents=_as_bytes(run.documents)),
+            depth, complete, _from_bytes)
+        return truth, topk, _from_bytes_array(queries), _from_bytes_array(documents)
+    return _arrays(qrels, run, depth, complete, str)
+
+
+def _as_bytes(ids: AnyArray) -> AnyArray:
+    """str ids as str whose code points are their UTF-8 bytes (surrogate escapes too)."""
+    distinct, codes = factorize(ids)
+    return np.array([v.encode("utf-8", "surrogateescape").decode("latin-1")
+                     for v in distinct.tolist()], dtype=str)[codes]
+
+
+def _from_bytes(text: str) -> str:
+    return text.encode("latin-1").decode("utf-8", "surrogateescape")
+
+
+def _from_bytes_array(ids: AnyArray) -> AnyArray:
+    return np.array([_from_bytes(v) for v in ids.tolist()], dtype=str)
+
+
+def _arrays(qrels: Qrels, run: Run, depth: int | None, complete: bool,
+            shown: Callable[[str], str]) -> tuple[SparseMatrix, IntArray, AnyArray, AnyArray]:
+    """trec_arrays' work; `shown` turns an id into the text of a message."""
     documents, codes = factorize(np.concatenate([qrels.documents, run.documents]))
     docs_q, docs_r = codes[:qrels.documents.shape[0]], codes[qrels.documents.shape[0]:]
     judged_queries, rows_all = np.unique(qrels.queries, return_inverse=True)
@@ -197,9 +243,9 @@ def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None,
     if repeated:
         query, doc, n = repeated
         raise ValueError(
-            f"{qrels.path}: document {doc!r} is judged more than once for query {query!r} "
-            f"({n} such pairs); trec_eval stops on such qrels: keep one judgment per "
-            f"(query, document)")
+            f"{qrels.path}: document {shown(doc)!r} is judged more than once for query "
+            f"{shown(query)!r} ({n} such pairs); trec_eval stops on such qrels: keep one "
+            f"judgment per (query, document)")
     queries = judged_queries
     if not complete:
         queries = np.intersect1d(queries, np.unique(run.queries))
@@ -217,9 +263,9 @@ def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None,
     if repeated:
         query, doc, n = repeated
         raise ValueError(
-            f"{run.path}: document {doc!r} is retrieved more than once for query {query!r} "
-            f"({n} such pairs); trec_eval rejects such runs: keep one line per "
-            f"(query, document)")
+            f"{run.path}: document {shown(doc)!r} is retrieved more than once for query "
+            f"{shown(query)!r} ({n} such pairs); trec_eval rejects such runs: keep one "
+            f"line per (query, document)")
     return truth, topk, queries, documents
 
 
