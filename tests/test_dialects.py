@@ -470,3 +470,40 @@ def test_the_command_line_splits_labels_and_reports_the_convention_computed(tmp_
     assert out["convention"] == "trec" and set(out) >= {"P.5", "P.10", "ndcg_cut_5"}
     res = fr.evaluate(truth, topk, ["P_5", "P_10"])
     assert out["P.5"] == pytest.approx(res["P_5"]) and out["P.10"] == pytest.approx(res["P_10"])
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_tied_runs_give_each_tools_number_with_its_order_of_ties(tmp_path, seed):
+    """ir-measures' providers order equal scores differently: pytrec_eval by document id
+    descending (trec_arrays' default), its RR@k and Judged by id ascending, its RBP (from
+    cwl_eval) in the run's order; trec_arrays' ties= reproduces each."""
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = np.random.default_rng(seed)
+    qrels_lines, run_lines, records = [], [], []
+    for q in range(12):
+        docs = [f"d{j}" for j in rng.choice(40, size=15, replace=False)]
+        for d in docs[:8]:
+            qrels_lines.append(f"q{q} 0 {d} {int(rng.integers(0, 3))}")
+        for rank, d in enumerate(docs[2:]):
+            score = float(rng.integers(0, 3))  # many ties
+            run_lines.append(f"q{q} Q0 {d} {rank + 1} {score} r")
+            records.append(ir_measures.ScoredDoc(f"q{q}", d, score))
+    (tmp_path / "q").write_text("\n".join(qrels_lines) + "\n")
+    (tmp_path / "r").write_text("\n".join(run_lines) + "\n")
+    qrels_file = fr.io.read_qrels(tmp_path / "q")
+    run_file = fr.io.read_run(tmp_path / "r")
+    qrels = [ir_measures.Qrel(query, doc, int(rel)) for query, _, doc, rel in
+             (line.split() for line in qrels_lines)]
+    for ties, labels in (("trec_eval", ["P@5", "AP", "RR", "nDCG@5"]),
+                         ("docno", ["RR@5", "Judged@3"]), ("file", ["RBP(rel=1)"])):
+        truth, topk, queries, _ = fr.io.trec_arrays(qrels_file, run_file, ties=ties)
+        res = fr.evaluate(truth, topk, labels, dialect="ir_measures")
+        for label in labels:
+            measure = ir_measures.parse_measure(label)
+            want = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels,
+                                                                        records)}
+            got = res.per_user(label)
+            for row, qid in enumerate(queries):
+                assert got[row] == pytest.approx(want.get(qid, 0.0), abs=1e-12), (ties, label)
+    with pytest.raises(ValueError, match="ties must be one of"):
+        fr.io.trec_arrays(qrels_file, run_file, ties="random")

@@ -187,8 +187,11 @@ def _numbers(texts: Sequence[str], path: PathLike, layout: tuple[str, str, bool]
     raise AssertionError("unreachable: the first pass found a bad number")  # pragma: no cover
 
 
-def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None,
-                complete: bool = False) -> tuple[SparseMatrix, IntArray, AnyArray, AnyArray]:
+_TIES = ("trec_eval", "docno", "file")
+
+
+def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None, complete: bool = False,
+                ties: str = "trec_eval") -> tuple[SparseMatrix, IntArray, AnyArray, AnyArray]:
     """(truth, topk, queries, documents) for `fr.evaluate(..., convention="trec")`.
 
     Rows are the queries of the run that the qrels judge (with complete=True, as
@@ -198,6 +201,11 @@ def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None,
     by score descending, ties by document id descending, cut at `depth` (trec_eval's -M)
     and padded with -1. As in trec_eval, a document judged twice for one query, or
     retrieved twice for one query within the cut, is an error.
+
+    `ties` orders documents of equal score as a tool does: "trec_eval" (and pytrec_eval,
+    ir-measures' pytrec_eval measures), by document id descending; "docno", ascending
+    (ir-measures' RR@k and Judged); "file", in the run's line order (ir-measures' RBP,
+    from cwl_eval).
     """
     for value, name, kind in ((qrels, "qrels", Qrels), (run, "run", Run)):
         if not isinstance(value, kind):
@@ -205,6 +213,10 @@ def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None,
                             f"read_{name}); got {type(value).__name__}")
     if depth is not None:
         depth = check_int(depth, "depth")
+    if ties not in _TIES:
+        raise ValueError(f"ties must be one of {', '.join(map(repr, _TIES))} (trec_eval's "
+                         f"order of equal scores, document ids ascending, or the run's "
+                         f"order); got {ties!r}")
     if qrels.raw_bytes or run.raw_bytes:
         # ids with bytes that are not UTF-8: the same steps on ids whose code points are
         # their bytes (Latin-1), so that every sort and every tie follows the bytes as
@@ -213,9 +225,9 @@ def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None,
             replace(qrels, queries=_as_bytes(qrels.queries),
                     documents=_as_bytes(qrels.documents)),
             replace(run, queries=_as_bytes(run.queries), documents=_as_bytes(run.documents)),
-            depth, complete, _from_bytes)
+            depth, complete, ties, _from_bytes)
         return truth, topk, _from_bytes_array(queries), _from_bytes_array(documents)
-    return _arrays(qrels, run, depth, complete, str)
+    return _arrays(qrels, run, depth, complete, ties, str)
 
 
 def _as_bytes(ids: AnyArray) -> AnyArray:
@@ -233,7 +245,7 @@ def _from_bytes_array(ids: AnyArray) -> AnyArray:
     return np.array([_from_bytes(v) for v in ids.tolist()], dtype=str)
 
 
-def _arrays(qrels: Qrels, run: Run, depth: int | None, complete: bool,
+def _arrays(qrels: Qrels, run: Run, depth: int | None, complete: bool, ties: str,
             shown: Callable[[str], str]) -> tuple[SparseMatrix, IntArray, AnyArray, AnyArray]:
     """trec_arrays' work; `shown` turns an id into the text of a message."""
     documents, codes = factorize(np.concatenate([qrels.documents, run.documents]))
@@ -256,7 +268,12 @@ def _arrays(qrels: Qrels, run: Run, depth: int | None, complete: bool,
     rows_r, ranked = lookup(queries, run.queries)
     rows_r, scores = rows_r[ranked], run.scores[ranked]
     docs_r = docs_r[ranked].astype(np.int64)
-    order = by_score(rows_r, docs_r, scores, queries.shape[0], documents)
+    # equal scores by a key sorted descending: the document's place among the ids (text:
+    # by_score reads no other), its opposite, or the opposite of the line's
+    second = {"trec_eval": docs_r, "docno": -docs_r}.get(ties)
+    if second is None:
+        second = -np.flatnonzero(ranked).astype(np.int64)
+    order = by_score(rows_r, second, scores, queries.shape[0], documents)
     rows_r, docs_r = rows_r[order], docs_r[order]
     topk, kept = pack(rows_r, docs_r, queries.shape[0], depth)
     repeated = _repeated_pair(rows_r[kept], docs_r[kept], queries, documents)
