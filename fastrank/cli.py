@@ -231,6 +231,10 @@ def run_metrics(args: argparse.Namespace, out: IO[str] | None = None) -> int:
                 what = (f"refused: {meaning.reason}" if isinstance(meaning, dialects.Refusal)
                         else f"{meaning.metric} ({meaning.convention})")
                 print(f"  {name:<24} {what}", file=out)
+        for dialect, (base, overrides) in dialects.VARIANTS.items():
+            print(f"{dialect}: {base}'s names, but for", file=out)
+            for name, meaning in overrides.items():
+                print(f"  {name:<24} refused: {meaning.reason}", file=out)
         return 0
     for metric in METRICS.values():
         label = metric.name + ("@k" if metric.cutoff else "")

@@ -195,7 +195,7 @@ _IR_PARAMS = {
 
 # pytrec_eval: trec_eval's names (as the trec_eval dialect reads them) but for the
 # measures whose numbers it reports differently
-PYTREC_EVAL: Table = {
+PYTREC_EVAL: dict[str, Refusal] = {
     "iprec_at_recall": Refusal(
         "pytrec_eval finds the recall point as trec_eval 9 did, at (long)(point·R + 0.9) "
         "relevant documents; fastrank's iprec is trec_eval 10's, lround(point·R): write "
@@ -431,6 +431,7 @@ def foreign_names(dialect: str) -> tuple[str, ...]:
     return tuple(TABLES[base(dialect)])
 
 
+VARIANT_TOOLS = {"pytrec_eval": "pytrec_eval-terrier 0.5"}
 TOOLS = {"ir_measures": "ir-measures 0.4", "ranx": "ranx 0.3", "trec_eval": "trec_eval 10",
          "recbole": "RecBole 1.2", "rectools": "RecTools 0.19"}
 
@@ -469,4 +470,9 @@ def markdown() -> str:
         refused = [f"`{name}`" for name, meaning in TABLES[dialect].items()
                    if isinstance(meaning, Refusal)]
         lines.append(f"| {tool} | refused, with the reason | {', '.join(refused)} |")
+    for dialect, (base, overrides) in VARIANTS.items():
+        lines.append(f"| {VARIANT_TOOLS[dialect]} | {TOOLS[base]}'s names above | as "
+                     f"{TOOLS[base]} |")
+        lines.append(f"| {VARIANT_TOOLS[dialect]} | refused, with the reason | "
+                     f"{', '.join(f'`{name}`' for name in overrides)} |")
     return "\n".join(lines)
