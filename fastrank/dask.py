@@ -27,7 +27,7 @@ import numpy as np
 from ._types import DataFrame
 
 from .engine import parse_requests
-from .io.tables import dtype_kind
+from .io.tables import distinct_columns, dtype_kind
 from .partitions import (PartitionedResult, check_columns, check_counts, evaluate_partition,
                          list_metrics, means_of_sums, order_column, partial_sums,
                          per_user_columns, sum_columns)
@@ -93,7 +93,7 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
                "recs": (recs, [user, item])}
     for name, (frame, needed) in columns.items():
         _check_frame(frame, name, needed)
-    order_column(recs.columns, score, rank)
+    distinct_columns(user, item, relevance, order_column(recs.columns, score, rank))
     for column in (item, user):
         _same_kind(column, truth[column].dtype, recs[column].dtype)
     truth, recs = _same_user_type(truth, recs, user)

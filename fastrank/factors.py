@@ -177,8 +177,8 @@ _TIES = ("low", "implicit")
 
 def _check_ties(ties: str) -> bool:
     if ties not in _TIES:
-        raise ValueError(f"ties must be 'low' (lower item id first) or 'implicit' (implicit's "
-                         f"order: higher id first); got {ties!r}")
+        raise ValueError(f"ties must be 'low' (lower item id first) or 'implicit' (the "
+                         f"order of implicit's topk); got {ties!r}")
     return ties == "implicit"
 
 
@@ -202,7 +202,8 @@ def topk(user_factors: ArrayLike, item_factors: ArrayLike, k: int, *,
         Rows of user_factors to rank (default: all), in the order of the output rows.
     ties : {"low", "implicit"}
         Order among equal scores: the lower item id first (default), or implicit's order
-        (its heap keeps the lower ids but lists equal scores higher id first).
+        (implicit.cpu.topk's: which of the equal scores at the cut its heap keeps, and
+        their order, follow its heap's replacements, not the item ids).
     n_threads : int, optional
         Numba threads for this call; results are bit-identical for any count.
 

@@ -14,8 +14,10 @@ The same evaluation as `fastrank.dask.evaluate`, on PySpark DataFrames:
 3. Each partition yields one row of partial sums; the driver collects those rows (one per
    partition, 2 x 8 B per metric) and adds them exactly (`math.fsum`). With `per_user`
    the users' values are kept as a persisted Spark DataFrame; they never reach the driver.
-Equal to `fastrank.io.from_tables(truth, recs).evaluate(metrics)` on the same data:
-identical per-user values, means to 1e-12 (only the order of the sums differs).
+Equal to `fastrank.io.from_tables(truth, recs, k=K).evaluate(metrics)` on the same data,
+K as `evaluate` takes it (by default the largest cutoff asked for, where from_tables
+takes the longest list): identical per-user values, means to 1e-12 (only the order of the
+sums differs).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any, TypeVar
 from ._types import AnyArray, DataFrame
 
 from .engine import parse_requests
+from .io.tables import distinct_columns
 from .partitions import (PartitionedResult, check_columns, check_counts, evaluate_partition,
                          list_metrics, means_of_sums, order_column, partial_sums,
                          per_user_columns, sum_columns)
@@ -37,7 +40,9 @@ from .validation import check_int
 
 _T = TypeVar("_T")
 
-# the shuffled table's two columns besides the user and the item (their own names)
+# the shuffled table's columns: names of fastrank's own (Spark reads a dot in a column's
+# name as a nested field, and refuses an unpaired backtick), the caller's in messages
+_USER, _ITEM = "__fastrank_user__", "__fastrank_item__"
 _VALUE, _LISTED = "__fastrank_value__", "__fastrank_listed__"
 
 
@@ -98,10 +103,13 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
                                 ("recs", recs, [user, item])):
         _check_frame(frame, name, needed)
     order = order_column(recs.columns, score, rank)
+    distinct_columns(user, item, relevance, order)
+    _numbers(truth, relevance, "truth", "relevance")
+    _numbers(recs, order, "recs", "score" if order == score else "rank")
     types = {column: _common_type(column, truth.schema[column].dataType,
                                   recs.schema[column].dataType) for column in (item, user)}
     both = _one_table(truth, recs, user, item, relevance, order, types)
-    parts = both.repartition(npartitions, user) if npartitions else both.repartition(user)
+    parts = both.repartition(npartitions, _USER) if npartitions else both.repartition(_USER)
 
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, DoubleType, LongType
@@ -109,14 +117,15 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     if k is None:
         if any(r.bare for r in requests):
             # K is the longest list: one more job, counting the rows of each user
-            longest = _run(lambda: recs.groupBy(user).count().agg(F.max("count")).first()[0])
+            longest = _run(lambda: recs.groupBy(_col(user)).count().agg(
+                F.max("count")).first()[0])
             k = max(int(longest or 0), 1)  # no list at all: K = 1, every list empty
         else:
             k = max(r.k for r in requests)
     k = check_int(k, "k")
     specs = parse_requests(labels, k, convention, dialect)  # cutoffs > k fail here
     if n_items is None and any(s.name == "auc" for s in specs):
-        n_items = _run(lambda: both.select(item).distinct().count())
+        n_items = _run(lambda: both.select(_ITEM).distinct().count())
 
     how: dict[str, Any] = dict(
         labels=labels, convention=convention, dialect=dialect, k=k, n_items=n_items,
@@ -139,6 +148,28 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     totals = {c: math.fsum(row[j] for row in rows) for j, c in enumerate(sum_columns(labels))}
     means, common = means_of_sums(totals, labels, k, convention, dialect)
     return SparkResult(means, totals["counted"], totals["rows"], common, values)
+
+
+def _col(name: str) -> Any:
+    """The column of this name: quoted, as Spark otherwise reads "a.b" as field b of a
+    column a (and refuses a backtick)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def _numbers(frame: Any, column: str | None, name: str, role: str) -> None:
+    """Refuse a relevance, score or rank column that does not hold numbers (or booleans),
+    as fastrank.io.from_tables does, rather than let Spark cast its text."""
+    from pyspark.sql import types as T
+
+    if column is None:
+        return
+    data_type = frame.schema[column].dataType
+    if not isinstance(data_type, (T.NumericType, T.BooleanType)):
+        raise TypeError(f"{name} column {column!r} ({role}) must hold numbers; got Spark "
+                        f"type {data_type.simpleString()}. Cast it first, e.g. "
+                        f"with .cast('double')")
 
 
 def _positional(types: Iterable[Any]) -> Any:
@@ -195,12 +226,12 @@ def _one_table(truth: DataFrame, recs: DataFrame, user: str, item: str, relevanc
     from pyspark.sql import functions as F
 
     def ids(frame: DataFrame) -> list[Any]:
-        return [F.col(user).cast(types[user]).alias(user),
-                F.col(item).cast(types[item]).alias(item)]
+        return [_col(user).cast(types[user]).alias(_USER),
+                _col(item).cast(types[item]).alias(_ITEM)]
 
-    value = F.col(relevance).cast("double") if relevance else F.lit(1.0)
+    value = _col(relevance).cast("double") if relevance else F.lit(1.0)
     return truth.select(*ids(truth), value.alias(_VALUE), F.lit(False).alias(_LISTED)) \
-        .unionByName(recs.select(*ids(recs), F.col(order).cast("double").alias(_VALUE),
+        .unionByName(recs.select(*ids(recs), _col(order).cast("double").alias(_VALUE),
                                  F.lit(True).alias(_LISTED)))
 
 
@@ -219,9 +250,10 @@ def _partition(batches: Iterable[Any], *, labels: Sequence[str], convention: str
     user, item, order = names["user"], names["item"], names["order"]
     listed = table.column(_LISTED)
     # each table's value column under its own name, so that errors name it
-    truth = table.filter(pc.invert(listed)).select([user, item, _VALUE]) \
+    truth = table.filter(pc.invert(listed)).select([_USER, _ITEM, _VALUE]) \
         .rename_columns([user, item, names["relevance"] or _VALUE])
-    recs = table.filter(listed).select([user, item, _VALUE]).rename_columns([user, item, order])
+    recs = table.filter(listed).select([_USER, _ITEM, _VALUE]).rename_columns(
+        [user, item, order])
     by_rank = order != names["score"]
     if by_rank:
         ranks = recs.column(order)
@@ -232,7 +264,7 @@ def _partition(batches: Iterable[Any], *, labels: Sequence[str], convention: str
     users, res = evaluate_partition(truth, recs, labels=labels, convention=convention,
                                     dialect=dialect, k=k, n_items=n_items, names=found,
                                     n_threads=n_threads)
-    return table.schema.field(user).type, users, res
+    return table.schema.field(_USER).type, users, res
 
 
 def _per_user_batches(batches: Iterable[Any], *, labels: Sequence[str],

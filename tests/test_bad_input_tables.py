@@ -181,3 +181,17 @@ def test_per_user_table_needs_a_result_and_accepts_more_ids():
     assert table["user"].tolist() == [7, 8, 9]
     res = fr.evaluate(sp.csr_array(np.eye(3)), np.array([[2]]), ["mrr"], users=np.array([2]))
     assert io.per_user_table(res, ["a", "b", "c"], library="dict")["user"].tolist() == ["c"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(item="user"), "user= and item= both name the column 'user' of truth"),
+    (dict(relevance="item"), "item= and relevance= both name the column 'item' of truth"),
+    (dict(score="user"), r"user= and score= \(or rank=\) both name the column 'user' of recs"),
+])
+def test_one_column_named_for_two_roles_is_refused(kwargs, message):
+    """item="user" read every user's own id as the item: a list that recommends the user
+    itself, and a silent 1.0."""
+    truth = {"user": [1, 1, 2], "item": [10, 11, 10], "relevance": [1.0, 2.0, 1.0]}
+    recs = {"user": [1, 2], "item": [11, 10], "score": [0.9, 0.5]}
+    with pytest.raises(ValueError, match=message):
+        io.from_tables(truth, recs, **kwargs)

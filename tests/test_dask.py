@@ -101,6 +101,12 @@ def test_bad_input_is_named(client):
         fastrank.dask.evaluate(T, R.rename(columns={"item": "doc"}), ["ndcg@10"])
     with pytest.raises(ValueError, match="neither a 'score' nor a 'rank' column"):
         fastrank.dask.evaluate(T, R.drop(columns="score"), ["ndcg@10"])
+    same = "user= and item= both name the column 'user' of truth"
+    with pytest.raises(ValueError, match=same):
+        fastrank.dask.evaluate(T, R, ["ndcg@10"], item="user")
+    with pytest.raises(ValueError, match=r"item= and score= \(or rank=\) both name the "
+                                         r"column 'item' of recs"):
+        fastrank.dask.evaluate(T, R, ["ndcg@10"], score="item")
     with pytest.raises(ValueError, match="'coverage@10' is not available on Dask"):
         fastrank.dask.evaluate(T, R, ["coverage@10"])
     with pytest.raises(ValueError, match="unknown metric|not available"):

@@ -167,6 +167,36 @@ def test_bad_input_is_named(spark):
         fastrank.spark.evaluate(spark.createDataFrame(nulls), R, ["ndcg@10"])
 
 
+def test_column_names_spark_would_read_as_fields_and_columns_named_twice(spark):
+    """Names with a dot or a backtick are columns, not nested fields; a column read as two
+    roles, or a score of text, is refused as the local evaluation refuses it."""
+    t, r = tables(n_users=150)
+    odd = {"user": "u.id", "item": "it`em", "relevance": "r.v", "score": "model.score"}
+    local = io.from_tables(t, r, k=10).evaluate(["ndcg@10", "auc@10"])
+    T = spark.createDataFrame(t.rename(columns=odd))
+    R = spark.createDataFrame(r.rename(columns=odd))
+    # auc: a job counts the items; ndcg without a cutoff: a job finds the longest list
+    res = fastrank.spark.evaluate(T, R, ["ndcg@10", "auc@10", "ndcg"], **odd)
+    whole = io.from_tables(t, r).evaluate(["ndcg"])
+    assert res["ndcg@10"] == pytest.approx(local["ndcg@10"], rel=1e-12)
+    assert res["auc@10"] == pytest.approx(local["auc@10"], rel=1e-12)
+    assert res["ndcg"] == pytest.approx(whole["ndcg"], rel=1e-12)
+    assert set(res.per_user.columns) >= {"u.id", "ndcg@10"}
+    T, R = spark.createDataFrame(t), spark.createDataFrame(r)
+    same = "user= and item= both name the column 'user' of truth"
+    with pytest.raises(ValueError, match=same):
+        fastrank.spark.evaluate(T, R, ["ndcg@10"], item="user")
+    with pytest.raises(ValueError, match=same):
+        io.from_tables(t, r, item="user")
+    with pytest.raises(TypeError, match="recs column 'score' \\(score\\) must hold numbers; "
+                                        "got Spark type string"):
+        fastrank.spark.evaluate(T, R.withColumn("score", R["score"].cast("string")),
+                                ["ndcg@10"])
+    with pytest.raises(TypeError, match="truth column 'relevance' \\(relevance\\) must hold"):
+        fastrank.spark.evaluate(T.withColumn("relevance", T["relevance"].cast("string")), R,
+                                ["ndcg@10"])
+
+
 def test_the_docs_example(spark, capsys):
     """The Spark block of docs/scale.md (marked no-run for tests/test_readme.py) runs as
     written (its getOrCreate finds this session) and prints what the page shows."""

@@ -99,6 +99,7 @@ def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
     _library(recs, "recs")
     if k is not None:
         k = check_int(k, "k")
+    distinct_columns(user, item, relevance, score if _has(recs, score) else rank)
     t_users = id_column(truth, user, "truth", "user")
     t_items = id_column(truth, item, "truth", "item")
     if relevance is None:
@@ -132,6 +133,23 @@ def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
                      column=rank)
     return Tables(truth=matrix, topk=topk, users=users, items=items, library=library,
                   user_column=user, k=k, **one_sided(matrix, topk))
+
+
+def distinct_columns(user: Any, item: Any, relevance: Any, order: Any) -> None:
+    """user= and item= name two columns, and neither is truth's relevance or the recs'
+    score or rank: one column read as two (item="user") would make every user's list
+    recommend the user's own id."""
+    for table, names in (("truth", [("user=", user), ("item=", item),
+                                    ("relevance=", relevance)]),
+                         ("recs", [("user=", user), ("item=", item),
+                                   ("score= (or rank=)", order)])):
+        named = [(role, column) for role, column in names if column is not None]
+        for j, (role, column) in enumerate(named):
+            for other, same in named[:j]:
+                if same == column:
+                    raise ValueError(
+                        f"{other} and {role} both name the column {column!r} of {table}; "
+                        f"each must name a column of its own")
 
 
 def one_sided(truth: SparseMatrix, topk: ArrayLike) -> dict[str, int]:
