@@ -41,7 +41,9 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
     truth : scipy.sparse matrix or array, shape (n_users, n_items)
         Graded relevance; a stored value > 0 is relevant. Never modified; float32 or
         float64 values with int32 or int64 indices and indptr (memory-mapped ones too)
-        are read in place, other dtypes converted once.
+        are read in place, other dtypes converted once. Other formats are converted
+        once; BSR's blocks store zeros that nobody judged, and they are dropped (as
+        scipy's DIA conversion drops stored zeros).
     topk : int array, shape (n_rows, K)
         Item ids, best first; -1 pads lists shorter than K. C-contiguous int32 or int64
         ids (memory-mapped too) are read in place.

@@ -64,8 +64,9 @@ def _no_overflow(bound: float, dtype: np.dtype[Any]) -> None:
     if not bound <= limit:
         raise ValueError(
             f"user_factors and item_factors are so large that their dot products can exceed "
-            f"{dtype.name}'s largest value ({limit:.3g}; norms up to {bound:.3g}): the model "
-            f"probably diverged (lower its learning rate or raise its regularization)"
+            f"{dtype.name}'s largest value ({limit:.3g}; the product of their largest row "
+            f"norms is {bound:.3g}): the model probably diverged (lower its learning rate "
+            f"or raise its regularization)"
             + (", or pass float64 factors" if dtype != np.float64 else ""))
 
 

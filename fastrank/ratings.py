@@ -40,6 +40,9 @@ class Rated:
     order: IntArray | None  # position in the caller's truth.data of each rating; None: identity
     n_users: int
     n_items: int
+    # the caller's format, where 1-D predictions align with truth.data only for CSR, CSC
+    # and COO (BSR, LIL, DOK and DIA have no such order, or none the caller sees)
+    format: str = "csr"
 
     @property
     def rows(self) -> IntArray:
@@ -156,7 +159,8 @@ def rated_entries(matrix: SparseMatrix, name: str = "truth") -> Rated:
                                                                        "ratings")
         if canonical:
             return Rated(indptr.astype(np.int64, copy=False), cols,
-                         np.asarray(data, dtype=np.float64), None, n_users, n_items)
+                         np.asarray(data, dtype=np.float64), None, n_users, n_items,
+                         matrix.format)
         rows = np.repeat(np.arange(n_users, dtype=np.int64), np.diff(indptr))
     order = np.lexsort((cols, rows))
     rows, cols = rows[order], cols[order]
@@ -164,7 +168,7 @@ def rated_entries(matrix: SparseMatrix, name: str = "truth") -> Rated:
     indptr = np.zeros(n_users + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=n_users), out=indptr[1:])
     return Rated(indptr, cols, np.asarray(data, dtype=np.float64)[order], order, n_users,
-                 n_items)
+                 n_items, matrix.format)
 
 
 def predicted_values(predictions: Any, rated: Rated, n_threads: int | None = None) -> FloatArray:
@@ -195,6 +199,12 @@ def predicted_values(predictions: Any, rated: Rated, n_threads: int | None = Non
     if values.dtype == np.bool_ or values.dtype.kind not in "iuf":
         raise TypeError(f"predictions must be numeric; got dtype {values.dtype}")
     if values.ndim == 1:
+        if rated.format not in ("csr", "csc", "coo"):
+            raise TypeError(
+                f"predictions is 1-D, aligned with truth.data, but truth is a "
+                f"{rated.format.upper()} matrix, whose stored values have no such order; "
+                f"pass predictions as a dense users x items array or a sparse matrix, or "
+                f"truth as CSR (truth.tocsr()) with predictions in its order")
         n = rated.data.shape[0]
         if values.shape[0] != n:
             raise ValueError(

@@ -154,6 +154,8 @@ class Evaluator:
                            at=self._size, external=_external)
         self._rows[self._size:self._size + rows.shape[0]] = rows
         self._size += rows.shape[0]
+        if not self.repeats:  # only now: a block that failed can be passed again
+            self._seen[rows] = True  # type: ignore[index]  # set by _check_new
         if self._show_progress:
             self._progress(rows.shape[0])
         return self
@@ -189,6 +191,8 @@ class Evaluator:
         if not self.repeats:
             self._check_new(other._rows[:other._size])
         self._append(other._rows[:other._size], other._block())
+        if not self.repeats:
+            self._seen[other._rows[:other._size]] = True  # type: ignore[index]  # as above
         return self
 
     def result(self) -> Result:
@@ -230,7 +234,6 @@ class Evaluator:
                 f"users: truth row {int(again[0])} is evaluated more than once ({again.size} "
                 f"such rows); each user would count twice in the means. Pass each user in "
                 f"one block, or build the Evaluator with repeats=True if that is intended")
-        self._seen[rows] = True
 
     def _reserve(self, n: int) -> None:
         """Room for n more rows in the store."""

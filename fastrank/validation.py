@@ -99,6 +99,16 @@ def _index_array(arr: AnyArray) -> AnyArray:
     return arr.astype(np.int64)
 
 
+def _past_int64(values: AnyArray) -> int | None:
+    """The largest of unsigned 64-bit values if it is past int64's range (which
+    _index_array clips), for an error to name as given; else None."""
+    if values.dtype.kind == "u" and values.dtype.itemsize == 8 and values.size:
+        largest = int(values.max())
+        if largest > np.iinfo(np.int64).max:
+            return largest
+    return None
+
+
 def _value_array(data: ArrayLike) -> AnyArray:
     """float32/float64 relevance passes unchanged; other types (integers, bools, float16,
     non-native byte order: rare) are cast to float64."""
@@ -223,6 +233,10 @@ def _csr_parts(matrix: SparseMatrix, name: str, values: str, axes: tuple[str, st
     elif fmt == "bsr":
         _blocks(matrix, name)
     converted = sp.csr_array(matrix)  # a new matrix: the caller's is untouched
+    if fmt == "bsr":
+        # a block stores its zeros, which no one judged: BSR (as DIA, whose conversion
+        # drops them) has no stored zeros
+        converted.eliminate_zeros()
     indptr, indices, data, canonical = _compressed(converted, name, n_users, n_items, "CSR")
     return indptr, indices, data, (n_users, n_items), canonical
 
@@ -340,6 +354,10 @@ def check_topk(topk: ArrayLike, n_items: int, scan: bool = True) -> AnyArray:
         raise ValueError("topk has no columns; each row needs at least one item id (K >= 1)")
     # the kernels read C-contiguous int32/int64 ids: a strided view or another integer
     # type (rare) is copied
+    huge = _past_int64(topk)
+    if huge is not None:
+        raise ValueError(f"topk contains item id {huge}, outside [-1, {n_items}) for truth "
+                         f"with {n_items} items; use -1 only to pad short lists")
     topk = _index_array(np.ascontiguousarray(topk))
     return check_ids(topk, n_items) if scan else topk
 
@@ -359,6 +377,9 @@ def check_ids(topk: AnyArray, n_items: int) -> AnyArray:
 
 def _int_array(values: ArrayLike, name: str, what: str) -> AnyArray:
     """values as a numpy integer array (not bool, not timedelta), or an error naming it."""
+    if sp.issparse(values):
+        raise TypeError(f"{name} must be a dense integer array of {what}; got a scipy.sparse "
+                        f"{getattr(values, 'format', '').upper()} matrix")
     if not isinstance(values, np.ndarray):
         try:
             values = np.asarray(values)
@@ -398,6 +419,9 @@ def check_rows(values: ArrayLike, name: str, n: int, what: str) -> AnyArray:
     values = _int_array(values, name, f"row numbers ({what})")
     if values.ndim != 1:
         raise ValueError(f"{name} must be 1-D row numbers ({what}); got shape {values.shape}")
+    huge = _past_int64(values)
+    if huge is not None:
+        raise ValueError(f"{name} contains {huge}, outside [0, {n}), {what}")
     values = _index_array(np.ascontiguousarray(values))
     if values.size:
         lo, hi = _int_range(values)

@@ -478,3 +478,37 @@ def test_the_walk_of_the_core_codes_gives_the_full_walk_s_values(monkeypatch, me
         for m in names:
             assert_array_equal(alone.per_user(m), both.per_user(m))
         assert_matches_reference(truth, topk, names + extra, convention)
+
+
+def test_bsr_and_dia_truth_have_no_stored_zeros():
+    """A BSR block stores its zeros, which nobody judged, and scipy's DIA conversion drops
+    stored zeros: both mean the CSR of their nonzero entries, under trec (where a stored
+    zero is a judgment) and for rmse (where it is a rating), not the blocks' padding."""
+    rng = np.random.default_rng(3)
+    dense = (rng.random((12, 10)) < 0.3) * rng.integers(1, 4, (12, 10)).astype(float)
+    topk = np.argsort(-rng.random((12, 10)), axis=1)[:, :4]
+    plain = sp.csr_array(dense)
+    for truth in (sp.bsr_array(dense, blocksize=(2, 2)), sp.bsr_matrix(dense, blocksize=(3, 5)),
+                  sp.dia_array(dense)):
+        for convention in ("trec", "recsys"):
+            want = fr.evaluate(plain, topk, ["ndcg@4", "precision@4"], convention=convention)
+            got = fr.evaluate(truth, topk, ["ndcg@4", "precision@4"], convention=convention)
+            assert_array_equal(got.per_user("ndcg@4"), want.per_user("ndcg@4"))
+            assert got.n_users == want.n_users
+        assert fr.rmse(truth, dense + 0.5)["rmse"] == fr.rmse(plain, dense + 0.5)["rmse"]
+    assert sp.bsr_array(dense, blocksize=(2, 2)).nnz > plain.nnz  # the check can fail
+    with pytest.raises(TypeError, match="truth is a BSR matrix, whose stored values have no "
+                                        "such order"):
+        fr.rmse(sp.bsr_array(dense, blocksize=(2, 2)), np.ones(plain.nnz))
+
+
+def test_ids_past_int64_and_sparse_lists_are_named_as_given():
+    truth = sp.csr_array(np.array([[1.0, 0, 2], [0, 1, 0]]))
+    lists = np.array([[0, 1], [2, 1]])
+    with pytest.raises(ValueError, match="topk contains item id 9223372036854775810,"):
+        fr.evaluate(truth, lists.astype(np.uint64) + np.uint64(2**63), ["ndcg@2"])
+    with pytest.raises(ValueError, match="users contains 9223372036854775813, outside"):
+        fr.evaluate(truth, lists, ["ndcg@2"], users=np.array([2**63 + 5, 0], np.uint64))
+    with pytest.raises(TypeError, match="topk must be a dense integer array .* got a "
+                                        "scipy.sparse CSR matrix"):
+        fr.evaluate(truth, sp.csr_array(lists), ["ndcg@2"])

@@ -259,3 +259,21 @@ def test_lists_longer_than_the_largest_cutoff_get_a_plan_of_their_length():
     assert ev.k == 3
     want = fr.evaluate(truth, topk, ["ndcg@2", "map"])
     assert res["map"] == want["map"] and res["ndcg@2"] == want["ndcg@2"]
+
+
+def test_a_block_that_failed_can_be_passed_again():
+    """A block refused in its evaluation (here its baseline) leaves its users unseen: the
+    corrected block is not 'evaluated more than once'."""
+    truth = sp.csr_array(np.array([[1.0, 0, 2], [0, 1, 0], [1, 1, 1]]))
+    ev = fr.Evaluator(truth, ["ndcg@2", "serendipity@2"], k=2)
+    lists = np.array([[0, 1], [2, 1]])
+    with pytest.raises(ValueError, match="baseline contains item id 9"):
+        ev.update([0, 1], lists, baseline=np.array([[0, 9], [1, 2]]))
+    ev.update([0, 1], lists, baseline=np.array([[0, 1], [1, 2]]))
+    with pytest.raises(ValueError, match="truth row 1 is evaluated more than once"):
+        ev.update([1], lists[:1], baseline=np.array([[0, 1]]))
+    other = fr.Evaluator(truth, ["ndcg@2", "serendipity@2"], k=2)
+    other.update([2], lists[:1], baseline=np.array([[0, 1]]))
+    ev.merge(other)
+    with pytest.raises(ValueError, match="truth row 2 is evaluated more than once"):
+        ev.update([2], lists[:1], baseline=np.array([[0, 1]]))
