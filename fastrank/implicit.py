@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterable
@@ -157,10 +158,13 @@ class EvalCallback:
         When stopping, put the factors of the best evaluation back into the model.
     verbose : bool
         Print one line per evaluation.
-    warm : bool
+    warm : bool, optional
         Compile the evaluation's kernels in a background process from construction on
         (`fr.warm_up`), beside the first iterations of training, so that on a fresh
-        install the first evaluation does not spend seconds compiling them. Default True.
+        install the first evaluation does not spend seconds compiling them. None (the
+        default): on machines of more than 2 cores. On 2, training's threads and the
+        compile share them: `bench/warm_factors.py --als` measured the first iteration
+        2-3 s slower and the first evaluation no faster.
 
     Attributes
     ----------
@@ -177,7 +181,7 @@ class EvalCallback:
                  convention: str = "recsys", monitor: str | None = None,
                  patience: int | None = None, min_delta: float = 0.0,
                  restore_best: bool = True, verbose: bool = False,
-                 warm: bool = True) -> None:
+                 warm: bool | None = None) -> None:
         specs, _ = parse_factor_metrics(metrics, convention)
         self.metrics = [s.label for s in specs]
         every = check_int(every, "every")
@@ -205,11 +209,13 @@ class EvalCallback:
         self._best_factors: tuple[NDArray[Any], ...] | None = None
         self._wait = 0
         self._warming: WarmUp | None = None
-        if check_bool(warm, "warm"):
+        start = (os.cpu_count() or 1) > 2 if warm is None else check_bool(warm, "warm")
+        if start:
             self._warming = warm_up(
                 self.metrics, convention=convention, n_users=data.n_users,
                 values=data.data.dtype, indices=data.indices.dtype,
-                factors=_factor_dtype(model), exclude=self.train is not None)
+                factors=_factor_dtype(model),
+                exclude=False if self.train is None else self.train.indices.dtype)
 
     def fit(self, model: Model, user_items: SparseMatrix, **fit_kwargs: Any) -> EvalCallback:
         """model.fit(user_items, callback=self), ending quietly when early stopping fires."""

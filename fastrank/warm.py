@@ -14,7 +14,7 @@ call then loads them. On two cores the compile runs beside the caller's own work
 
 With `factors=` (their dtype), the stand-in is an `fr.evaluate_factors` call instead, for
 a training loop that evaluates its model (`fastrank.implicit.EvalCallback` starts one at
-construction).
+construction, on machines of more than 2 cores).
 
 The stand-in's relevance values are whole grades (ratings, judgement scales, binary):
 truth of other values compiles one more walk on its first call, as it would have. A
@@ -37,7 +37,7 @@ import numpy as np
 from .engine import Plan, parse_requests
 from .evaluate import evaluate
 from .factors import evaluate_factors, parse_factor_metrics, span_users
-from .validation import check_bool, check_int
+from .validation import check_int
 
 # the dtypes the kernels read in place (see fr.evaluate)
 _VALUES = ("float32", "float64")
@@ -97,7 +97,7 @@ def _stop_all() -> None:
 def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "recsys",
             dialect: str | None = None, n_users: int | None = None,
             values: Any = np.float64, indices: Any = np.int32,
-            ids: Any = np.int32, factors: Any = None, exclude: bool = True) -> WarmUp:
+            ids: Any = np.int32, factors: Any = None, exclude: Any = True) -> WarmUp:
     """Compile, in a background process, the kernels of a later `fr.evaluate` of
     `metrics`, so that its first call loads them from numba's cache.
 
@@ -123,9 +123,10 @@ def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "rec
         Its labels then take `fr.evaluate_factors`'s metrics (`auc` over the whole
         catalogue too), each with a cutoff; `k` and `ids` are not used (the lists are
         ranked to the largest cutoff).
-    exclude : bool
+    exclude : bool or dtype
         With `factors`: whether that call passes `exclude=` (the training
-        interactions), with indices and indptr of the dtype `indices`.
+        interactions), with indices and indptr of the dtype `indices` (True) or of this
+        dtype (int32 or int64).
 
     Returns
     -------
@@ -147,7 +148,10 @@ def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "rec
     else:  # evaluate_factors's refusals; its lists are as long as the largest cutoff
         requests, full = parse_factor_metrics(metrics, convention, dialect)
         width = max((r.k for r in requests if r.label not in full), default=1)
-    exclude = check_bool(exclude, "exclude")
+    if isinstance(exclude, (bool, np.bool_)):
+        exclude = (_dtype(indices, "indices", _INTEGERS) if exclude else None)
+    else:
+        exclude = _dtype(exclude, "exclude (True, False or an index dtype)", _INTEGERS)
     if n_users is not None:
         n_users = check_int(n_users, "n_users")
     spec = {"metrics": [r.label for r in requests], "k": k, "convention": convention,
@@ -293,8 +297,8 @@ def _evaluate_stand_in(spec: dict[str, Any]) -> None:
         spec["factors"])
     exclude = None
     if spec["exclude"]:  # one item of each user's, past its relevant ones
-        indices = ((rows + 2) % _ITEMS).astype(spec["indices"])
-        indptr = np.arange(rows.shape[0] + 1).astype(spec["indices"])
+        indices = ((rows + 2) % _ITEMS).astype(spec["exclude"])
+        indptr = np.arange(rows.shape[0] + 1).astype(spec["exclude"])
         exclude = sp.csr_array((np.ones(rows.shape[0], np.float32), indices, indptr),
                                shape=truth.shape)
         exclude.indices, exclude.indptr = indices, indptr

@@ -310,18 +310,27 @@ def test_callback_warms_up_what_its_evaluations_compile(split, monkeypatch):
     model = AlternatingLeastSquares(factors=8, iterations=2, random_state=0, num_threads=1,
                                     dtype=np.float64)
     cb = fi.EvalCallback(test, ["ndcg@10", "auc"], train=train, model=model,
-                         convention="trec")
+                         convention="trec", warm=True)
     metrics, kwargs = calls[0]
     assert metrics == ["ndcg@10", "auc"]
     assert kwargs == dict(convention="trec", n_users=test.shape[0], values=test.dtype,
-                          indices=test.indices.dtype, factors=np.float64, exclude=True)
+                          indices=test.indices.dtype, factors=np.float64,
+                          exclude=train.indices.dtype)
     model.fit(train, callback=cb, show_progress=False)
     assert calls[1:] == ["wait"] and len(cb.history) == 2
-    assert fi.EvalCallback(test, ["ndcg@10"])._warming.kwargs["factors"] == np.float32
-    assert fi.EvalCallback(test, ["ndcg@10"])._warming.kwargs["exclude"] is False
+    assert fi.EvalCallback(test, ["ndcg@10"], warm=True)._warming.kwargs["factors"] == \
+        np.float32
+    assert fi.EvalCallback(test, ["ndcg@10"], warm=True)._warming.kwargs["exclude"] is False
     del calls[:]
     fi.EvalCallback(test, ["ndcg@10"], warm=False)
     assert calls == []
+    # by default only where training leaves a core to the compile
+    monkeypatch.setattr(fi.os, "cpu_count", lambda: 2)
+    fi.EvalCallback(test, ["ndcg@10"])
+    assert calls == []
+    monkeypatch.setattr(fi.os, "cpu_count", lambda: 8)
+    fi.EvalCallback(test, ["ndcg@10"])
+    assert len(calls) == 1
     with pytest.raises(TypeError, match="warm"):
         fi.EvalCallback(test, ["ndcg@10"], warm="no")
 

@@ -64,7 +64,8 @@ def test_the_first_evaluation_after_warm_up_compiles_no_ranking_walk(tmp_path):
 
 WARM_FACTORS = """
 import fastrank as fr, numpy as np
-warming = fr.warm_up(%r, factors=np.float32, n_users=400, values=np.float32)
+warming = fr.warm_up(%r, factors=np.float32, n_users=400, values=np.float32,
+                     exclude=np.int64)
 assert warming.wait(), "the background compile failed"
 """
 
@@ -89,6 +90,7 @@ users = rng.normal(size=(400, 8)).astype(np.float32)
 items = rng.normal(size=(60, 8)).astype(np.float32)
 test = sp.csr_array((rng.random((400, 60)) < 0.05).astype(np.float32))
 train = sp.csr_array((rng.random((400, 60)) < 0.1).astype(np.float32))
+train.indices, train.indptr = train.indices.astype(np.int64), train.indptr.astype(np.int64)
 event.register("numba:compile", Listener())
 res = fr.evaluate_factors(users, items, test, %r, exclude=train)
 print("COMPILED=" + json.dumps(compiled))
@@ -165,6 +167,8 @@ def test_the_stand_in_has_the_dtypes_and_users_asked(values, indices, ids, n_use
      "novelty@10.*evaluate_factors does not take"),
     (dict(metrics=["ndcg@10"], factors=np.int8), TypeError, "factors must be one of"),
     (dict(metrics=["ndcg@10"], factors=np.float32, exclude="yes"), TypeError, "exclude"),
+    (dict(metrics=["ndcg@10"], factors=np.float32, exclude=np.float32), TypeError,
+     "exclude .* must be one of the dtypes int32, int64"),
 ])
 def test_warm_up_refuses_by_name_before_it_starts_a_process(kwargs, error, match,
                                                              monkeypatch):
