@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from .aspects import check_aspects
 from .threads import n_ranges
-from .validation import Truth, _csr_parts, check_scratch, out_of_memory
+from .validation import Truth, _csr_parts, check_scratch, out_of_memory, summed_copy
 
 if TYPE_CHECKING:
     from .grammar import Request
@@ -47,10 +47,7 @@ def train_parts(train: SparseMatrix, n_items: int) -> tuple[IntArray, AnyArray, 
         raise ValueError("train contains NaN or infinite values; every stored entry is an "
                          "interaction (a weight), so replace them (e.g. with 1)")
     if not canonical:  # a user counts an item once, with the sum of its entries
-        canon = sp.csr_array((values.copy(), indices.copy(), indptr.copy()),
-                             shape=(rows, cols))
-        canon.sum_duplicates()  # also sorts
-        indptr, indices, values = canon.indptr, canon.indices, canon.data
+        indptr, indices, values = summed_copy(indptr, indices, values, (rows, cols))
         if not np.isfinite(values).all():
             raise ValueError("train has repeated (user, item) entries whose values sum past "
                              "float64's range; sum them yourself, or scale them down")

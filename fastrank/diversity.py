@@ -29,7 +29,7 @@ from . import scratch
 from .scratch import borrowed
 from .validation import (_csr_parts, check_bool, check_int, check_pattern,
                          check_scratch, check_topk, check_truth, check_unit, check_users,
-                         memory_guard, out_of_memory, rows_or_all)
+                         memory_guard, out_of_memory, rows_or_all, summed_copy)
 
 
 def _check_cutoffs(k: int | Iterable[int] | None, k_max: int | None, name: str = "k") -> IntArray:
@@ -85,9 +85,8 @@ def _nonnegative_rows(matrix: SparseMatrix | ArrayLike, name: str, shape: Sequen
     _check_weights(data, name, what)
     if canonical:  # the common case: no copy beyond dtype casts
         return indptr.astype(np.int64, copy=False), indices, data
-    csr = sp.csr_array((data, indices, indptr), shape=got, copy=True)
-    csr.sum_duplicates()
-    return csr.indptr.astype(np.int64), csr.indices, csr.data
+    indptr, indices, data = summed_copy(indptr, indices, data, got)
+    return indptr.astype(np.int64), indices, data
 
 
 # Weights and grades far from 1 lose the ratios γ and r/r_max are made of (sums overflow,

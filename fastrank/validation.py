@@ -163,10 +163,7 @@ def _finished(indptr: AnyArray, indices: AnyArray, data: AnyArray, n_users: int,
                 f"{name} contains NaN or infinite relevance values; replace them (e.g. with "
                 f"0 for non-relevant) before evaluating")
     if not canonical:
-        # Sort rows and sum duplicate (user, item) entries on a private copy.
-        canon = sp.csr_array((data.copy(), indices.copy(), indptr.copy()), shape=(n_users, n_items))
-        canon.sum_duplicates()
-        indptr, indices, data = canon.indptr, canon.indices, canon.data
+        indptr, indices, data = summed_copy(indptr, indices, data, (n_users, n_items))
         if data.dtype.kind == "f" and not _all_finite(data):
             raise ValueError(
                 f"{name} has duplicate (user, item) entries whose relevance values sum "
@@ -188,11 +185,18 @@ def check_pattern(matrix: SparseMatrix, name: str,
             f"{name} has shape {got} but must have shape {tuple(shape)} (users x items, as "
             f"the matrix or factors it goes with); build it with shape={tuple(shape)}")
     if not canonical:
-        canon = sp.csr_array((np.ones(indices.shape[0], np.int8), indices.copy(), indptr.copy()),
-                             shape=got)
-        canon.sum_duplicates()  # also sorts
-        indptr, indices = canon.indptr, canon.indices
+        indptr, indices, _ = summed_copy(indptr, indices, np.ones(indices.shape[0], np.int8),
+                                         got)
     return _index_array(indptr), _index_array(indices)
+
+
+def summed_copy(indptr: AnyArray, indices: AnyArray, data: AnyArray,
+                shape: tuple[int, int]) -> tuple[AnyArray, AnyArray, AnyArray]:
+    """(indptr, indices, data) of a CSR with each row's indices sorted and repeated
+    (row, column) entries summed, made on a copy: the caller's arrays are untouched."""
+    canon = sp.csr_array((data.copy(), indices.copy(), indptr.copy()), shape=shape)
+    canon.sum_duplicates()  # also sorts
+    return canon.indptr, canon.indices, canon.data
 
 
 def _csr_parts(matrix: SparseMatrix, name: str, values: str, axes: tuple[str, str] = (
@@ -356,8 +360,7 @@ def check_topk(topk: ArrayLike, n_items: int, scan: bool = True) -> AnyArray:
     # type (rare) is copied
     huge = _past_int64(topk)
     if huge is not None:
-        raise ValueError(f"topk contains item id {huge}, outside [-1, {n_items}) for truth "
-                         f"with {n_items} items; use -1 only to pad short lists")
+        raise ValueError(_id_outside(huge, n_items))
     topk = _index_array(np.ascontiguousarray(topk))
     return check_ids(topk, n_items) if scan else topk
 
@@ -368,11 +371,13 @@ def check_ids(topk: AnyArray, n_items: int) -> AnyArray:
     if topk.size:
         lo, hi = _int_range(topk)
         if lo < -1 or hi >= n_items:
-            bad = lo if lo < -1 else hi
-            raise ValueError(
-                f"topk contains item id {bad}, outside [-1, {n_items}) for truth with "
-                f"{n_items} items; use -1 only to pad short lists")
+            raise ValueError(_id_outside(lo if lo < -1 else hi, n_items))
     return topk
+
+
+def _id_outside(bad: int, n_items: int) -> str:
+    return (f"topk contains item id {bad}, outside [-1, {n_items}) for truth with "
+            f"{n_items} items; use -1 only to pad short lists")
 
 
 def _int_array(values: ArrayLike, name: str, what: str) -> AnyArray:
@@ -419,15 +424,13 @@ def check_rows(values: ArrayLike, name: str, n: int, what: str) -> AnyArray:
     values = _int_array(values, name, f"row numbers ({what})")
     if values.ndim != 1:
         raise ValueError(f"{name} must be 1-D row numbers ({what}); got shape {values.shape}")
-    huge = _past_int64(values)
-    if huge is not None:
-        raise ValueError(f"{name} contains {huge}, outside [0, {n}), {what}")
+    bad = _past_int64(values)
     values = _index_array(np.ascontiguousarray(values))
-    if values.size:
+    if bad is None and values.size:
         lo, hi = _int_range(values)
-        if lo < 0 or hi >= n:
-            raise ValueError(f"{name} contains {lo if lo < 0 else hi}, outside [0, {n}), "
-                             f"{what}")
+        bad = lo if lo < 0 else hi if hi >= n else None
+    if bad is not None:
+        raise ValueError(f"{name} contains {bad}, outside [0, {n}), {what}")
     return values
 
 

@@ -148,16 +148,16 @@ def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "rec
     else:  # evaluate_factors's refusals; its lists are as long as the largest cutoff
         requests, full = parse_factor_metrics(metrics, convention, dialect)
         width = max((r.k for r in requests if r.label not in full), default=1)
+    indices = _dtype(indices, "indices", _INTEGERS)
     if isinstance(exclude, (bool, np.bool_)):
-        exclude = (_dtype(indices, "indices", _INTEGERS) if exclude else None)
+        exclude = indices if exclude else None
     else:
         exclude = _dtype(exclude, "exclude (True, False or an index dtype)", _INTEGERS)
     if n_users is not None:
         n_users = check_int(n_users, "n_users")
     spec = {"metrics": [r.label for r in requests], "k": k, "convention": convention,
             "dialect": dialect, "n_users": _stand_in_users(n_users, width, factors is not None),
-            "values": _dtype(values, "values", _VALUES),
-            "indices": _dtype(indices, "indices", _INTEGERS),
+            "values": _dtype(values, "values", _VALUES), "indices": indices,
             "ids": _dtype(ids, "ids", _INTEGERS),
             "factors": None if factors is None else _dtype(factors, "factors", _VALUES),
             "exclude": exclude}
@@ -285,7 +285,7 @@ def _evaluate_stand_in(spec: dict[str, Any]) -> None:
     thread."""
     truth, topk = stand_in(spec["n_users"], spec["k"], spec["values"], spec["indices"],
                            spec["ids"])
-    if spec.get("factors") is None:
+    if spec["factors"] is None:
         evaluate(truth, topk, spec["metrics"], k=spec["k"], convention=spec["convention"],
                  dialect=spec["dialect"], n_threads=1)
         return

@@ -24,7 +24,9 @@ assert warming.wait(), "the background compile failed"
 assert warming.done
 """
 
-EVALUATE = """
+# a fresh process's evaluation, recording what numba compiles for it: RECORD, then the
+# inputs and the call (`res`), then REPORT
+RECORD = """
 import json
 import numpy as np, scipy.sparse as sp
 from numba.core import event
@@ -40,6 +42,13 @@ class Listener(event.Listener):
     def on_end(self, ev):
         pass
 
+"""
+REPORT = """
+print("COMPILED=" + json.dumps(compiled))
+print("MEANS=" + json.dumps(res.to_dict()))
+"""
+
+EVALUATE = RECORD + """
 rng = np.random.default_rng(1)
 truth = sp.csr_array((rng.random((300, 40)) < 0.1) * rng.integers(1, 4, (300, 40)),
                      dtype=np.float32)
@@ -47,19 +56,24 @@ truth.indices, truth.indptr = truth.indices.astype(np.int64), truth.indptr.astyp
 topk = rng.integers(0, 40, (300, 5)).astype(np.int64)
 event.register("numba:compile", Listener())
 res = fr.evaluate(truth, topk, %r)
-print("COMPILED=" + json.dumps(compiled))
-print("MEANS=" + json.dumps(res.to_dict()))
-"""
+""" + REPORT
+
+
+def check_warm_up_leaves_nothing_to_compile(evaluate, warm, kernel, tmp_path):
+    """`evaluate` in a fresh process compiles `kernel` on an empty cache, and nothing at
+    all (with equal means) once `warm` has run in another process on the same cache."""
+    cold = run_fresh(evaluate, tmp_path / "cold")
+    assert any(kernel in name for name in cold["COMPILED"])  # the check can fail
+    run_fresh(warm, tmp_path / "warm")
+    after = run_fresh(evaluate, tmp_path / "warm")
+    assert after["COMPILED"] == [], after["COMPILED"]
+    assert after["MEANS"] == cold["MEANS"]
 
 
 @pytest.mark.slow
 def test_the_first_evaluation_after_warm_up_compiles_no_ranking_walk(tmp_path):
-    cold = run_fresh(EVALUATE % (METRICS,), tmp_path / "cold")
-    assert any("rank_rows" in name for name in cold["COMPILED"])  # the check can fail
-    run_fresh(WARM % (METRICS,), tmp_path / "warm")
-    warm = run_fresh(EVALUATE % (METRICS,), tmp_path / "warm")
-    assert warm["COMPILED"] == [], warm["COMPILED"]
-    assert warm["MEANS"] == cold["MEANS"]
+    check_warm_up_leaves_nothing_to_compile(EVALUATE % (METRICS,), WARM % (METRICS,),
+                                            "rank_rows", tmp_path)
 
 
 WARM_FACTORS = """
@@ -69,22 +83,7 @@ warming = fr.warm_up(%r, factors=np.float32, n_users=400, values=np.float32,
 assert warming.wait(), "the background compile failed"
 """
 
-EVALUATE_FACTORS = """
-import json
-import numpy as np, scipy.sparse as sp
-from numba.core import event
-import fastrank as fr
-
-compiled = []
-
-class Listener(event.Listener):
-    def on_start(self, ev):
-        f = ev.data["dispatcher"].py_func
-        compiled.append(f"{f.__module__}.{f.__qualname__}")
-
-    def on_end(self, ev):
-        pass
-
+EVALUATE_FACTORS = RECORD + """
 rng = np.random.default_rng(2)
 users = rng.normal(size=(400, 8)).astype(np.float32)
 items = rng.normal(size=(60, 8)).astype(np.float32)
@@ -93,20 +92,15 @@ train = sp.csr_array((rng.random((400, 60)) < 0.1).astype(np.float32))
 train.indices, train.indptr = train.indices.astype(np.int64), train.indptr.astype(np.int64)
 event.register("numba:compile", Listener())
 res = fr.evaluate_factors(users, items, test, %r, exclude=train)
-print("COMPILED=" + json.dumps(compiled))
-print("MEANS=" + json.dumps(res.to_dict()))
-"""
+""" + REPORT
 
 
 @pytest.mark.slow
 def test_the_first_evaluate_factors_after_warm_up_compiles_nothing(tmp_path):
     metrics = ["precision@5", "ndcg@5", "auc"]
-    cold = run_fresh(EVALUATE_FACTORS % (metrics,), tmp_path / "cold")
-    assert any("topk_blocks" in name for name in cold["COMPILED"])  # the check can fail
-    run_fresh(WARM_FACTORS % (metrics,), tmp_path / "warm")
-    warm = run_fresh(EVALUATE_FACTORS % (metrics,), tmp_path / "warm")
-    assert warm["COMPILED"] == [], warm["COMPILED"]
-    assert warm["MEANS"] == cold["MEANS"]
+    check_warm_up_leaves_nothing_to_compile(EVALUATE_FACTORS % (metrics,),
+                                            WARM_FACTORS % (metrics,), "topk_blocks",
+                                            tmp_path)
 
 
 @pytest.mark.parametrize("n_users, labels, factors, expected", [

@@ -419,15 +419,16 @@ def _vocabulary(column: Any, *arrays: AnyArray) -> tuple[AnyArray, list[IntArray
     if joined.dtype.kind in "iu" and joined.size:
         lo, hi = int(joined.min()), int(joined.max())
         if hi - lo <= 4 * joined.size + 1024:  # dense ids: no sort, memory ~ the input's
-            present = np.zeros(hi - lo + 1, bool)
-            if joined.dtype.kind == "u":  # ids >= lo: no wrap in their own dtype
+            unsigned = joined.dtype.kind == "u"
+            if unsigned:  # ids >= lo: no wrap in their own dtype (and uint64 past int64)
                 offset = (joined - joined.dtype.type(lo)).astype(np.int64)
-                present[offset] = True
-                vocab = np.flatnonzero(present).astype(joined.dtype) + joined.dtype.type(lo)
             else:  # in int64: the span of int8 or int16 ids need not fit their dtype
                 offset = joined.astype(np.int64) - lo
-                present[offset] = True
-                vocab = (np.flatnonzero(present) + lo).astype(joined.dtype)
+            present = np.zeros(hi - lo + 1, bool)
+            present[offset] = True
+            found = np.flatnonzero(present)
+            vocab = found.astype(joined.dtype) + joined.dtype.type(lo) if unsigned else \
+                (found + lo).astype(joined.dtype)
             codes = (np.cumsum(present, dtype=np.int64) - 1)[offset]
             return vocab, np.split(codes, bounds)
     try:
