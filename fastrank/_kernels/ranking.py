@@ -53,6 +53,20 @@ def _ratio(num, den):
     return 0.0
 
 
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _auc(auc_sum, hits, misses, m, n_items):
+    """auc@k of a user with m relevant items of n_items, from its list's walk: `hits`
+    and `misses` (distinct ids), and auc_sum, the hits ranked above each miss. The
+    negatives outside the list rank below every item in it, and below or level with
+    (half) the relevant items outside it."""
+    n_neg = n_items - m
+    if m == 0:
+        return 0.0
+    if n_neg == 0:
+        return 1.0
+    return (auc_sum + (hits + m) / 2.0 * (n_neg - misses)) / (m * np.float64(n_neg))
+
+
 # Rows whose relevant values are all whole grades up to this are ranked by counting the
 # grades (in the block's ideals): the usual case of ratings and judgement scales.
 _TOP_GRADE = 15
@@ -217,20 +231,6 @@ MOST_ITEMS = 1 << 32
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _snapshot(snap, row, hits, misses, first_hit, sum_prec, dcg_lin, dcg_exp, dcg_bin, cg,
-              auc_sum):
-    snap[row, _HITS] = hits
-    snap[row, _MISSES] = misses
-    snap[row, _FIRST_HIT] = first_hit
-    snap[row, _SUM_PREC] = sum_prec
-    snap[row, _DCG_LIN] = dcg_lin
-    snap[row, _DCG_EXP] = dcg_exp
-    snap[row, _DCG_BIN] = dcg_bin
-    snap[row, _CG] = cg
-    snap[row, _AUC_SUM] = auc_sum
-
-
-@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _param_slots(out, block, block_end, counted, slot_code, slot_cut, slot_param, cutoffs,
                  hit_at, hit_value, user, ideal_err):
     """The slots of codes with a parameter of the counted rows of a block, from the walk's
@@ -367,12 +367,17 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     that work cost 15 of the classic four's 79 ms a million rows on one thread with few
     hits; inside the loop of the rows, after their walk, the ideal's code (the memo's most)
     made the rows without a hit 10-20% slower (2026-11-27). No function that takes arrays is
-    called per user but _snapshot: numba counts references to the arrays of a called
-    function with an atomic increment and decrement, which cost a third of the walk's time.
-    (LLVM does not inline numba's calls of other kernels here: `greater`, _gain_scaling and
-    _snapshot are called, numba's calling convention and all, about a tenth of the walk's
-    perf samples; written out, the max became a branch that mispredicts on mixed grades,
-    6-12% slower, and as the builtin max the walk was no faster, 2026-11-27.) The steps
+    called per user: numba counts references to the arrays of a called function with an
+    atomic increment and decrement, which cost a third of the walk's time. (LLVM does not
+    inline numba's calls of other kernels here: each costs numba's calling convention. So
+    the sums at a cutoff are written out in the walk, and a row's gain scaling
+    (_gain_scaling) is found at its first hit, not for every row; with AUC's loop of its
+    own, 9-13% of the classic four's time, 2026-11-28. `greater` stays called for a row's
+    largest value: written out, the max became a branch that mispredicts on mixed grades,
+    6-12% slower, and as the builtin max the walk was no faster, 2026-11-27; checking for
+    an infinity at each value instead, and a row's largest value found again at its first
+    hit, made it no faster; one unsigned comparison for an index's range, 4% slower.) The
+    steps
     are not functions of their own: as `inline="always"` functions numba copied their code
     into the walk at a cost of 0.5 s of a first call (it deep-copies a callee's IR once per
     block of it), and as called functions the walk of 200 cutoffs ran 6% slower.
@@ -485,11 +490,10 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                         mark[item] = stamp | (j - start)
                         m += 1
                         top = greater(top, v)
-                    elif not v > -np.inf:  # NaN or -inf (an infinity above ends in top)
+                    elif not v > -np.inf:  # NaN or -inf
                         return BAD_INPUT
                 if odd or top == np.inf:
                     return BAD_INPUT
-                shift, scale = _gain_scaling(top)
                 n_relevant[i] = m
                 if count_judged:
                     is_counted = end > start
@@ -512,6 +516,10 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                 dcg_bin = 0.0
                 cg = 0.0
                 auc_sum = 0.0
+                # a row's gain scaling (_gain_scaling) is found at its first hit: without
+                # one its sums are 0, which any scaling leaves 0
+                shift = 0.0
+                scale = 1.0
                 c = np.int64(0)
                 next_cut = cutoffs[0]  # the next cutoff the walk reaches
                 r_rank = lesser(m, k_max)  # R-precision's hits: at rank m, or the list's end
@@ -527,6 +535,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             sum_prec += hits / (p + 1.0)
                             if first_hit == 0:
                                 first_hit = p + 1
+                                shift, scale = _gain_scaling(top)
                             v = np.float64(data[start + (st & _OFFSET)])
                             d = disc[p]
                             dcg_lin += v * scale * d
@@ -547,14 +556,27 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                     rank = p + 1
                     if extended and rank == r_rank:
                         r_hits = hits
-                    if rank == next_cut:  # cutoffs are distinct: one at most per rank
-                        _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec,
-                                  dcg_lin, dcg_exp, dcg_bin, cg, auc_sum)
-                        c += 1
+                    # the sums at each cutoff (distinct: one at most per rank), and at the
+                    # last rank walked at every cutoff past it (past the list's columns);
+                    # written out here, not a call per row
+                    if rank == next_cut or rank == k_max:
+                        last = n_cut if rank == k_max else c + 1
+                        while c < last:
+                            row_c = b * n_cut + c
+                            snap[row_c, _HITS] = hits
+                            snap[row_c, _MISSES] = misses
+                            snap[row_c, _FIRST_HIT] = first_hit
+                            snap[row_c, _SUM_PREC] = sum_prec
+                            snap[row_c, _DCG_LIN] = dcg_lin
+                            snap[row_c, _DCG_EXP] = dcg_exp
+                            snap[row_c, _DCG_BIN] = dcg_bin
+                            snap[row_c, _CG] = cg
+                            snap[row_c, _AUC_SUM] = auc_sum
+                            c += 1
                         next_cut = cutoffs[c] if c < n_cut else np.int64(-1)
-                while c < n_cut:  # cutoffs past the list's columns see the whole list
-                    _snapshot(snap, b * n_cut + c, hits, misses, first_hit, sum_prec, dcg_lin,
-                              dcg_exp, dcg_bin, cg, auc_sum)
+                while c < n_cut:  # no rank walked (a list of no columns): every sum 0
+                    for q in range(_N_SUMS):
+                        snap[b * n_cut + c, q] = 0.0
                     c += 1
                 user[b, _R_HITS] = r_hits
                 user[b, _SCALE] = scale
@@ -717,6 +739,13 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                             b = i - block
                             out[s, i] = _ratio(snap[b * n_cut + c, _DCG_LIN], ideal_lin[b, c])
                     continue
+                if memo and code == codes.AUC:
+                    for i in range(block, block_end):
+                        if counted[i]:
+                            row = (i - block) * n_cut + c
+                            out[s, i] = _auc(snap[row, _AUC_SUM], snap[row, _HITS],
+                                             snap[row, _MISSES], n_relevant[i], n_items)
+                    continue
                 # a constant of the closure: the walk of the core codes has no other
                 if extended and code >= 0 and (codes.CORE_BITS >> code) & 1 == 0:
                     _other_slots(out, s, code, k, q, c, n_cut, block, block_end, counted,
@@ -753,15 +782,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                         val = (_ratio(snap[row, _DCG_BIN], ideal_bin[lesser(k, m) - 1])
                                if m > 0 else 0.0)
                     elif code == codes.AUC:
-                        n_neg = n_items - m
-                        if m == 0:
-                            val = 0.0
-                        elif n_neg == 0:
-                            val = 1.0
-                        else:
-                            val = (snap[row, _AUC_SUM]
-                                   + (hits + m) / 2.0 * (n_neg - snap[row, _MISSES])) / (
-                                m * np.float64(n_neg))
+                        val = _auc(snap[row, _AUC_SUM], hits, snap[row, _MISSES], m, n_items)
                     else:  # no other code reaches here (see `extended` above)
                         val = np.nan
                     out[s, i] = val
