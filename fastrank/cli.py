@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import sys
@@ -47,6 +48,14 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
 
 
 _positive_int = _int_at_least(1)
+
+
+def _dialect(text: str) -> str:
+    """An argparse type: a dialect as Python's dialect= takes it (TREC_EVAL, trec-eval)."""
+    try:
+        return dialects.check_dialect(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _c_long(minimum: int) -> Callable[[str], int]:
@@ -184,11 +193,12 @@ def run_evaluate(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         print(json.dumps({**means, "counts": counts, "convention": res.convention,
                           "k": int(res.k)},  # type: ignore[arg-type]  # a ranking has a k
                          indent=2), file=out)
-    elif args.csv:
-        print("metric,mean,users", file=out)
+    elif args.csv:  # quoted as CSV quotes: a label may hold commas (f_beta(beta=2, rel=2))
+        table = csv.writer(out, lineterminator="\n")
+        table.writerow(["metric", "mean", "users"])
         for name in res.metrics:
-            print(f"{name},{'' if means[name] is None else repr(means[name])},{res.n_users}",
-                  file=out)
+            table.writerow([name, "" if means[name] is None else repr(means[name]),
+                            res.n_users])
     else:
         what = "queries" if args.trec else "users"
         print(f"{counts['users']:,} {what}, {counts['counted']:,} counted (convention "
@@ -236,10 +246,20 @@ def run_metrics(args: argparse.Namespace, out: IO[str] | None = None) -> int:
             for name, meaning in overrides.items():
                 print(f"  {name:<24} refused: {meaning.reason}", file=out)
         return 0
-    for metric in METRICS.values():
-        label = metric.name + ("@k" if metric.cutoff else "")
-        print(f"{label:<14} {metric.family:<9} {metric.formula}", file=out)
+    labels = [_written(metric) for metric in METRICS.values()]
+    width = max(14, *(len(label) for label in labels))
+    for label, metric in zip(labels, METRICS.values()):
+        print(f"{label:<{width}} {metric.family:<9} {metric.formula}", file=out)
     return 0
+
+
+def _written(metric: registry.Metric) -> str:
+    """A metric's name as a label takes it, with the parameters it needs (an example
+    value): 'iprec(recall=0.3)', 'ndcg@k'."""
+    needed = [f"{p.name}={p.examples[len(p.examples) // 2] if p.examples else 1}"
+              for p in metric.params if p.default is None and p.name != "rel"]
+    return (metric.name + (f"({', '.join(needed)})" if needed else "")
+            + ("@k" if metric.cutoff else ""))
 
 
 class UsageError(Exception):
@@ -339,7 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "separated); default: " + " ".join(DEFAULT_METRICS) + " at K")
     ev.add_argument("--convention", choices=CONVENTIONS, default=None,
                     help=CONVENTION_HELP + " (default recsys; trec with --trec)")
-    ev.add_argument("--dialect", choices=DIALECTS, default=None,
+    ev.add_argument("--dialect", type=_dialect, default=None,
+                    metavar="{" + ",".join(DIALECTS) + "}",
                     help="read the metric names as this tool writes them (default: "
                          "fastrank's names, then any tool's unambiguous name)")
     ev.add_argument("-k", type=_positive_int, default=None,

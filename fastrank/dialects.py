@@ -56,12 +56,7 @@ Table: TypeAlias = "dict[str, Meaning | Refusal]"
 
 
 def _not_yet(what: str) -> Refusal:
-    issue = ""
-    if what.endswith(" (issue 17)"):
-        what, issue = what[:-len(" (issue 17)")], " (issue 17)"
-    elif what.endswith("; issue 17)"):
-        what, issue = what[:-len("; issue 17)")] + ")", " (issue 17)"
-    return Refusal(f"fastrank does not compute {what} yet{issue}")
+    return Refusal(f"fastrank does not compute {what} yet")
 
 
 _REL_ONLY = ("rel",)
@@ -116,8 +111,8 @@ IR_MEASURES: Table = {
     "RBP": Meaning("rbp", "trec"),
     "Judged": Meaning("judged", "trec"),
     "alpha_nDCG": Refusal(_GREEDY_TIES.format("alpha_nDCG", "alpha_ndcg")),
-    "NERR8": _not_yet("NERR8 (issue 17)"), "NERR9": _not_yet("NERR9 (issue 17)"),
-    "NERR10": _not_yet("NERR10 (issue 17)"), "NERR11": _not_yet("NERR11 (issue 17)"),
+    "NERR8": _not_yet("NERR8"), "NERR9": _not_yet("NERR9"),
+    "NERR10": _not_yet("NERR10"), "NERR11": _not_yet("NERR11"),
     "INST": _not_yet("INST"), "INSQ": _not_yet("INSQ"), "SDCG": _not_yet("SDCG"),
     "Compat": _not_yet("Compat"),
     # ndeval's intent-aware measures (its pyndeval provider), with item_aspects= as the
@@ -171,7 +166,7 @@ TREC_EVAL: Table = {
                      f"and fastrank.trec.evaluate_files print it as trec_eval 10 does")
        for name in ("11pt_avg", "utility", "binG", "G", "ndcg_rel", "Rndcg", "rbp",
                     "rbp_resid", "relstring", "dcg", "ideal_dcg")},
-    **{name: _not_yet(f"trec_eval's {name} (issue 17)") for name in (
+    **{name: _not_yet(f"trec_eval's {name}") for name in (
         "unjudged", "success_P", "ndcg_p")},
     **{name: Refusal(f"trec_eval's {name} needs a preferences or qrels_jg file, which "
                      f"fastrank does not read") for name in (
@@ -291,7 +286,7 @@ RECTOOLS: Table = {
     "PAP": Meaning("pap", "recsys", cutoff="required"),
     "Accuracy": Refusal("RecTools' Accuracy needs the full catalogue of negatives per user"),
     "SufficientReco": _not_yet("RecTools' SufficientReco"),
-    "DebiasedCalcMetric": _not_yet("debiased metrics (issue 17)"),
+    "DebiasedCalcMetric": _not_yet("debiased metrics"),
 }
 
 TABLES = {"ir_measures": IR_MEASURES, "trec_eval": TREC_EVAL, "ranx": RANX,
@@ -436,6 +431,11 @@ TOOLS = {"ir_measures": "ir-measures 0.4", "ranx": "ranx 0.3", "trec_eval": "tre
          "recbole": "RecBole 1.2", "rectools": "RecTools 0.19"}
 
 
+# names a tool computes as fastrank does only with an option given
+_WRITTEN_WITH = {("ir_measures", "RBP"): "RBP(rel=1)[@k]",
+                 ("rectools", "NDCG"): "NDCG(divide_by_achievable=True)@k"}
+
+
 def written_names() -> Iterator[tuple[str, str, Meaning]]:
     """(dialect, name as the tool writes it, Meaning) of every name a tool's table maps,
     tool by tool in TOOLS' order: `P@k`, `ndcg_cut_k`, `nDCG[@k]`, `iprec_at_recall_0.30`."""
@@ -443,9 +443,11 @@ def written_names() -> Iterator[tuple[str, str, Meaning]]:
         for name, meaning in TABLES[dialect].items():
             if isinstance(meaning, Refusal):
                 continue
-            written = {"trec_eval": {"required": f"{name}_k", "recall": f"{name}_0.30"},
+            written = {"trec_eval": {"required": f"{name}_k", "recall": f"{name}_0.30",
+                                     "mult": f"{name}_0.20"},
                        "ir_measures": {"required": f"{name}@k", "recall": f"{name}@0.3"}}
-            label = written.get(dialect, {}).get(meaning.cutoff)
+            label = _WRITTEN_WITH.get((dialect, name)) or \
+                written.get(dialect, {}).get(meaning.cutoff)
             if label is None:
                 label = name + ("@k" if meaning.cutoff == "required" or meaning.bare_refusal
                                 else "[@k]" if meaning.cutoff == "optional" else "")

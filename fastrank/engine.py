@@ -27,7 +27,8 @@ from .beyond import BeyondPlan, check_side_inputs, check_side_shapes
 from .calibration import CalibrationPlan
 from .debiased import DebiasedPlan
 from .discounts import discounts
-from .grammar import Request, check_convention, curve_requests, parse_all
+from .grammar import (ComputedElsewhere, Request, check_convention, curve_requests,
+                      parse_all)
 from .means import counts_judged, mean_of, sum_parts
 from .result import Result
 from .threads import n_ranges
@@ -83,6 +84,7 @@ def parse_requests(metrics: str | Iterable[str], k: int, convention: str = "recs
         raise ValueError(
             f"metrics: {judged} count every judged user (trec_eval's rule) and {other} "
             f"only users with a relevant item; one Result has one set of counted users: "
+            f"pass convention='trec' to count every judged user for all of them, or "
             f"evaluate the two groups in two calls")
     return requests
 
@@ -324,8 +326,8 @@ def refuse_caller_computed(requests: Iterable[Request]) -> None:
     for r in requests:
         if r.metric.engine in _COMPUTED_BY:
             where, why = _COMPUTED_BY[r.metric.engine]
-            raise ValueError(f"metrics: {r.label!r} is computed by {where}: {why}; call "
-                             f"{where.split(' ')[0]}(...) for it")
+            raise ComputedElsewhere(f"metrics: {r.label!r} is computed by {where}: {why}; "
+                                    f"call {where.split(' ')[0]}(...) for it")
 
 
 def common_convention(requests: Iterable[Request]) -> str | None:

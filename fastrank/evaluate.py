@@ -51,7 +51,9 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
         Labels such as "ndcg@10", "map" (meaning @K), "precision(rel=2)@5" or
         "iprec(recall=0.3)": every metric of `fastrank.METRICS` the lists determine, and
         other tools' names ("ndcg_cut_10", "P(rel=2)@5", "recbole:NDCG@10"); the Result
-        answers to each label as written (`Result.describe` says what it computed).
+        answers to each label as written (`Result.describe` says what it computed). One
+        string may hold several labels joined by commas ("ndcg@10,map@10"), split as the
+        command line's -m splits them.
     convention : {"recsys", "trec", "implicit"}
         Which formulas fastrank's own names stand for and which users count (see
         docs/metrics.md); another tool's name carries that tool's convention.
@@ -69,10 +71,13 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
         Numba threads for this call; the previous setting is restored afterwards.
         Results are bit-identical for any thread count.
     train : scipy.sparse matrix, (any users) x items, optional
-        Training interactions, for `novelty`, `arp` and `baseline="popular"`: an item's
-        popularity is the number of training users with a positive entry for it.
+        Training interactions, for `novelty`, `arp`, `baseline="popular"`, the
+        debiased metrics without `propensity` (an item's popularity is the number of
+        training users with a positive entry for it) and `miscalibration` (each user's
+        aspect profile).
     item_aspects : scipy.sparse matrix, items x aspects, 0/1, optional
-        For `ild` (Jaccard distance of aspect sets) and `alpha_ndcg`.
+        For `ild` (Jaccard distance of aspect sets), `alpha_ndcg` and `alpha_dcg`, the
+        intent-aware metrics (`p_ia`, `map_ia`, `err_ia`, `nerr_ia`) and `miscalibration`.
     item_vectors : array (items x dims), optional
         For `ild` (cosine distance), instead of item_aspects.
     baseline : "popular", or int array (K_b,) or (n_rows, K_b), optional

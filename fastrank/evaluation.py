@@ -133,6 +133,8 @@ class Evaluation(Mapping[str, float]):
                 f"default) to keep them")
 
     def __getitem__(self, name: str) -> float:
+        if not isinstance(name, str):
+            raise TypeError(self._not_a_name(name, "the key"))
         try:
             return self._means[name]
         except KeyError:

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
+import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -40,6 +43,7 @@ _TREC = re.compile(r"^\s*(?P<name>P|recall|ndcg_cut|map_cut|success|iprec_at_rec
 _RANX_DOT = re.compile(r"^\s*(?P<name>[a-z_]+)\.(?P<p>[0-9]+)\s*(?:@(?P<cut>.*))?$")
 _RANX_LEVEL = re.compile(r"^(?P<label>.*?)-l(?P<level>[0-9]+)\s*$")
 _CUTOFF = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # trec_eval's set_F with its beta, as it prints it (-m set_F.0.5 prints set_F_0.5)
 _TREC_SET_F = re.compile(r"^\s*set_F[._](?P<beta>[0-9.]+)\s*$")
 _TREC_LIST = re.compile(r"^(?P<name>[A-Za-z_]+)\.[0-9.]+$")
@@ -100,8 +104,9 @@ class Request:
                 f"({self.computed or self.metric.describe(self.convention)})")
 
 
-class _Elsewhere(ValueError):
-    """A registered metric that a function of its own computes (fr.ab_ndcg, fr.rmse)."""
+class ComputedElsewhere(ValueError):
+    """A registered metric asked of a function that does not compute it: a function of
+    its own does (fr.ab_ndcg, fr.rmse, fr.evaluate_factors for gauc, fr.overlap)."""
 
 
 def _is_pooled(code: int) -> bool:
@@ -109,7 +114,12 @@ def _is_pooled(code: int) -> bool:
 
 
 def _show(value: object) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    """A parameter as a label writes it: short (2, 0.5) where that is the value exactly,
+    else every digit (1.00000001), so that the label names the same metric."""
+    if isinstance(value, float):
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    return str(value)
 
 
 def check_convention(convention: object) -> str:
@@ -121,9 +131,15 @@ def check_convention(convention: object) -> str:
 
 
 def metric_labels(metrics: str | Iterable[str]) -> list[str]:
-    """A metric string or a sequence of them, as a non-empty list of strings."""
+    """A metric string or a sequence of them, as a non-empty list of strings. A string of
+    several labels joined by commas ("ndcg@10,map@10", as the command line takes them) is
+    split as the command line splits it (`split_labels`)."""
+    if isinstance(metrics, (bytes, bytearray)):
+        raise TypeError(f"metrics must be a string or a list of strings such as "
+                        f"['ndcg@10', 'map@10']; got {type(metrics).__name__}: decode it "
+                        f"first")
     if isinstance(metrics, str):
-        metrics = [metrics]
+        metrics = split_labels(metrics) or [metrics]
     try:
         labels = list(metrics)
     except TypeError:
@@ -191,7 +207,7 @@ def _parse(label: str, k_max: int, convention: str, dialect: str | None) -> Requ
                 request = _finish(label, *found, k_max, "fastrank")
                 _warn_if_foreign(label, text, request)
                 return request
-        except _Elsewhere:
+        except ComputedElsewhere:
             raise
         except ValueError as own_error:
             if _own_params_only(text):
@@ -201,7 +217,9 @@ def _parse(label: str, k_max: int, convention: str, dialect: str | None) -> Requ
             try:  # another tool's spelling of a fastrank name, e.g. nDCG(dcg=exp-log2)@10
                 return _anywhere(label, text, k_max)
             except dialects.Refused:
-                raise  # the tool's name, refused: its reason says more
+                if not _written_as_own(text):
+                    raise  # the tool's spelling (IPrec@0.3), refused: its reason says more
+                raise own_error from None  # fastrank's name: its own error says what to fix
             except ValueError:
                 raise own_error from None
         return _anywhere(label, text, k_max)
@@ -239,6 +257,13 @@ def _own_params_only(text: str) -> bool:
     return bool(keys) and all(metric.param(key) is not None for key in keys)
 
 
+def _written_as_own(text: str) -> bool:
+    """Is the name of `text` written as fastrank writes its names (lower case: 'auc@0'),
+    rather than as another tool does ('IPrec@0.3')?"""
+    match = _LABEL.match(text)
+    return match is not None and match["name"] == match["name"].lower()
+
+
 def _own(label: str, text: str,
          convention: str) -> tuple[Metric, dict[str, Any], str | None, str] | None:
     """(metric, params, cutoff text or None, convention) if `text` is a fastrank label."""
@@ -261,7 +286,7 @@ CALLER_COMPUTED = ("factors", "overlap")
 def _finish(label: str, metric: Metric, params: dict[str, Any], cut: str | None,
             convention: str, k_max: int, dialect: str) -> Request:
     if metric.entry != "fr.evaluate" and metric.engine not in CALLER_COMPUTED:
-        raise _Elsewhere(
+        raise ComputedElsewhere(
             f"metrics: {label!r} is computed by {metric.entry}, which takes what it needs "
             + ("(a profile of aspect preferences, and it reuses its ideal); "
                if metric.engine == "aspects" else "(rating predictions); ")
@@ -296,24 +321,26 @@ def _params(label: str, metric: Metric, text: str | None) -> dict[str, Any]:
     for key, value in _raw_params(label, text).items():
         param = metric.param(key)
         if param is None:
-            known = ", ".join(p.name for p in metric.params) or "none"
-            raise ValueError(f"metrics: {label!r}: {metric.name} has no parameter {key!r} "
-                             f"(its parameters: {known}; it is {metric.formula})")
+            names = [p.name for p in metric.params]
+            close = difflib.get_close_matches(key.lower(), names, n=1, cutoff=0.5)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ValueError(f"metrics: {label!r}: {metric.name} has no parameter {key!r}; "
+                             f"{hint}its parameters: {', '.join(names) or 'none'} (it is "
+                             f"{metric.formula})")
         out[key] = _value(label, param, value)
     return out
 
 
 def _value(label: str, param: Param, text: str) -> str | float:
-    text = text.strip().strip("'\"")
+    text = text.strip()
     if param.kind is str:
         if text.lower() not in param.examples:
             raise ValueError(f"metrics: {label!r}: {param.name}={text!r} is not one of "
                              f"{', '.join(param.examples)}; {param.describe()}")
         return text.lower()
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    # a decimal number as written in ASCII: float() would also take 1_0, full-width
+    # digits, 'inf' and 'nan'
+    value = float(text) if _NUMBER.fullmatch(text) else math.nan
     if not math.isfinite(value) or not param.low <= value <= param.high or (
             param.name == "rel" and value <= 0):
         raise ValueError(
@@ -327,7 +354,8 @@ def _value(label: str, param: Param, text: str) -> str | float:
 
 def parse_cutoff(label: str, name: str, k_text: str, k_max: int) -> int:
     """The cutoff written after '@' in label: an integer in [1, k_max], k_max being the
-    list length K (topk's columns, or the k= given), or 2**62 where any length goes."""
+    list length K (topk's columns, or the k= given), or 2**62 where any length goes (a
+    cutoff is below it)."""
     k_text = k_text.strip()
     if not _CUTOFF.fullmatch(k_text):
         raise ValueError(
@@ -335,10 +363,10 @@ def parse_cutoff(label: str, name: str, k_text: str, k_max: int) -> int:
     k = int(k_text)
     if k < 1:
         raise ValueError(f"metrics: cutoff in {label!r} must be at least 1")
-    if k > min(k_max, LARGEST_INT):
-        if k_max >= LARGEST_INT:
-            raise ValueError(f"metrics: cutoff in {label!r} is larger than 2**62, the largest "
-                             f"cutoff")
+    if k >= LARGEST_INT:  # (2**62 itself stands for "no cutoff given" in a Request)
+        raise ValueError(f"metrics: cutoff in {label!r} is not below 2**62, the bound of "
+                         f"every cutoff; use a cutoff no larger than the lists")
+    if k > k_max:
         raise ValueError(
             f"metrics: cutoff in {label!r} is larger than K = {k_max}, the list length "
             f"(topk's columns, or the k= given); use cutoffs up to {k_max}, or longer lists "
@@ -367,10 +395,16 @@ def _foreign(label: str, text: str, dialect: str
         match = _RANX_DOT.match(text)
         meaning = dialects.lookup(dialect, match["name"]) if match else None
         if match is not None and meaning is not None:
+            if match["name"] != "rbp":
+                raise ValueError(f"metrics: {label!r}: ranx writes a number after a dot only "
+                                 f"for rbp's persistence (rbp.95); write {match['name']}@k")
             return match["name"], meaning, {}, match["cut"]
         level = _RANX_LEVEL.match(text)
         if level is not None:
             name, meaning, raw, cut = _foreign(label, level["label"], dialect)
+            if "_level" in raw:
+                raise ValueError(f"metrics: {label!r} gives ranx's relevance level (-lN) "
+                                 f"twice; give it once")
             if isinstance(meaning, dialects.Meaning) and \
                     METRICS[meaning.metric].param("rel") is None:
                 return name, dialects.Refusal(
@@ -398,7 +432,17 @@ def _raw_params(label: str, text: str | None) -> dict[str, str]:
         if match is None:
             raise ValueError(f"metrics: {label!r}: parameters are written name=value, as in "
                              f"'precision(rel=2)@5'; got {part.strip()!r}")
-        out[match["key"]] = match["value"].strip().strip("'\"")
+        key, value = match["key"], match["value"].strip()
+        if key in out:
+            raise ValueError(f"metrics: {label!r} gives the parameter {key} twice; give "
+                             f"it once")
+        quote = value[:1]
+        if quote in ("'", '"'):
+            if len(value) < 2 or value[-1] != quote:
+                raise ValueError(f"metrics: {label!r}: the value of {key} opens a quote "
+                                 f"({value}) it does not close; write {key}=value")
+            value = value[1:-1].strip()
+        out[key] = value
     return out
 
 
@@ -466,7 +510,19 @@ def _warn_if_foreign(label: str, text: str, request: Request) -> None:
             f"metrics: {label!r} is read as fastrank's {request.canonical} under the "
             f"{request.convention} convention; the same name means {'; '.join(others)}. "
             f"Pass dialect= or write the tool first (e.g. '{others[0].split(':')[0]}:"
-            f"{label.strip()}') for a tool's number", AmbiguousName, stacklevel=4)
+            f"{label.strip()}') for a tool's number", AmbiguousName,
+            stacklevel=_outside_level())
+
+
+def _outside_level() -> int:
+    """The `stacklevel` that makes a warning name the first caller outside fastrank (the
+    user's line, which a warnings filter can then match), from the function that warns."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame: FrameType | None = sys._getframe(2)  # the warning function's caller
+    level = 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _anywhere(label: str, text: str, k_max: int) -> Request:
@@ -481,7 +537,7 @@ def _anywhere(label: str, text: str, k_max: int) -> Request:
             continue
     if not found:
         match = _LABEL.match(text)
-        raise ValueError(f"metrics: unknown metric {label!r}; "
+        raise ValueError(f"metrics: unknown metric {label!r}; {_unknown_hint(text)}"
                          f"{_nearest(match['name'] if match else text, None)}")
     meanings: dict[str, Request | ValueError] = {}
     for dialect, parts in found.items():
@@ -503,14 +559,35 @@ def _anywhere(label: str, text: str, k_max: int) -> Request:
                      f"'{next(iter(meanings))}:{label.strip()}', or pass dialect=")
 
 
+def _unknown_hint(text: str) -> str:
+    """What an unknown label's form suggests, before the nearest names: a prefix that is
+    not a dialect, an unclosed parenthesis, a cutoff glued to the name (ndcg10)."""
+    head, colon, _ = text.partition(":")
+    if colon and _LABEL.match(head) and not _is_dialect(head):
+        return (f"{head.strip()!r} is not a dialect (dialects: {', '.join(dialects.DIALECTS)}); "
+                f"")
+    if text.count("(") != text.count(")"):
+        return "its parentheses do not match, as in 'precision(rel=2)@5'; "
+    glued = re.fullmatch(r"\s*([A-Za-z_]+?)[_.]?([0-9]+)\s*", text)
+    if glued and METRICS.get(glued[1].lower()) is not None:
+        return f"a cutoff follows '@', as in '{glued[1]}@{glued[2]}'; "
+    return ""
+
+
+def _computed_names(dialect: str) -> list[str]:
+    """A foreign dialect's names that fastrank computes (the ones worth suggesting)."""
+    return [name for name in dialects.foreign_names(dialect)
+            if isinstance(dialects.lookup(dialect, name), dialects.Meaning)]
+
+
 def _nearest(name: str, dialect: str | None) -> str:
     """'did you mean ...' over the names of a dialect (None: fastrank's and every tool's)."""
     if dialect in (None, "fastrank"):
         pool = list(METRICS.names())
         for d in dialects.TABLES:
-            pool += list(dialects.foreign_names(d))
+            pool += _computed_names(d)
     else:
-        pool = list(dialects.foreign_names(dialect))
+        pool = _computed_names(dialect)
     pool = list(dict.fromkeys(pool))
     spelled: dict[str, str] = {}
     for p in pool:
@@ -586,6 +663,10 @@ def check_curve_name(name: str, argument: str) -> Metric:
     """A metric name that has a curve over k: a registered per-user ranking mean with a
     cutoff."""
     metric = METRICS.get(name)
+    bare, at, _ = name.partition("@")
+    if metric is None and at and METRICS.get(bare.strip()) is not None:
+        raise ValueError(f"{argument}: {name!r}: a curve runs over every cutoff, so it takes "
+                         f"the name without @k: {bare.strip()!r}")
     if metric is None or metric.engine != "ranking":
         curved = ", ".join(n for n in METRICS.names() if _curved(METRICS[n]))
         raise ValueError(f"{argument}: {name!r} is not a ranking metric; curves are drawn "

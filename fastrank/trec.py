@@ -161,7 +161,10 @@ def parse_measures(measures: str | Iterable[str] | None) -> dict[str, Chosen]:
             raise ValueError(f"measures: {text!r}: {_NEEDS_OTHER_FILES[name]}")
         if name not in MEASURES:
             meaning = dialects.lookup("trec_eval", name)
+            printed = re.fullmatch(r"(\w+?)_([0-9][0-9.]*)", text)
             why = (meaning.reason + "; " if isinstance(meaning, dialects.Refusal)
+                   else f"{text!r} is the name trec_eval prints; -m takes "
+                        f"'{printed[1]}.{printed[2]}'; " if printed and printed[1] in MEASURES
                    else f"unknown measure {text!r}; ")
             raise ValueError(f"measures: {why}fastrank's trec_eval measures are {known} "
                              f"(and the sets {', '.join(SETS)})")
@@ -604,7 +607,7 @@ def kernel_slots(slots: Sequence[Slot], chosen: Mapping[str, Chosen]) -> tuple[A
             extra_value += list(values)
         elif measure.params == "pairs":
             persistence = [v for key, v in values if key == "p"]
-            point[-1] = persistence[0] if persistence else 0.9
+            point[-1] = persistence[-1] if persistence else 0.9  # trec_eval: the last
             if name != "rbp_resid":
                 for key, v in values:
                     if _WHOLE.fullmatch(key):

@@ -393,6 +393,11 @@ def _int_array(values: ArrayLike, name: str, what: str) -> AnyArray:
                 from None
         if values.size == 0 and values.dtype == np.float64:
             values = values.astype(np.int64)  # `[]`: numpy's float64, not the caller's choice
+    if values.dtype.kind in "USO":  # ids as strings (or objects): they need numbering
+        raise TypeError(
+            f"{name} must be an integer array of {what}; got dtype {values.dtype}. Ids that "
+            f"are not numbers need numbering first: fastrank.io.from_tables numbers the ids "
+            f"of tables of (user, item) rows")
     if values.dtype == np.bool_ or values.dtype.kind not in "iu":
         raise TypeError(
             f"{name} must be an integer array of {what}; got dtype {values.dtype}. Cast with "

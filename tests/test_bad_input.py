@@ -441,8 +441,12 @@ def test_lengths_past_2_to_the_62_are_refused_by_name():
         with pytest.raises(ValueError, match="k must be at most 2\\*\\*62"):
             fr.AlphaBetaNDCG(TRUTH, sp.csr_array(np.eye(5, 2)), k=k,
                              user_aspects=np.ones((3, 2)))
-    with pytest.raises(ValueError, match="larger than 2\\*\\*62, the largest cutoff"):
+    with pytest.raises(ValueError, match="not below 2\\*\\*62, the bound of every cutoff"):
         fr.evaluate_factors(U, V, TEST, ["ndcg@9223372036854775808"])
+    # 2**62 itself too: a request without a cutoff stands for it, and the message was a
+    # list length of 1
+    with pytest.raises(ValueError, match="not below 2\\*\\*62, the bound of every cutoff"):
+        fr.Evaluator(TRUTH, [f"ndcg@{2**62}"])
     with pytest.raises(ValueError, match="cutoff in 'ndcg@3' is larger than K = 2, the list "
                                          "length .* or the k= given"):
         fr.Evaluator(TRUTH, ["ndcg@3"], k=2)

@@ -206,7 +206,8 @@ def test_an_output_in_a_folder_that_does_not_exist_is_named_before_the_work(
 def test_unknown_metric_lists_the_known_ones(csv_files, capsys):
     code, _, err = run(["evaluate", "--truth", str(csv_files[0]), "--topk", str(csv_files[1]),
                         "-m", "nDCG10"], capsys)
-    assert code == 2 and "unknown metric 'nDCG10'; did you mean 'nDCG'" in err
+    assert code == 2 and ("unknown metric 'nDCG10'; a cutoff follows '@', as in 'nDCG@10'; "
+                          "did you mean 'nDCG'") in err
     assert "known names are precision, recall" in err
 
 
@@ -353,3 +354,34 @@ def test_per_user_files_by_their_names(csv_files, tmp_path, capsys):
         code, _, err = run(base + ["--per-user", str(tmp_path / name)], capsys)
         assert code == 2 and message in err and err.count("\n") == 1
         assert not (tmp_path / name).exists()
+
+
+def test_csv_summary_quotes_labels_with_commas_and_dialects_read_as_in_python(csv_files,
+                                                                               capsys):
+    import csv
+
+    code, out, _ = run(["evaluate", "--truth", str(csv_files[0]), "--topk", str(csv_files[1]),
+                        "-m", "f_beta(beta=2, rel=1)@2", "-m", "ndcg@2", "--csv"], capsys)
+    assert code == 0
+    rows = list(csv.reader(out.splitlines()))
+    assert rows[0] == ["metric", "mean", "users"]
+    assert [row[0] for row in rows[1:]] == ["f_beta(beta=2, rel=1)@2", "ndcg@2"]
+    assert all(len(row) == 3 for row in rows)
+    code, out, _ = run(["evaluate", "--truth", str(csv_files[0]), "--topk", str(csv_files[1]),
+                        "-m", "P_2", "--csv", "--dialect", "TREC-EVAL"], capsys)
+    assert code == 0 and out.splitlines()[1].startswith("P_2,")
+    code, _, err = run(["evaluate", "--truth", str(csv_files[0]), "--topk", str(csv_files[1]),
+                        "--dialect", "trec_evil"], capsys)
+    assert code == 2 and "'trec_evil' is not a dialect fastrank speaks" in err
+
+
+def test_metrics_lists_the_parameters_a_name_needs(capsys):
+    code, out, _ = run(["metrics"], capsys)
+    assert code == 0
+    names = [line.split()[0] for line in out.splitlines()]
+    assert "iprec(recall=0.3)" in names and "rprec_mult(mult=1.0)" in names
+    for name in names:  # each as printed, with a cutoff for the names that take one
+        try:
+            fr.grammar.parse(name.replace("@k", "@5"), 10)
+        except fr.grammar.ComputedElsewhere:  # rmse, ab_ndcg: parsed, then sent elsewhere
+            pass

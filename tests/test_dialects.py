@@ -507,3 +507,113 @@ def test_tied_runs_give_each_tools_number_with_its_order_of_ties(tmp_path, seed)
                 assert got[row] == pytest.approx(want.get(qid, 0.0), abs=1e-12), (ties, label)
     with pytest.raises(ValueError, match="ties must be one of"):
         fr.io.trec_arrays(qrels_file, run_file, ties="random")
+
+
+# -- hostile labels: each either means what it says or is refused, naming the fix --------
+
+LABEL_TRUTH = sp.csr_array(np.array([[3, 0, 1, 0, 0], [0, 0, 0, 2, 1], [0, 1, 2, 0, 1]], float))
+LABEL_TOPK = np.array([[2, 0, 4], [1, 3, -1], [4, 1, 0]])
+
+
+@pytest.mark.parametrize("label, match", [
+    ("precision(rel=2, rel=3)@2", "gives the parameter rel twice"),
+    ("ranx:ndcg.5@3", "ranx writes a number after a dot only for rbp"),
+    ("ranx:map.99", "ranx writes a number after a dot only for rbp"),
+    ("ranx:precision@2-l2-l3", "relevance level \\(-lN\\) twice"),
+    ("precision(rel=1_0)@2", "rel='1_0' is not a number"),
+    ("precision(rel=\uff12)@2", "is not a number"),  # a full-width 2
+    ("precision(rel=nan)@2", "is not a number"),
+    ("precision(rel='2)@2", "opens a quote \\('2\\) it does not close"),
+    # a fastrank name's own error, not another tool's refusal of the name
+    ("auc@0", "cutoff in 'auc@0' must be at least 1"),
+    ("rbp@0", "cutoff in 'rbp@0' must be at least 1"),
+    ("dcg@2.5", "cutoff in 'dcg@2.5' must be a positive integer"),
+    ("serendipity@0", "must be at least 1"),
+    ("rbp(P=0.8)@3", "rbp has no parameter 'P'; did you mean 'p'"),
+    ("precision(rel=2, foo=1)@2", "precision has no parameter 'foo'"),
+    ("precision(rell=2)@2", "did you mean 'rel'"),
+    # an unknown label's form
+    ("ndcg3", "a cutoff follows '@', as in 'ndcg@3'"),
+    ("foo:ndcg@3", "'foo' is not a dialect"),
+    ("precision(rel=2@2", "its parentheses do not match"),
+    (f"ndcg@{2**62}", "not below 2\\*\\*62"),
+])
+def test_hostile_labels_are_refused_naming_the_fix(label, match):
+    with pytest.raises(ValueError, match=match):
+        fr.evaluate(LABEL_TRUTH, LABEL_TOPK, [label])
+
+
+def test_another_tool_s_spelling_keeps_that_tool_s_refusal():
+    with pytest.raises(dialects.Refused, match="ir-measures computes IPrec with pytrec_eval"):
+        fr.evaluate(LABEL_TRUTH, LABEL_TOPK, ["IPrec@0.3"])
+
+
+def test_suggestions_are_names_fastrank_computes():
+    with pytest.raises(ValueError) as error:
+        fr.evaluate(LABEL_TRUTH, LABEL_TOPK, ["ndgc@3"])
+    hint = str(error.value).split("?")[0]
+    assert "'ndcg'" in hint and "ndcg_p" not in hint and "Rndcg" not in hint
+    with pytest.raises(dialects.Refused) as error:
+        fr.evaluate(LABEL_TRUTH, LABEL_TOPK, ["ndcg_p"])
+    assert "issue" not in str(error.value)
+
+
+def test_quoted_and_exponent_parameters_mean_their_number():
+    same = fr.evaluate(LABEL_TRUTH, LABEL_TOPK, ["precision(rel=2)@2", "precision(rel='2')@2",
+                                                 "precision(rel=2e0)@2"])
+    assert len({same[m] for m in same.metrics}) == 1
+
+
+def test_canonical_labels_name_the_metric_exactly():
+    """A parameter shortened for display would name another metric: rel=1.00000001 on
+    whole grades is rel=2, rel=1 is not."""
+    labels = ["precision(rel=1.00000001)@2", "rbp(p=0.123456789)@3", "precision(rel=2)@2",
+              "rbp(p=0.5)@3"]
+    res = fr.evaluate(LABEL_TRUTH, LABEL_TOPK, labels)
+    canonical = [res.canonical(m) for m in labels]
+    assert canonical == labels
+    again = fr.evaluate(LABEL_TRUTH, LABEL_TOPK, canonical)
+    assert [again[m] for m in canonical] == [res[m] for m in labels]
+    assert res["precision(rel=1.00000001)@2"] == res["precision(rel=2)@2"]
+
+
+def test_a_string_of_labels_joined_by_commas_is_split_as_the_command_line_splits_it():
+    joined = fr.evaluate(LABEL_TRUTH, LABEL_TOPK, "ndcg@3, f_beta(beta=2, rel=1)@2,map@3")
+    apart = fr.evaluate(LABEL_TRUTH, LABEL_TOPK, ["ndcg@3", "f_beta(beta=2, rel=1)@2", "map@3"])
+    assert joined.metrics == apart.metrics and joined.to_dict() == apart.to_dict()
+
+
+@pytest.mark.parametrize("metrics", [b"ndcg@3", bytearray(b"ndcg@3")])
+def test_bytes_labels_are_a_type_error(metrics):
+    with pytest.raises(TypeError, match="got (bytes|bytearray): decode it first"):
+        fr.evaluate(LABEL_TRUTH, LABEL_TOPK, metrics)
+
+
+@pytest.mark.parametrize("key", [None, 5, b"ndcg@3", ("ndcg@3",)])
+def test_a_result_indexed_by_a_non_string_is_a_type_error(key):
+    res = fr.evaluate(LABEL_TRUTH, LABEL_TOPK, ["ndcg@3"])
+    with pytest.raises(TypeError, match="the key must be a metric name"):
+        res[key]
+
+
+def test_the_ambiguous_name_warning_names_the_caller_s_line():
+    grammar._parse.cache_clear()  # the warning comes once per label: parse it again
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fr.evaluate(LABEL_TRUTH, LABEL_TOPK, ["MAP@3"])
+    ambiguous = [w for w in caught if issubclass(w.category, grammar.AmbiguousName)]
+    assert ambiguous and all(w.filename == __file__ for w in ambiguous)
+
+
+def test_curves_take_the_name_without_a_cutoff():
+    with pytest.raises(ValueError, match="takes the name without @k: 'ndcg'"):
+        fr.evaluate(LABEL_TRUTH, LABEL_TOPK, ["ndcg@3"], curves="ndcg@3")
+
+
+def test_every_name_in_the_dialect_table_is_accepted_as_written():
+    """The docs' table (dialects.markdown) shows each name as the tool writes it, with
+    the option a tool needs to compute what fastrank computes."""
+    for dialect, label, meaning in dialects.written_names():
+        text = label.replace("[@k]", "").replace("@k", "@3").replace("_k", "_3")
+        request = parse(f"{dialect}:{text}", 3)
+        assert request.metric.name == meaning.metric, (dialect, label)

@@ -156,6 +156,20 @@ def test_parameters_are_read_as_trec_eval_reads_them(measure, labels):
             sum(report.per_query[q]["P_1000000000000"] for q in report.queries) / 3)
 
 
+def test_the_last_persistence_of_rbp_counts_as_in_trec_eval():
+    """trec_eval 10 reads rbp's p=... pairs in order, each overwriting the last."""
+    def rbp(measure):
+        report = trec.evaluate_files(DATA / "qrels.test", DATA / "results.test", [measure])
+        return [value for name, value in report.summary.items() if name != "runid"]
+    assert rbp("rbp.p=0.5,p=0.9") == rbp("rbp.p=0.9") != rbp("rbp.p=0.5")
+    assert rbp("rbp_resid.p=0.5,p=0.9") == rbp("rbp_resid.p=0.9")
+
+
+def test_names_trec_eval_prints_point_to_the_option_s_spelling():
+    with pytest.raises(ValueError, match="'P_5' is the name trec_eval prints; -m takes 'P.5'"):
+        trec.parse_measures(["P_5"])
+
+
 @pytest.mark.parametrize("measure, match", [
     ("P.0", "cutoff '0' in 'P.0' is not a positive integer"),
     ("P.-5", "cutoff '-5' in 'P.-5' is not a positive integer"),
