@@ -517,7 +517,7 @@ def ab_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix, *,
             clip: bool = False, users: ArrayLike | None = None,
             n_threads: int | None = None) -> Result:
     """αβ-nDCG@k of ranked lists: accuracy, diversity and novelty in one number (Parapar &
-    Radlinski 2021; the formula is in the README).
+    Radlinski 2021; the formula is in docs/diversity.md).
 
     The one-call form of `AlphaBetaNDCG(...).score(topk)`; see that class for the
     parameters. k defaults to the number of columns of topk. To score several models on

@@ -1,7 +1,7 @@
 """fastrank for implicit users: a drop-in `ranking_metrics_at_k` and a training callback.
 
     from fastrank.implicit import ranking_metrics_at_k   # instead of implicit.evaluation's
-    ranking_metrics_at_k(model, train, test, K=10)        # same dict, same values, faster
+    ranking_metrics_at_k(model, train, test, K=10)        # same dict and values, faster
 
     cb = EvalCallback(test, ["ndcg@10", "auc"], train=train, patience=3)
     cb.fit(model, train)            # or model.fit(train, callback=cb) without early stopping

@@ -84,7 +84,10 @@ def evaluate_model(model: Model, test: SparseMatrix, metrics: str | Iterable[str
         not prefix-consistent (the top 10 of a top-20 list can differ from the top 10).
         Other models order their lists themselves.
     show_progress : bool
-        A tqdm progress bar over the users, with users/s.
+        A tqdm progress bar over the users, with users/s (default True: a model's
+        evaluation ranks every item for every user, and takes a while).
+    n_threads : int, optional
+        Threads for the scoring and the metrics (default: numba's thread count).
 
     Returns
     -------
