@@ -178,7 +178,9 @@ class Evaluation(Mapping[str, float]):
 
     def canonical(self, name: str) -> str:
         """fastrank's own label of what `name` (a label as asked) computed, e.g.
-        "ndcg@10" for ir-measures' "nDCG@10"."""
+        "ndcg@10" for ir-measures' "nDCG@10". A label does not carry a convention: the
+        value is that label's under the convention `describe(name)` names ("map@10"
+        under trec for ir-measures' "AP@10"), so evaluate it with that `convention=`."""
         self._check_metric(name, "name")
         request = self.requests.get(name)
         return request.canonical if request is not None else name

@@ -46,7 +46,7 @@ _CUTOFF = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # trec_eval's set_F with its beta, as it prints it (-m set_F.0.5 prints set_F_0.5)
 _TREC_SET_F = re.compile(r"^\s*set_F[._](?P<beta>[0-9.]+)\s*$")
-_TREC_LIST = re.compile(r"^(?P<name>[A-Za-z_]+)\.[0-9.]+$")
+_TREC_LIST = re.compile(r"^(?P<name>[A-Za-z_]+?)(?P<sep>[._])[0-9][0-9.]*$")
 _PARAM = re.compile(r"^\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>.+?)\s*$")
 
 
@@ -158,7 +158,8 @@ def metric_labels(metrics: str | Iterable[str]) -> list[str]:
 
 def split_labels(text: str) -> list[str]:
     """Labels from a comma-separated text ("ndcg@10,P(rel=2)@5"): commas inside
-    parentheses belong to a label's parameters, and trec_eval's "P.5,10" is P.5 and P.10."""
+    parentheses belong to a label's parameters, and trec_eval's "P.5,10" is P.5 and P.10
+    (as its printed "P_5,10" is P_5 and P_10)."""
     out, depth, start = [], 0, 0
     for i, char in enumerate(text):
         if char == "(":
@@ -172,8 +173,8 @@ def split_labels(text: str) -> list[str]:
     labels: list[str] = []
     for label in (piece.strip() for piece in out):
         previous = _TREC_LIST.match(labels[-1]) if labels else None
-        if previous and re.fullmatch(r"[0-9.]+", label):  # trec_eval's P.5,10
-            label = f"{previous['name']}.{label}"
+        if previous and re.fullmatch(r"[0-9.]+", label):  # trec_eval's P.5,10 (or P_5,10)
+            label = f"{previous['name']}{previous['sep']}{label}"
         if label:
             labels.append(label)
     return labels

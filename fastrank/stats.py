@@ -36,7 +36,7 @@ def _seed(seed: int | None) -> int:
     check_seed(seed)
     if seed is None:
         return int(np.random.default_rng().integers(0, 2**63 - 1))
-    return int(seed) % 2**63
+    return int(seed)  # in [0, 2**63): check_seed
 
 
 def check_allocation(n: int, name: str, bytes_each: int, typical: int) -> int:
@@ -366,25 +366,29 @@ def _paired(parts: Parts, base: Parts, test: str, level: float, n_permutations: 
     d = values - reference
     n = d.shape[0]
     out = {"ci_low": math.nan, "ci_high": math.nan, "effect": math.nan, "p_value": math.nan}
-    if n < 2:
+    if n == 0:
         return out
-    scale = n / base.den.sum() if parts.ratio else 1.0  # type: ignore[union-attr]  # mean(d) -> difference of means
-    sd = float(d.std(ddof=1))
-    mean = float(d.mean())
-    linear = parts.power == 1
-    if sd > 0:
-        out["effect"] = mean / sd
-        if linear:
-            half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
-            out["ci_low"], out["ci_high"] = (mean - half) * scale, (mean + half) * scale
-    elif not np.any(d):
-        out["ci_low"] = out["ci_high"] = 0.0
-    if not np.any(d):
-        return out  # no user differs: nothing to test (scipy's t-test gives NaN too)
+    if n >= 2:
+        scale = n / base.den.sum() if parts.ratio else 1.0  # type: ignore[union-attr]  # mean(d) -> difference of means
+        sd = float(d.std(ddof=1))
+        mean = float(d.mean())
+        if sd > 0:
+            out["effect"] = mean / sd
+            if parts.power == 1:
+                half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
+                out["ci_low"], out["ci_high"] = (mean - half) * scale, (mean + half) * scale
+        elif parts.power == 1 or not np.any(d):
+            # every user differs by the same amount: the interval is that point, as
+            # scipy's ttest_rel(...).confidence_interval() gives it
+            out["ci_low"] = out["ci_high"] = mean * scale
+    # each test's p-value where its tool has one: scipy's t-test has none for one user or
+    # none that differs (NaN); scipy's wilcoxon gives 1 then; the sign-flip p-value is 1
+    # when every difference is 0 ((1 + P) / (1 + P))
     if test == "t":
-        out["p_value"] = float(stats.ttest_rel(values, reference).pvalue)
+        if n >= 2 and np.any(d):
+            out["p_value"] = float(stats.ttest_rel(values, reference).pvalue)
     elif test == "wilcoxon":
-        out["p_value"] = float(stats.wilcoxon(values, reference).pvalue)
+        out["p_value"] = float(stats.wilcoxon(values, reference).pvalue) if np.any(d) else 1.0
     else:
         out["p_value"] = randomization_p(d, check_permutations(n_permutations), seed,
                                          n_threads)

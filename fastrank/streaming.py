@@ -141,17 +141,25 @@ class Evaluator:
         data = self._data
         topk = check_topk(topk, data.n_items)
         rows = check_users(users, topk.shape[0], data.n_users)
-        if self._plan is None:
-            early, self._early = self._early, None
+        first = self._plan is None  # the first block sets K, unless it fails
+        early = self._early
+        if first:
             self._plan = early if early is not None and early.k == topk.shape[1] else \
                 self._make_plan(topk.shape[1])
-        topk = self._fit(topk)
-        if not self.repeats:
-            self._check_new(rows)
-        self._reserve(rows.shape[0])
-        with numba_threads(self._n_threads) as threads:
-            self._plan.run(data, topk, rows, threads, baseline=baseline, into=self._store,
-                           at=self._size, external=_external)
+            self._early = None
+        try:
+            topk = self._fit(topk)
+            if not self.repeats:
+                self._check_new(rows)
+            self._reserve(rows.shape[0])
+            with numba_threads(self._n_threads) as threads:
+                self._plan.run(data, topk, rows, threads, baseline=baseline,
+                               into=self._store, at=self._size, external=_external)
+        except BaseException:
+            if first and self._size == 0:  # as before the block: K is still open
+                self._plan, self._early = None, early
+                self._rows = self._store = None
+            raise
         self._rows[self._size:self._size + rows.shape[0]] = rows
         self._size += rows.shape[0]
         if not self.repeats:  # only now: a block that failed can be passed again
@@ -181,13 +189,14 @@ class Evaluator:
         if other.repeats != self.repeats:
             raise ValueError("merge: one Evaluator allows repeated users and the other does "
                              "not; build both with the same repeats=")
+        if self._plan is not None and other._plan is not None and \
+                other._plan.k != self._plan.k:  # set by k= or a block, rows or not
+            raise ValueError(f"merge: list lengths differ (K = {self._plan.k} here, "
+                             f"{other._plan.k} there)")
         if other._size == 0:
             return self
         if self._plan is None:
             self._plan = other._plan
-        elif other._plan.k != self._plan.k:
-            raise ValueError(f"merge: list lengths differ (K = {self._plan.k} here, "
-                             f"{other._plan.k} there)")
         if not self.repeats:
             self._check_new(other._rows[:other._size])
         self._append(other._rows[:other._size], other._block())

@@ -496,10 +496,15 @@ def check_choice(value: _T, name: str, choices: Sequence[object]) -> _T:
 
 
 def check_seed(seed: _T) -> _T:
-    """seed unchanged if it is None or an int (a numpy integer too); a TypeError else."""
+    """seed unchanged if it is None or an int (a numpy integer too) in [0, 2**63): a
+    TypeError for another type, a ValueError outside (numpy refuses negative seeds too,
+    and a seed past 2**63 would repeat a smaller one's draws)."""
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise TypeError(f"seed must be an int or None, such as 0 (or None for a fresh "
                         f"random seed); got {seed!r} of type {type(seed).__name__}")
+    if seed is not None and not 0 <= int(seed) < 2**63:
+        raise ValueError(f"seed must be an int in [0, 2**63), such as 0 (or None for a fresh "
+                         f"random seed); got {seed}")
     return seed
 
 

@@ -581,6 +581,10 @@ def test_a_string_of_labels_joined_by_commas_is_split_as_the_command_line_splits
     joined = fr.evaluate(LABEL_TRUTH, LABEL_TOPK, "ndcg@3, f_beta(beta=2, rel=1)@2,map@3")
     apart = fr.evaluate(LABEL_TRUTH, LABEL_TOPK, ["ndcg@3", "f_beta(beta=2, rel=1)@2", "map@3"])
     assert joined.metrics == apart.metrics and joined.to_dict() == apart.to_dict()
+    # a list of trec_eval cutoffs after its option's or its printed spelling
+    assert grammar.split_labels("P.5,10") == ["P.5", "P.10"]
+    assert grammar.split_labels("ndcg_cut_5,10,ndcg@3") == ["ndcg_cut_5", "ndcg_cut_10",
+                                                             "ndcg@3"]
 
 
 @pytest.mark.parametrize("metrics", [b"ndcg@3", bytearray(b"ndcg@3")])

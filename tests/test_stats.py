@@ -198,7 +198,7 @@ def test_compare_rejects_what_cannot_be_paired(pair):
     with pytest.raises(ValueError, match="level must be a number"):
         fr.compare({"a": a, "b": b}, "ndcg@10", level=95)
     same = fr.compare({"a": a, "a2": a}, "ndcg@10", test="wilcoxon").to_frame()
-    assert math.isnan(same.p_value.iloc[1]) and not same.significant.any()
+    assert same.p_value.iloc[1] == 1.0 and not same.significant.any()  # scipy's wilcoxon
 
 
 def test_segments_by_hand_and_against_a_second_evaluation(pair):
@@ -316,10 +316,14 @@ def test_review_fixes_pooled_means_seeds_and_pairing(pair):
     den = np.minimum(ia.n_relevant[ia.counted], 5)
     hits = [np.rint(r.per_user("precision@5")[r.counted] * den) for r in (ib, ia)]
     assert row.p_value == st.ttest_rel(*hits).pvalue
-    # seeds anywhere in int64, derived from the names: other pairs are left as they were
-    for seed in (-1, 2**63 - 1, 0):
+    # seeds in [0, 2**63), derived from the names: other pairs are left as they were;
+    # seeds outside would repeat another seed's draws (-1 was 2**63 - 1's)
+    for seed in (2**63 - 1, 0):
         fr.compare({"a": a, "b": b}, "mrr", test="randomization", seed=seed,
                    n_permutations=200)
+    for seed in (-1, 2**63, 2**64):
+        with pytest.raises(ValueError, match="seed must be an int in \\[0, 2\\*\\*63\\)"):
+            fr.compare({"a": a, "b": b}, "mrr", test="randomization", seed=seed)
     one = fr.compare({"a": a, "b": b}, ["mrr"], test="randomization", seed=4,
                      n_permutations=500).to_frame()
     two = fr.compare({"a": a, "b": b}, ["ndcg@3", "mrr"], test="randomization", seed=4,
@@ -334,7 +338,7 @@ def test_review_fixes_pooled_means_seeds_and_pairing(pair):
     with pytest.raises(TypeError, match="system names must be strings"):
         fr.compare({1: a, 2: b}, "mrr")
     same = fr.compare({"a": a, "a2": a}, "mrr", test="randomization").to_frame()
-    assert math.isnan(same.p_value.iloc[1])
+    assert same.p_value.iloc[1] == 1.0  # every sign flip is as extreme as no difference
     upper = fr.evaluate(truth, topk, ["ndcg"], curves="NDCG")
     assert upper.curve("Ndcg").mean[2] == upper["ndcg@3"]
 
@@ -438,3 +442,30 @@ def test_segments_by_default_leave_out_sums_and_geometric_means():
                       convention="trec")
     seg = res.by(["a", "b", "a"])
     assert seg.metrics == ("map", "ndcg@2")
+
+
+@pytest.mark.parametrize("n_users, shift", [(1, 0.5), (2, 0.0), (3, 0.0), (3, -0.5)])
+def test_no_difference_one_user_and_a_constant_difference_as_scipy_gives_them(n_users, shift):
+    """One user, or no user that differs: scipy's t-test has no p-value (NaN), its
+    wilcoxon gives 1, and so does the sign-flip test when nothing differs; every user
+    moved by the same amount: the interval is that amount, as scipy's
+    ttest_rel(...).confidence_interval() gives it."""
+    truth = sp.csr_array(np.tile([1.0, 0.0], (n_users, 1)))  # item 0 relevant
+    first, second = np.tile([0, 1], (n_users, 1)), np.tile([1, 0], (n_users, 1))  # mrr 1, 0.5
+    lists = {0.5: (second, first), 0.0: (first, first), -0.5: (first, second)}[shift]
+    a, b = (fr.evaluate(truth, topk, ["mrr"]) for topk in lists)
+    assert np.all(b.per_user("mrr") - a.per_user("mrr") == shift)
+    for test in ("t", "wilcoxon", "randomization"):
+        row = fr.compare({"a": a, "b": b}, "mrr", test=test, seed=0,
+                         n_permutations=99).to_frame().iloc[1]
+        if test == "t":
+            want = st.ttest_rel(b.per_user("mrr"), a.per_user("mrr")).pvalue \
+                if n_users >= 2 and shift else math.nan
+            assert row.p_value == want or (math.isnan(want) and math.isnan(row.p_value))
+        elif test == "wilcoxon":
+            assert row.p_value == st.wilcoxon(b.per_user("mrr"), a.per_user("mrr")).pvalue
+        elif not shift:
+            assert row.p_value == 1.0
+        if n_users >= 2:
+            ci = st.ttest_rel(b.per_user("mrr"), a.per_user("mrr")).confidence_interval()
+            assert (row.ci_low, row.ci_high) == (ci.low, ci.high) == (shift, shift)

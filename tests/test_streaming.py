@@ -277,3 +277,16 @@ def test_a_block_that_failed_can_be_passed_again():
     ev.merge(other)
     with pytest.raises(ValueError, match="truth row 2 is evaluated more than once"):
         ev.update([2], lists[:1], baseline=np.array([[0, 1]]))
+
+
+def test_a_refused_first_block_leaves_k_open_and_an_empty_merge_checks_k():
+    truth, topk = power_law(60, 40, 10, seed=3)
+    ev = fr.Evaluator(truth, ["ndcg", "recall@3"])
+    with pytest.raises(ValueError, match="repeat"):
+        ev.update(np.array([0, 0, 1]), topk[:3, :5])  # a repeated user, lists of 5
+    assert ev.k is None
+    ev.update(None, topk)  # lists of 10: K is set by the first block that goes in
+    assert_same(ev.result(), fr.evaluate(truth, topk, ["ndcg", "recall@3"]))
+    other = fr.Evaluator(truth, ["ndcg", "recall@3"], k=12)  # no rows, K = 12
+    with pytest.raises(ValueError, match="list lengths differ \\(K = 10 here, 12 there\\)"):
+        ev.merge(other)
