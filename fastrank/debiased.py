@@ -68,8 +68,9 @@ def check_propensity(propensity: ArrayLike, n_items: int) -> FloatArray:
         at = int(np.flatnonzero(low)[0])
         raise ValueError(
             f"propensity contains {float(values[at])!r} at item {at} ({int(low.sum())} items below "
-            f"{SMALLEST_PROPENSITY:g}); an item that is never observed cannot be reweighted: "
-            f"give every item a propensity > 0, e.g. np.clip(propensity, 1e-3, 1)")
+            f"{SMALLEST_PROPENSITY:g}); an item that is never observed cannot be reweighted "
+            f"(and 1 / propensity must stay far from overflow): give every item a propensity "
+            f"of at least {SMALLEST_PROPENSITY:g}, e.g. np.clip(propensity, 1e-3, 1)")
     return 1.0 / values
 
 

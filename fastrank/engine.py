@@ -397,6 +397,10 @@ def _ranking_passes(requests: Iterable[Request]) -> list[_Pass]:
 STORED = "stored"
 
 
+# the loop of _at_least's comparison: in float64, whatever the grades' dtype
+_AT_LEAST = (np.float64, np.float64, np.bool_)
+
+
 def _at_least(data: Truth, rel: Any) -> Truth:
     """The truth with entries below `rel` stored as 0 (judged, not relevant); with
     rel=STORED, every stored entry as 1."""
@@ -405,7 +409,8 @@ def _at_least(data: Truth, rel: Any) -> Truth:
     if rel is STORED:
         values = np.ones_like(data.data)
     else:
-        values = np.where(data.data >= rel, data.data, 0.0)
+        # compared in float64, as the trec kernels compare: float32(0.7) is below 0.7
+        values = np.where(np.greater_equal(data.data, rel, signature=_AT_LEAST), data.data, 0.0)
     return Truth(indptr=data.indptr, indices=data.indices, data=values, n_users=data.n_users,
                  n_items=data.n_items)
 

@@ -89,8 +89,8 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
         cutoff 1..K, in the same pass, for `Result.curve` and `Result.plot`.
     propensity : float array, shape (n_items,), optional
         For the debiased metrics (`recall_ips`, `dcg_snips`, ...): each item's chance of
-        being observed when relevant, finite and > 0. Without it they estimate propensities
-        from the popularity of the items in `train` (their `gamma=` parameter).
+        being observed when relevant, finite and at least 1e-250. Without it they estimate
+        propensities from the popularity of the items in `train` (their `gamma=` parameter).
     per_user : bool
         Keep the per-user values (default). With False the users run in spans whose
         values are summed and dropped: the same means to the bit, memory for one span

@@ -512,3 +512,28 @@ def test_ids_past_int64_and_sparse_lists_are_named_as_given():
     with pytest.raises(TypeError, match="topk must be a dense integer array .* got a "
                                         "scipy.sparse CSR matrix"):
         fr.evaluate(truth, sp.csr_array(lists), ["ndcg@2"])
+
+
+def test_dcg_exp_of_grades_past_1535_and_cutoffs_without_a_hit():
+    """A user whose largest grade passes 1535 has its exponential gains scaled by more
+    than 2^1023: no hit before k is 0 whatever other cutoffs ask (it was NaN, inf · 0,
+    asked with a cutoff that reaches the hit), and a hit of that grade is inf (2^2000)."""
+    truth = sp.csr_array(np.array([[2000.0, 0.0, 1.0]]))
+    topk = np.array([[1, 0, 2]])
+    alone = fr.evaluate(truth, topk, ["dcg_exp@1"])
+    both = fr.evaluate(truth, topk, ["dcg_exp@1", "dcg_exp@3"])
+    assert alone["dcg_exp@1"] == both["dcg_exp@1"] == 0.0
+    assert both["dcg_exp@3"] == np.inf
+
+
+def test_a_relevance_threshold_reads_float32_grades_as_float64_in_every_metric():
+    """float32(0.7) is 0.699999988, below 0.7: not relevant at rel=0.7 for the ranking
+    and counting metrics as for the trec kernels (they disagreed in one call)."""
+    truth = sp.csr_array(np.array([[0.7, 0.0]], np.float32))
+    res = fr.evaluate(truth, np.array([[0, 1]]), ["num_rel(rel=0.7)", "precision(rel=0.7)@1",
+                                                 "set_precision(rel=0.7)"], convention="trec")
+    assert res.to_dict() == {"num_rel(rel=0.7)": 0.0, "precision(rel=0.7)@1": 0.0,
+                             "set_precision(rel=0.7)": 0.0}
+    exact = sp.csr_array(np.array([[0.7, 0.0]]))  # float64 0.7 is at the threshold
+    assert fr.evaluate(exact, np.array([[0, 1]]), ["precision(rel=0.7)@1"])[
+        "precision(rel=0.7)@1"] == 1.0

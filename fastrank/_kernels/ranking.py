@@ -310,8 +310,18 @@ def _other_slots(out, s, code, k, q, c, n_cut, block, block_end, counted, n_rele
         elif code == codes.HIT_SHARE:
             val = _ratio(hits, hits + snap[row, _MISSES])
         elif code == codes.DCG_EXP:
-            # undoes the scaling of grades above 512
-            val = snap[row, _DCG_EXP] * 2.0 ** user[b, _SHIFT]
+            # undoes the scaling of grades above 512; 0 (no hit before k) stays 0, whatever
+            # the scaling the row's later hits set; past a shift of 1023, 2^shift is inf
+            # and is applied in two halves
+            total = snap[row, _DCG_EXP]
+            undo = 2.0 ** user[b, _SHIFT]
+            if total == 0.0:
+                val = 0.0
+            elif undo < np.inf:
+                val = total * undo
+            else:
+                half = 2.0 ** (user[b, _SHIFT] / 2.0)
+                val = total * half * half
         else:  # no other code is given (the engine builds the slots from the registry)
             val = np.nan
         out[s, i] = val
