@@ -537,3 +537,12 @@ def test_a_relevance_threshold_reads_float32_grades_as_float64_in_every_metric()
     exact = sp.csr_array(np.array([[0.7, 0.0]]))  # float64 0.7 is at the threshold
     assert fr.evaluate(exact, np.array([[0, 1]]), ["precision(rel=0.7)@1"])[
         "precision(rel=0.7)@1"] == 1.0
+
+
+def test_subnormal_grades_keep_their_digits():
+    """Gains so small that times a discount they fall among the subnormal numbers are
+    scaled by a power of two, as gains past 2^512 are: the ratio is the formula's."""
+    truth = sp.csr_array(np.array([[5e-324, 0.0]]))
+    res = fr.evaluate(truth, np.array([[1, 0]]), ["ndcg@2", "dcg@2"])
+    assert res["ndcg@2"] == 1 / np.log2(3)  # it was 1.0
+    assert res["dcg@2"] == 5e-324 / np.log2(3)

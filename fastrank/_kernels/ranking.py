@@ -77,8 +77,11 @@ _TOP_GRADE = 15
 # same factor in the DCG and its ideal, so ndcg_exp is unchanged and finite.
 _EXP_TOP = 512.0
 # Linear gains past this (their sums could overflow) are scaled by a power of two, which
-# is exact: the nDCG ratio is the same to the bit, and dcg@k is scaled back.
+# is exact: the nDCG ratio is the same to the bit, and dcg@k is scaled back. So are the
+# gains of a user whose largest is below _LIN_LOW: times the discounts, they would fall
+# among the subnormal numbers and lose their digits (a grade of 5e-324 gave ndcg 1).
 _LIN_TOP = 2.0 ** 512
+_LIN_LOW = 2.0 ** -512
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -93,7 +96,9 @@ def _gain_scaling(top):
     computed as (2^v - 1) / 2^shift and linear ones times scale (see _EXP_TOP, _LIN_TOP).
     Called, not copied in: it takes no array, so a call costs no reference counting."""
     shift = greater(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
-    scale = 2.0 ** -np.float64(math.frexp(top)[1]) if top > _LIN_TOP else 1.0
+    scale = 1.0
+    if top > _LIN_TOP or top < _LIN_LOW:  # largest gain times scale in [0.5, 1)
+        scale = 2.0 ** np.float64(lesser(-math.frexp(top)[1], 1023))
     return shift, scale
 
 
