@@ -98,7 +98,7 @@ def _gain_scaling(top):
     shift = greater(top - _EXP_TOP, 0.0)  # 0: the plain gains 2^rel - 1
     scale = 1.0
     if top > _LIN_TOP or top < _LIN_LOW:  # largest gain times scale in [0.5, 1)
-        scale = 2.0 ** np.float64(lesser(-math.frexp(top)[1], 1023))
+        scale = 2.0 ** np.float64(lesser(np.int64(-math.frexp(top)[1]), np.int64(1023)))
     return shift, scale
 
 
