@@ -256,8 +256,7 @@ def run_metrics(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 def _written(metric: registry.Metric) -> str:
     """A metric's name as a label takes it, with the parameters it needs (an example
     value): 'iprec(recall=0.3)', 'ndcg@k'."""
-    needed = [f"{p.name}={p.examples[len(p.examples) // 2] if p.examples else 1}"
-              for p in metric.params if p.default is None and p.name != "rel"]
+    needed = [f"{p.name}={p.example}" for p in metric.params if p.needed]
     return (metric.name + (f"({', '.join(needed)})" if needed else "")
             + ("@k" if metric.cutoff else ""))
 

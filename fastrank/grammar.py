@@ -299,11 +299,10 @@ def _finish(label: str, metric: Metric, params: dict[str, Any], cut: str | None,
     bare = cut is None
     k = k_max if cut is None else parse_cutoff(label, metric.name, cut, k_max)
     for param in metric.params:
-        if param.default is None and param.name != "rel" and \
-                param.name not in dict(params):
-            example = param.examples[len(param.examples) // 2] if param.examples else 1
+        if param.needed and param.name not in dict(params):
             raise ValueError(f"metrics: {label!r} needs the parameter {param.name} "
-                             f"({param.doc}), as in '{metric.name}({param.name}={example})'")
+                             f"({param.doc}), as in "
+                             f"'{metric.name}({param.name}={param.example})'")
     request = Request(label=label, metric=metric, k=k, bare=bare,
                       params=tuple(sorted(params.items())), convention=convention,
                       dialect=dialect)
@@ -565,8 +564,7 @@ def _unknown_hint(text: str) -> str:
     not a dialect, an unclosed parenthesis, a cutoff glued to the name (ndcg10)."""
     head, colon, _ = text.partition(":")
     if colon and _LABEL.match(head) and not _is_dialect(head):
-        return (f"{head.strip()!r} is not a dialect (dialects: {', '.join(dialects.DIALECTS)}); "
-                f"")
+        return f"{head.strip()!r} is not a dialect (dialects: {', '.join(dialects.DIALECTS)}); "
     if text.count("(") != text.count(")"):
         return "its parentheses do not match, as in 'precision(rel=2)@5'; "
     glued = re.fullmatch(r"\s*([A-Za-z_]+?)[_.]?([0-9]+)\s*", text)

@@ -56,6 +56,16 @@ class Param:
     doc: str
     examples: tuple[Any, ...] = ()
 
+    @property
+    def needed(self) -> bool:
+        """Must a label give it? (No default; `rel`'s None means "value > 0".)"""
+        return self.default is None and self.name != "rel"
+
+    @property
+    def example(self) -> Any:
+        """A value that shows it, in a label written for the user (its middle example)."""
+        return self.examples[len(self.examples) // 2] if self.examples else 1
+
     def describe(self) -> str:
         if self.kind is str:
             return (f"{self.name} one of {', '.join(self.examples)}, default "

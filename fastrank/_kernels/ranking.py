@@ -505,7 +505,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
                         mark[item] = stamp | (j - start)
                         m += 1
                         top = greater(top, v)
-                    elif not v > -np.inf:  # NaN or -inf
+                    elif not v > -np.inf:  # NaN or -inf (an infinity above ends in top)
                         return BAD_INPUT
                 if odd or top == np.inf:
                     return BAD_INPUT
