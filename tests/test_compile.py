@@ -187,3 +187,33 @@ def test_the_big_walks_copy_in_no_inline_always_callee():
                         if isinstance(scope.get(name), CPUDispatcher)
                         and scope[name].targetoptions.get("inline") == "always")
         assert copied == [], f"{walk.py_func.__qualname__} copies in {copied}"
+
+
+def test_every_kernel_compiles_through_the_lean_pipeline():
+    """Every kernel of fastrank._kernels, but the parallel ones, compiles through
+    `_kernels.jit`'s pipeline, which skips numba's passes that have nothing to do in them
+    (0.7-0.9 s of a first call): a kernel decorated with numba's own njit would pay them.
+    The factories' walks are checked by building one of each."""
+    import importlib
+    import pkgutil
+
+    import numpy as np
+    from numba.core.registry import CPUDispatcher
+
+    import fastrank._kernels as kernels
+    from fastrank._kernels import aspects, jit, ranking
+
+    found = []
+    for info in pkgutil.iter_modules(kernels.__path__):
+        module = importlib.import_module(f"fastrank._kernels.{info.name}")
+        found += [v for v in vars(module).values() if isinstance(v, CPUDispatcher)]
+    found += [ranking.rank_rows(False, False, *(np.int64,) * 5),
+              ranking.relevant_counts(np.int64, np.float64, np.int64),
+              aspects.ideal_range((np.int64,) * 32), aspects.ab_dcg_rows((np.int64,) * 26)]
+    assert len(found) > 50
+    default = [f"{d.py_func.__module__}.{d.py_func.__qualname__}" for d in found
+               if not d.targetoptions.get("parallel")
+               and d._compiler.pipeline_class not in (jit.Lean, jit.LeanLoops)]
+    assert default == []
+    assert ranking.rank_rows(False, False, *(np.int64,) * 5)._compiler.pipeline_class \
+        is jit.LeanLoops

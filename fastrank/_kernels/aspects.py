@@ -46,10 +46,10 @@ counting on each array per call.
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
 
 from .frames import bounds, claim, claimed, matrix, number, offsets, segment, vector
 from .frames import table as table_view
+from .jit import njit
 
 _KEEP = 32  # buffered candidates between scans (at least; a whole bin is taken)
 _KEEP_MIN = 8  # distinct gains above the bound of the groups not reached that end a scan

@@ -15,9 +15,10 @@ short[s, i] is 1 when the list holds fewer than k negatives and misses a relevan
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .frames import bounds
+from .jit import njit
 
 PARTIAL_AUC = 0
 PAP = 1

@@ -9,9 +9,9 @@ counted[i] set are measured; the others get NaN and expose nothing.
 """
 
 import numpy as np
-from numba import njit
 
 from .frames import bounds, cube, matrix, number, vector
+from .jit import njit
 
 NOVELTY = 0      # mean of -log2(share of training users) over the list's items
 ARP = 1          # mean number of training users of the list's items

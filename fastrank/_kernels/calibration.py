@@ -14,9 +14,9 @@ aspect); q = 0 when no listed item has one.
 """
 
 import numpy as np
-from numba import njit
 
 from .frames import bounds, matrix, number, vector
+from .jit import njit
 
 
 def miscalibration_rows(dtypes):

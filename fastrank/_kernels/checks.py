@@ -10,10 +10,10 @@ values, as the caller holds them.
 """
 
 import numpy as np
-from numba import njit
 
 from .compare import greater, lesser
 from .frames import bounds, matrix, vector
+from .jit import njit
 
 
 # a constant, where np.iinfo in a kernel compiles two functions on a first call

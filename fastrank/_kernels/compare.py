@@ -4,7 +4,7 @@ call. numba compiles its builtin min and max again for each function that calls 
 Same results as the builtins: the second argument wins only if strictly smaller (larger),
 so a NaN second argument never wins."""
 
-from numba import njit
+from .jit import njit
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

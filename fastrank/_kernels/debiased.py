@@ -17,10 +17,10 @@ runs in a fixed order, so the values are bit-identical for any thread count.
 """
 
 import numpy as np
-from numba import njit
 
 from . import codes
 from .frames import bounds, matrix, number, vector
+from .jit import njit
 
 
 @njit(cache=True, inline="always")

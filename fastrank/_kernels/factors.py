@@ -26,11 +26,11 @@ count, so every value is bit-identical for any number of threads.
 """
 
 import numpy as np
-from numba import njit
 
 from .compare import lesser
 from .frames import integer, matrix, segment, table, vector
 from .gemm import product_into
+from .jit import njit
 
 _CHUNK = 64
 

@@ -24,11 +24,12 @@ from typing import Any, Callable, Dict, Tuple
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import prange, types
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
 from .first_class import Walk
+from .jit import njit
 
 # cells of an argument in the frame: address (or value), extent 0, extent 1, row stride
 _CELLS = 4

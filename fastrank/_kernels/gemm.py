@@ -9,9 +9,11 @@ element by element.)
 """
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from .jit import njit
 
 try:  # numba's own BLAS call, as its np.dot lowers it
     from numba.np.linalg import call_xxgemm, ensure_blas

@@ -25,9 +25,9 @@ of d, in ascending aspect order:
 """
 
 import numpy as np
-from numba import njit
 
 from .frames import bounds, cube, matrix, number, vector
+from .jit import njit
 
 # fields of `out`
 P_IA = 0

@@ -6,7 +6,9 @@ the order does not depend on the thread count.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .jit import njit
 
 # Rows with at most this many records are insertion-sorted in place; longer rows use two
 # stable merge sorts.

@@ -17,9 +17,10 @@ depth 1). NaN when both lists are empty, 0 when one is.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .frames import bounds
+from .jit import njit
 
 JACCARD = 0
 RBO = 1

@@ -38,11 +38,11 @@ values are bit-identical for any thread count.
 import math
 
 import numpy as np
-from numba import njit
 
 from . import codes
 from .compare import greater, lesser
 from .frames import bounds, integer, matrix, offsets, segment, strided, table, vector
+from .jit import njit
 from .sorting import SMALL, sort_top
 
 
@@ -419,7 +419,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     the first compile."""
 
     # the C wrapper stays: run_ranges calls the walk through it
-    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, array_expressions=False)
     def rank_rows(chunk, n_chunks, frame):
         indptr = vector(frame, 0, pointer_type)
         indices = vector(frame, 1, index_type)
@@ -814,7 +814,7 @@ def relevant_counts(pointer_type, value_type, row_type):
     rows[i]; counted[i] = 1 if the row has an entry (count_judged) or a positive one."""
 
     # the C wrapper stays: run_ranges calls the walk through it
-    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
+    @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, array_expressions=False)
     def counts(chunk, n_chunks, frame):
         indptr = vector(frame, 0, pointer_type)
         data = vector(frame, 1, value_type)

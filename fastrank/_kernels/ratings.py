@@ -6,7 +6,9 @@ entry order by one thread, so the values do not depend on the thread count.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .jit import njit
 
 
 @njit(parallel=True, cache=True, nogil=True, no_cfunc_wrapper=True)

@@ -7,7 +7,9 @@ only, never on the thread count or on how the work is split.
 """
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import prange, uint64
+
+from .jit import njit
 
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 

@@ -12,7 +12,9 @@ Each user (or row R) is computed whole by one thread, so nothing depends on the 
 
 import math
 
-from numba import njit, prange
+from numba import prange
+
+from .jit import njit
 
 PESSIMISTIC = 0
 OPTIMISTIC = 1

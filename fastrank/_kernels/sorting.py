@@ -4,9 +4,9 @@ insertion sort mispredicts at every step. Shared by the ranking and trec_eval ke
 """
 
 import numpy as np
-from numba import njit
 
 from .compare import lesser
+from .jit import njit
 
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)

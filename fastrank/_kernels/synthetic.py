@@ -8,9 +8,9 @@ that follows compiles anyway: as kernels with a `prange` of their own, each comp
 own driver, 1.2-1.8 s of `fastrank demo`'s first run (2026-11-27)."""
 
 import numpy as np
-from numba import njit
 
 from .frames import bounds, integer, matrix, vector
+from .jit import njit
 
 
 def search_left():

@@ -15,11 +15,11 @@ the ranking filled as trec_eval fills them, so every value is trec_eval's to the
 import math
 
 import numpy as np
-from numba import njit
 
 from . import codes
 from .compare import greater, lesser
 from .frames import bounds, integer, matrix, real, vector
+from .jit import njit
 from .sorting import SMALL, sort_top
 
 # measure codes of slot_code; slot_cut holds the cutoff of P .. SUCCESS, slot_point
