@@ -23,8 +23,8 @@ from .means import counted_rows
 from .progress import progress_bar
 from .streaming import Evaluator
 from .threads import numba_threads, parallel_turn
-from .validation import (LARGEST_INT, _n_chunks, check_int, check_memory, check_pattern,
-                         check_truth, memory_guard, out_of_memory, rows_or_all)
+from .validation import (LARGEST_INT, _n_chunks, check_bool, check_int, check_memory,
+                         check_pattern, check_truth, memory_guard, out_of_memory, rows_or_all)
 
 if TYPE_CHECKING:
     from .grammar import Request
@@ -51,7 +51,8 @@ def check_factors(user_factors: ArrayLike,
             f"user_factors has {user_factors.shape[1]} factors per row but item_factors has "
             f"{item_factors.shape[1]}; both must come from the same model")
     dtype = np.result_type(user_factors.dtype, item_factors.dtype)
-    _no_overflow(user_norm * item_norm, dtype)
+    # a zero norm bounds every product by 0, whatever the other (inf * 0 is NaN)
+    _no_overflow(0.0 if 0.0 in (user_norm, item_norm) else user_norm * item_norm, dtype)
     return (np.ascontiguousarray(user_factors, dtype=dtype),
             np.ascontiguousarray(item_factors, dtype=dtype))
 
@@ -97,7 +98,25 @@ def _as_matrix(factors: Any, name: str) -> tuple[NDArray[Any], float]:
         raise ValueError(
             f"{name} contains NaN or infinite values (first in row {row}); the model "
             f"probably diverged: lower its learning rate or raise its regularization")
-    return factors, float(np.sqrt(norms.max()))
+    largest = float(norms.max()) if norms.size else 0.0
+    if largest == np.inf:  # finite float64 entries whose squares pass float64 (1e154)
+        return factors, _scaled_norm(factors)
+    # (squares lost among the subnormal numbers leave a norm below 1e-145, whose product
+    # with any finite norm fits float64: the check stands)
+    return factors, float(np.sqrt(largest))
+
+
+def _scaled_norm(factors: NDArray[Any]) -> float:
+    """The largest row norm of finite factors, each row divided by its largest magnitude
+    before its squares are summed (no overflow or underflow), a span of rows at a time."""
+    largest = 0.0
+    for lo in range(0, factors.shape[0], 1 << 14):
+        rows = np.abs(factors[lo:lo + (1 << 14)].astype(np.float64))
+        top = rows.max(axis=1)
+        top[top == 0.0] = 1.0
+        norms = top * np.sqrt(((rows / top[:, None]) ** 2).sum(axis=1))
+        largest = max(largest, float(norms.max()))
+    return largest
 
 
 def _empty_pattern(n_users: int) -> tuple[IntArray, NDArray[np.int32]]:
@@ -117,9 +136,17 @@ class _Scorer:
     n_items: int
 
     def __init__(self, user_factors: ArrayLike, item_factors: ArrayLike,
-                 exclude: SparseMatrix | None, desc_ties: bool = False) -> None:
+                 exclude: SparseMatrix | None, desc_ties: bool = False,
+                 truth_shape: tuple[int, int] | None = None) -> None:
         self.user_factors, self.item_factors = check_factors(user_factors, item_factors)
         self.n_users, self.n_items = self.user_factors.shape[0], self.item_factors.shape[0]
+        if truth_shape is not None and truth_shape != (self.n_users, self.n_items):
+            # before exclude's shape: a mismatch there would be blamed on exclude
+            raise ValueError(
+                f"test has shape {truth_shape} but the factors describe {self.n_users} users "
+                f"x {self.n_items} items (the rows of user_factors and item_factors); build "
+                f"test with shape=({self.n_users}, {self.n_items}), or pass the factors of "
+                f"the model that test was split for")
         self.ex_indptr, self.ex_indices = _pattern(exclude, (self.n_users, self.n_items))
         self.desc_ties = desc_ties
         itemsize = self.item_factors.dtype.itemsize
@@ -308,13 +335,10 @@ def evaluate_factors(user_factors: ArrayLike, item_factors: ArrayLike, test: Spa
     Result
     """
     specs = parse_factor_metrics(metrics, convention, dialect)
-    scorer = _Scorer(user_factors, item_factors, exclude, desc_ties=_check_ties(ties))
+    show_progress = check_bool(show_progress, "show_progress")
     data = check_truth(test, name="test")
-    if (data.n_users, data.n_items) != (scorer.n_users, scorer.n_items):
-        raise ValueError(
-            f"test has shape {(data.n_users, data.n_items)} but the factors describe "
-            f"{scorer.n_users} users x {scorer.n_items} items; build test with "
-            f"shape=({scorer.n_users}, {scorer.n_items})")
+    scorer = _Scorer(user_factors, item_factors, exclude, desc_ties=_check_ties(ties),
+                     truth_shape=(data.n_users, data.n_items))
     rows = None if users is None else \
         rows_or_all(users, "users", data.n_users, "the rows of user_factors")
     with numba_threads(n_threads) as threads:

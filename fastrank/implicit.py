@@ -85,7 +85,7 @@ def ranking_metrics_at_k(model: Model, train_user_items: SparseMatrix,
     _threads(num_threads)  # type and range check
     wanted = 0 if 0 in (num_threads, model_threads) else max(num_threads, model_threads)
     res = evaluate_model(model, test, labels, train=train, convention="implicit",
-                         ties="implicit", show_progress=show_progress,
+                         ties="implicit", show_progress=bool(show_progress),
                          n_threads=_threads(wanted))
     if res.n_users == 0:
         raise NothingToEvaluate("test_user_items has no stored entries: nothing to evaluate "

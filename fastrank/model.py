@@ -27,7 +27,8 @@ from .progress import progress_bar
 from .means import counted_rows
 from .streaming import Evaluator
 from .threads import numba_threads
-from .validation import _csr_parts, check_int, check_memory, check_pattern, check_truth
+from .validation import (_csr_parts, check_bool, check_int, check_memory, check_pattern,
+                         check_truth)
 
 if TYPE_CHECKING:
     from .grammar import Request
@@ -95,6 +96,7 @@ def evaluate_model(model: Model, test: SparseMatrix, metrics: str | Iterable[str
     """
     specs = parse_factor_metrics(metrics, convention, dialect)
     batch_size = check_int(batch_size, "batch_size")
+    show_progress = check_bool(show_progress, "show_progress")
     desc_ties = _check_ties(ties)
     data = check_truth(test, name="test")
     if train is not None:
@@ -108,16 +110,18 @@ def evaluate_model(model: Model, test: SparseMatrix, metrics: str | Iterable[str
     with numba_threads(n_threads) as threads:
         if factors is not None:
             user_factors, item_factors = factors
+            if user_factors is None or item_factors is None:
+                raise ValueError(
+                    f"model: this {type(model).__name__} has no factors yet (user_factors or "
+                    f"item_factors is None); fit it first (model.fit(user_items))")
             n_model_users = np.shape(user_factors)[0]
             if n_model_users < data.n_users:
                 raise ValueError(
                     f"test has {data.n_users} rows but the model knows {n_model_users} users")
+            # test's columns against the model's items before train's shape is checked
+            # against the factors: a mismatch is the test's (or the model's), not train's
             scorer = _Scorer(user_factors[:data.n_users], item_factors, train,
-                             desc_ties=desc_ties)
-            if scorer.n_items != data.n_items:
-                raise ValueError(
-                    f"test has {data.n_items} columns but the model knows {scorer.n_items} "
-                    f"items; build test with shape=({data.n_users}, {scorer.n_items})")
+                             desc_ties=desc_ties, truth_shape=(data.n_users, data.n_items))
             return evaluate_scorer(scorer, data, specs, rows, convention, threads,
                                    show_progress, dialect)
         if specs[1]:

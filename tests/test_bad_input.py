@@ -150,6 +150,22 @@ def als_like():
     return model, train, test
 
 
+@pytest.mark.parametrize("call", [
+    lambda model, test: fr.evaluate_model(model, test, ["ndcg@3"], show_progress=False),
+    lambda model, test: fi.ranking_metrics_at_k(model, test, test, K=3, show_progress=False),
+])
+def test_an_unfitted_model_is_named_with_the_fix(call):
+    """implicit's models hold None factors until fitted: the evaluation says to fit, not
+    an IndexError from the factors' shape."""
+    pytest.importorskip("implicit")
+    from implicit.als import AlternatingLeastSquares
+
+    test = sp.csr_matrix(TRUTH)
+    with pytest.raises(ValueError, match=r"model: this AlternatingLeastSquares has no "
+                                         r"factors yet .* fit it first"):
+        call(AlternatingLeastSquares(factors=4), test)
+
+
 def test_ab_ndcg_scorer_with_a_huge_k_allocates_nothing_big():
     scorer = fr.AlphaBetaNDCG(TRUTH, sp.csr_array(np.eye(5, 2)), k=10**12,
                               user_aspects=np.ones((3, 2)))

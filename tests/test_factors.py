@@ -209,6 +209,14 @@ def test_evaluate_factors_users_and_progress(capsys):
     (lambda U, V, T: fr.topk(U, V, 3, exclude=T[:, :5]), "exclude has shape"),
     (lambda U, V, T: fr.topk(U, V, 3, users=[0, 99]), r"users contains 99, outside \[0, "),
     (lambda U, V, T: fr.evaluate_factors(U, V, T[:5], ["ndcg@3"]), "test has shape"),
+    # a test of the right shape, factors of too few items: the factors' mismatch, not
+    # exclude's (which matches test)
+    (lambda U, V, T: fr.evaluate_factors(U, V[:7], T, ["ndcg@3"], exclude=T),
+     r"test has shape \(10, 8\) but the factors describe 10 users x 7 items"),
+    (lambda U, V, T: fr.evaluate_factors(U[:9], V, T, ["ndcg@3"], exclude=T),
+     r"test has shape \(10, 8\) but the factors describe 9 users"),
+    (lambda U, V, T: fr.evaluate_factors(U, V, T, ["ndcg@3"], show_progress="no"),
+     "show_progress must be True or False"),
     (lambda U, V, T: fr.evaluate_factors(U, V, T, ["ndcg"]), "needs a cutoff"),
     (lambda U, V, T: fr.evaluate_factors(U, V, T, ["r_precision"]), "not available from factors"),
     (lambda U, V, T: fr.evaluate_factors(U, V, T, ["ndgc@3"]), "unknown metric"),
@@ -226,3 +234,17 @@ def test_mixed_and_integer_dtypes_are_promoted():
     ids64, _ = fr.topk(U.astype(np.int64), V.astype(np.float64), 4)
     ids32, _ = fr.topk(U, V.astype(np.float32), 4)
     assert_array_equal(ids64, ids32)
+
+
+def test_factors_of_extreme_but_finite_scales_are_ranked():
+    """Row norms whose squares pass float64 (2^600) beside ones whose squares underflow
+    (2^-600): every product is U @ V.T's exactly, and ranks as it does (the check of the
+    products' bound once multiplied inf by 0 and refused them as NaN)."""
+    U, V = integer_factors(81, 6, 9)
+    U, V = U.astype(np.float64) + 1.0, V.astype(np.float64) - 0.5
+    ids, scores = fr.topk(U * 2.0 ** 600, V * 2.0 ** -600, 3)
+    plain, _ = fr.topk(U, V, 3)
+    assert_array_equal(ids, plain)
+    assert np.isfinite(scores).all()
+    with pytest.raises(ValueError, match="dot products can exceed float64"):
+        fr.topk(U * 2.0 ** 600, V * 2.0 ** 600, 3)
