@@ -290,6 +290,11 @@ def test_bad_tables_name_the_column(library):
         io.from_tables(make(library, good_t), make(library, {**good_r, "score": [1.0, np.nan]}))
     with pytest.raises(TypeError, match="recs column 'score' must hold numbers"):
         io.from_tables(make(library, good_t), make(library, {**good_r, "score": ["a", "b"]}))
+    for role in ("score", "rank"):  # a flag orders no list
+        recs = {"user": [1, 2], "item": [1, 2], role: [True, False]}
+        with pytest.raises(TypeError, match=f"recs column '{role}' \\({role}\\) holds "
+                                            f"True/False, which orders no list"):
+            io.from_tables(make(library, good_t), make(library, recs))
     with pytest.raises(TypeError, match="'user' ids are integer in truth .* and text in recs"):
         io.from_tables(make(library, good_t), make(library, {**good_r, "user": ["1", "2"]}))
     with pytest.raises(ValueError, match="gives rank 1 twice for user 1"):

@@ -390,6 +390,10 @@ def number_column(table: Any, column: Any, name: str, role: str, *,
         raise TypeError(
             f"{name} column {column!r} must hold numbers; got dtype {values.dtype}. Convert "
             f"it, e.g. with astype(float)")
+    if keep_integers and values.dtype.kind == "b":  # True/False orders no list
+        raise TypeError(
+            f"{name} column {column!r} ({role}) holds True/False, which orders no list; "
+            f"give each recommendation its {role} as a number")
     if keep_integers and values.dtype.kind in "iu":
         return values
     values = values.astype(np.float64)
