@@ -24,13 +24,17 @@ The cache does not depend on the pipeline: a kernel compiled either way loads th
 from typing import Any
 
 from numba import njit as _numba_njit
-from numba.core.compiler import CompilerBase, DefaultPassBuilder
-from numba.core.compiler_machinery import PassManager
-from numba.core.typed_passes import NopythonRewrites
-from numba.core.untyped_passes import InlineClosureLikes, WithLifting
+
+try:  # numba's compiler internals (stable since 0.49); a numba that moved them: its own
+    from numba.core.compiler import CompilerBase, DefaultPassBuilder
+    from numba.core.compiler_machinery import PassManager
+    from numba.core.typed_passes import NopythonRewrites
+    from numba.core.untyped_passes import InlineClosureLikes, WithLifting
+except ImportError:  # pragma: no cover - numba's pipeline, every pass run
+    CompilerBase = None
 
 
-def _pipeline(name: str, skipped: tuple) -> type:
+def _pipeline(name: str, skipped: tuple) -> Any:
     """A compiler class whose one pipeline is numba's nopython one without `skipped`."""
 
     def define_pipelines(self: Any) -> list:
@@ -45,13 +49,16 @@ def _pipeline(name: str, skipped: tuple) -> type:
     return type(name, (CompilerBase,), {"define_pipelines": define_pipelines})
 
 
-Lean = _pipeline("Lean", (WithLifting, InlineClosureLikes))
-LeanLoops = _pipeline("LeanLoops", (WithLifting, InlineClosureLikes, NopythonRewrites))
+if CompilerBase is not None:
+    Lean = _pipeline("Lean", (WithLifting, InlineClosureLikes))
+    LeanLoops = _pipeline("LeanLoops", (WithLifting, InlineClosureLikes, NopythonRewrites))
+else:  # pragma: no cover
+    Lean = LeanLoops = None
 
 
 def njit(*args: Any, array_expressions: bool = True, **options: Any) -> Any:
     """numba.njit, compiled through `Lean` (or `LeanLoops` with array_expressions=False)
     unless `parallel` or a pipeline of its own is asked."""
-    if not options.get("parallel"):
+    if not options.get("parallel") and Lean is not None:
         options.setdefault("pipeline_class", Lean if array_expressions else LeanLoops)
     return _numba_njit(*args, **options)
