@@ -385,3 +385,63 @@ def test_metrics_lists_the_parameters_a_name_needs(capsys):
             fr.grammar.parse(name.replace("@k", "@5"), 10)
         except fr.grammar.ComputedElsewhere:  # rmse, ab_ndcg: parsed, then sent elsewhere
             pass
+
+
+def test_table_files_as_users_write_them(tmp_path, capsys):
+    """Spaces after the commas are trimmed from names and ids ("1, 11" is item 11: it
+    matched no judged " 11" and every metric was 0); a truth of user and item alone lists
+    relevant pairs; a CSV truth's ids (text) match a parquet's strings of the same ids."""
+    (tmp_path / "t.csv").write_text("user,item,relevance\n1,10,1\n1,11,2\n2,12,1\n3,10,1\n")
+    (tmp_path / "r.csv").write_text("user, item, score\n1, 11,0.9\n1, 12,0.5\n2, 10,0.8\n"
+                                    "2, 12,0.3\n")
+    pq.write_table(pa.table({"user": ["1", "1", "2", "2"], "item": ["11", "12", "10", "12"],
+                             "score": [0.9, 0.5, 0.8, 0.3]}), tmp_path / "r.parquet")
+    # user 1: 2/1 over 2 + 1/log2(3); user 2: 1/log2(3) over 1; user 3: 0
+    want = (2 / (2 + 1 / math.log2(3)) + 1 / math.log2(3)) / 3
+    for recs in ("r.csv", "r.parquet"):
+        code, out, err = run(["evaluate", "--truth", str(tmp_path / "t.csv"), "--topk",
+                              str(tmp_path / recs), "-m", "ndcg@2", "--json"], capsys)
+        assert code == 0, err
+        assert json.loads(out)["ndcg@2"] == pytest.approx(want, rel=1e-12)
+    (tmp_path / "pairs.csv").write_text("user,item\n1,10\n1,11\n1,10\n")
+    code, out, err = run(["evaluate", "--truth", str(tmp_path / "pairs.csv"), "--topk",
+                          str(tmp_path / "r.csv"), "-m", "ndcg@2", "--json"], capsys)
+    # user 1 lists 11 (relevant, listed twice: still 1) then 12: 1 over 1 + 1/log2(3)
+    assert json.loads(out)["ndcg@2"] == pytest.approx(1 / (1 + 1 / math.log2(3)), rel=1e-12)
+
+
+def test_per_user_files_keep_the_ids(tmp_path, capsys):
+    """Dates as ISO text (not nanoseconds), bytes as their bytes, trec_eval's ids that are
+    not UTF-8 as their bytes, and ids of int64 and uint64 together in parquet (decimal)."""
+    dates = np.array(["2020-01-01", "2020-01-02"], "datetime64[ns]")
+    pq.write_table(pa.table({"user": dates, "item": [1, 2], "relevance": [1, 1]}),
+                   tmp_path / "t_dt.parquet")
+    pq.write_table(pa.table({"user": dates, "item": [1, 1], "score": [1.0, 1.0]}),
+                   tmp_path / "r_dt.parquet")
+    pq.write_table(pa.table({"user": [b"a", b"\xff"], "item": [1, 2], "relevance": [1, 1]}),
+                   tmp_path / "t_b.parquet")
+    pq.write_table(pa.table({"user": [b"a", b"\xff"], "item": [1, 1], "score": [1.0, 1.0]}),
+                   tmp_path / "r_b.parquet")
+    pq.write_table(pa.table({"user": pa.array([2**64 - 1, 5], pa.uint64()), "item": [1, 2],
+                             "relevance": [1, 1]}), tmp_path / "t_u.parquet")
+    pq.write_table(pa.table({"user": [-1, 5], "item": [2, 2], "score": [1.0, 1.0]}),
+                   tmp_path / "r_i.parquet")
+    (tmp_path / "q.txt").write_bytes(b"q\xe9 0 d1 1\nq2 0 d2 1\n")
+    (tmp_path / "run.txt").write_bytes(b"q\xe9 Q0 d1 1 1.0 r\nq2 Q0 d1 1 1.0 r\n")
+
+    def per_user(truth, recs, out, *extra):
+        code, _, err = run(["evaluate", *extra, "--truth", str(tmp_path / truth), "--topk",
+                            str(tmp_path / recs), "-m", "P_1" if extra else "ndcg@1",
+                            "--per-user", str(tmp_path / out)], capsys)
+        assert code == 0, err
+        return (tmp_path / out).read_bytes()
+
+    assert per_user("t_dt.parquet", "r_dt.parquet", "dt.csv").splitlines()[1:] == [
+        b"2020-01-01T00:00:00.000000000,1.0", b"2020-01-02T00:00:00.000000000,0.0"]
+    lines = per_user("t_b.parquet", "r_b.parquet", "b.jsonl").splitlines()
+    assert lines[0] == b'{"user": "a", "ndcg@1": 1.0}' and lines[1].startswith(b'{"user": "\xff"')
+    assert per_user("q.txt", "run.txt", "q.csv", "--trec").splitlines()[1:] == [
+        b"q2,0.0", b"q\xe9,1.0"]
+    per_user("t_u.parquet", "r_i.parquet", "u.parquet")
+    table = pq.read_table(tmp_path / "u.parquet").to_pydict()
+    assert [int(v) for v in table["user"]] == [-1, 5, 2**64 - 1]

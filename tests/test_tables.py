@@ -372,3 +372,33 @@ def test_narrow_integer_ids_whose_span_exceeds_their_dtype(dtype, lo, hi, n):
         metrics = ["ndcg@1", "recall@1"]
         np.testing.assert_array_equal(data.evaluate(metrics).per_user("ndcg@1"),
                                       wide.evaluate(metrics).per_user("ndcg@1"))
+
+
+def test_hostile_tables_of_python_values():
+    """A dict's list of ids of several types is refused as a pandas object column is
+    (numpy made [1, "1"] one text id and [1, 1.0], [True, 1] one number); relevance=None
+    gives a pair listed twice relevance 1; an empty pandas frame (object columns) has no
+    user; a polars lazy frame is told to collect; pyarrow per-user tables keep ids past
+    int64 beside negative ones."""
+    for ids in ([1, "1"], [1, 1.0], [True, 1]):
+        with pytest.raises(TypeError, match="truth column 'user' mixes ids of kinds"):
+            io.from_tables({"user": ids, "item": ["a", "b"], "relevance": [1, 1]},
+                           {"user": ids, "item": ["a", "b"], "score": [1.0, 1.0]})
+    data = io.from_tables({"user": [1, 1, 1], "item": [1, 1, 2]},
+                          {"user": [1, 1], "item": [2, 1], "score": [2.0, 1.0]}, relevance=None)
+    assert data.truth.toarray().tolist() == [[1.0, 1.0]]
+    assert data.evaluate(["ndcg@2"])["ndcg@2"] == 1.0
+    empty = io.from_tables(pd.DataFrame(columns=["user", "item", "relevance"]),
+                           pd.DataFrame(columns=["user", "item", "score"]))
+    assert empty.truth.shape[0] == 0
+    import polars as pl
+
+    with pytest.raises(TypeError, match=r"got LazyFrame; call \.collect\(\) on it first"):
+        io.from_tables(pl.DataFrame({"user": [1], "item": [1], "relevance": [1]}).lazy(),
+                       {"user": [1], "item": [1], "score": [1.0]})
+    data = io.from_tables(
+        pd.DataFrame({"user": np.array([2**64 - 1, 5], np.uint64), "item": [1, 2],
+                      "relevance": [1, 1]}),
+        pd.DataFrame({"user": np.array([-1, 5]), "item": [2, 2], "score": [1.0, 1.0]}))
+    table = data.per_user(data.evaluate(["ndcg@1"]), library="pyarrow")
+    assert [int(v) for v in table.column("user").to_pylist()] == [-1, 5, 2**64 - 1]

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from .._types import AnyArray, IntArray, PathLike, SparseMatrix
 from ..validation import check_truth
-from .tables import from_tables, lists, number_column, one_sided
+from .tables import arrow_column, from_tables, lists, number_column, one_sided
 from .text import lines, parse_number, readable
 from .trec_files import read_qrels, read_run, trec_arrays
 
@@ -89,9 +89,27 @@ def read_inputs(truth_path: PathLike, topk_path: PathLike, *, k: int | None = No
         truth = read_table(truth_path)
         stage(f"reading {Path(topk_path).name}")
         recs = read_table(topk_path)
+        for path, table, role in ((truth_path, truth, "truth"), (topk_path, recs, "topk")):
+            missing = [name for name in ("user", "item") if name not in table]
+            if missing:
+                raise ValueError(
+                    f"--{role} {path}: no {' or '.join(map(repr, missing))} column; its "
+                    f"header names {list(table)}, and must name user, item and "
+                    + ("relevance (or leave it out: every listed pair is relevant)"
+                       if role == "truth" else "score (or rank)"))
         for column in ("user", "item"):
             _integer_ids(column, truth, recs)
-        data = from_tables(truth, recs, k=k)
+        # a truth of user and item alone lists relevant pairs (implicit feedback); a
+        # column of another name may hold the grades: its name is asked for below
+        relevance = None if sorted(truth) == ["item", "user"] else "relevance"
+        try:
+            data = from_tables(truth, recs, k=k, relevance=relevance)
+        except (ValueError, TypeError) as err:  # from_tables names "truth" and "recs"
+            text = re.sub(r"Rename the column, or pass (\w+)= with its name",
+                          r"Rename the column \1", str(err))
+            named = (f"--truth {truth_path}: " if text.startswith("truth") else
+                     f"--topk {topk_path}: " if text.startswith("recs") else "")
+            raise type(err)(named + text) from None
         return Inputs(data.truth, data.topk, data.users,
                       without_recommendations=data.without_recommendations,
                       without_truth=data.without_truth)
@@ -228,6 +246,8 @@ def _read_csv_arrow(path: PathLike, delimiter: str) -> CsvColumns | None:
     if first is None:
         return None
     names = _split(first[1], delimiter)
+    if any(name != name.strip() for name in names):  # "user, item": the line reader trims
+        return None
     _unique_names(names, path)
     types = {name: pa.float64() if name in _NUMBERS else pa.string() for name in names}
     with open(path, "rb") as raw:
@@ -251,8 +271,9 @@ def _read_csv_arrow(path: PathLike, delimiter: str) -> CsvColumns | None:
             values = column.to_numpy()
             if not np.isfinite(values).all():
                 return None
-        elif name in _IDS and (values := _plain_integers(column, pa, pc)) is not None:
-            from_text.add(name)
+        elif name in _IDS and (values := _plain_integers(
+                column := pc.utf8_trim_whitespace(column), pa, pc)) is not None:
+            from_text.add(name)  # (ids trimmed: "1, 11" is item 11, as the line reader reads)
         else:
             values = column.to_numpy(zero_copy_only=False).astype(str)
             if name in _IDS and (np.char.isspace(values) | (values == "")).any():
@@ -283,7 +304,9 @@ def _read_csv_lines(path: PathLike, delimiter: str) -> dict[str, AnyArray]:
         _, header = next(records)
     except StopIteration:
         raise ValueError(f"{path}: the file is empty; it needs a header line") from None
-    names = _split(header, delimiter)
+    # names and ids trimmed of the spaces around them ("user, item" and "1, 11"), as the
+    # numbers are: an id never matched its untrimmed copy, and every metric was 0
+    names = [name.strip() for name in _split(header, delimiter)]
     _unique_names(names, path)
     columns: list[list[Any]] = [[] for _ in names]
     numbers = [name in _NUMBERS for name in names]
@@ -302,7 +325,7 @@ def _read_csv_lines(path: PathLike, delimiter: str) -> dict[str, AnyArray]:
                 raise ValueError(
                     f"{path}:{number}: the {name} field is empty in line {line.rstrip()!r}; "
                     f"every row needs its {name} id")
-            column.append(field)
+            column.append(field.strip() if is_id else field)
     return {name: np.array(column, dtype=np.float64 if numeric else str)
             for name, column, numeric in zip(names, columns, numbers)}
 
@@ -348,30 +371,55 @@ def write_per_user(path: PathLike, table: Mapping[str, AnyArray]) -> None:
     """Write {column: array} to `path`, by its name: parquet (.parquet, .pq), JSON lines
     (.jsonl: one object per user, null where a user is not counted) or CSV (.csv; .tsv
     tab-separated; an empty field where a user is not counted); the text formats may be
-    gzipped with a further .gz. Values are written exactly (repr)."""
+    gzipped with a further .gz. Values are written exactly (repr); ids as the tables held
+    them: dates and durations as ISO text, bytes and ids read from bytes that are not
+    UTF-8 (trec_eval's files) as those bytes. A file that cannot be written is not left
+    half written."""
     path = Path(path)
     kind, gzipped = output_kind(path)
+    try:
+        _write(path, kind, gzipped, table)
+    except (ValueError, TypeError, OverflowError, UnicodeError) as err:
+        path.unlink(missing_ok=True)
+        raise ValueError(f"--per-user {path}: the table cannot be written as {kind} "
+                         f"({err})") from None
+
+
+def _write(path: Path, kind: str, gzipped: bool, table: Mapping[str, AnyArray]) -> None:
     if kind == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.table(table), path)
+        pq.write_table(pa.table({name: arrow_column(values, pa)
+                                 for name, values in table.items()}), path)
         return
     names = list(table)
+    columns = [_text_column(table[name]) for name in names]
     opener = gzip.open if gzipped else open
-    if kind == ".jsonl":
-        columns = [table[name].tolist() for name in names]
-        with opener(path, "wt", encoding="utf-8") as handle:
+    # surrogateescape: ids read from bytes that are not UTF-8 go back out as those bytes
+    with opener(path, "wt", newline="", encoding="utf-8", errors="surrogateescape") as handle:
+        if kind == ".jsonl":
             for row in zip(*columns):
                 values = [None if isinstance(v, float) and v != v else v for v in row]
                 handle.write(json.dumps(dict(zip(names, values)), ensure_ascii=False) + "\n")
-        return
-    with opener(path, "wt", newline="", encoding="utf-8") as handle:
+            return
         writer = csv.writer(handle, delimiter="\t" if kind == ".tsv" else ",")
         writer.writerow(names)
-        columns = [table[name].tolist() for name in names]
         for row in zip(*columns):
             writer.writerow(["" if isinstance(v, float) and v != v else v for v in row])
+
+
+def _text_column(values: AnyArray) -> list[Any]:
+    """A column as the text formats write it: numbers and text as they are, dates and
+    durations as ISO text (numpy's tolist gives nanoseconds as integers), bytes as text
+    whose bytes are theirs."""
+    values = np.asarray(values)
+    if values.dtype.kind == "M":
+        return np.datetime_as_string(values).tolist()  # type: ignore[no-any-return]
+    if values.dtype.kind == "m":
+        return [str(v) for v in values]
+    return [v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else v
+            for v in values.tolist()]
 
 
 def _split(line: str, delimiter: str) -> list[str]:
@@ -384,7 +432,16 @@ def _split(line: str, delimiter: str) -> list[str]:
 def _integer_ids(column: str, *tables: dict[str, AnyArray]) -> None:
     """Read a text id column as int64 in every table when all its ids are plain integers
     (as written by str(int)) and the other tables' ids are integers too. Where text ids
-    stay text, a CSV column that the reader gave as int64 (`from_text`) is text again."""
+    stay text, a CSV column that the reader gave as int64 (`from_text`) is text again.
+    Beside a CSV file's ids (text), a table's Python strings (parquet's, as object) are
+    text too: a parquet of ids "1", "2" matches a CSV of 1, 2."""
+    if any(column in t and (t[column].dtype.kind == "U" or column in getattr(
+            t, "from_text", ())) for t in tables):
+        for t in tables:
+            ids = t.get(column)
+            if ids is not None and ids.dtype == object and ids.size and \
+                    all(isinstance(v, str) for v in ids.tolist()):
+                t[column] = ids.astype(str)
     arrays = [t[column] for t in tables if column in t]
     text = [a for a in arrays if a.dtype.kind == "U"]
     if text and all(a.dtype.kind in "Uiu" for a in arrays):

@@ -126,6 +126,8 @@ def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
     n_users, n_items = users.shape[0], items.shape[0]
     matrix = sp.csr_array((values, (t_rows, t_cols)), shape=(n_users, n_items))
     matrix.sum_duplicates()
+    if relevance is None:  # a pair listed twice is relevant, as once: 1, not 2
+        matrix.data[:] = 1.0
     if scored:
         topk = lists(r_rows, r_cols, n_users, k, score=key, item_ids=items)
     else:
@@ -223,12 +225,38 @@ def per_user_table(result: Result, user_ids: ArrayLike, *, library: str = "panda
     if library == "pyarrow":
         import pyarrow as pa
 
-        return pa.table(columns)
+        return pa.table({name: arrow_column(values, pa) for name, values in columns.items()})
     if library == "polars":
         import polars as pl
 
         return pl.DataFrame(columns)
     return columns
+
+
+def arrow_column(values: AnyArray, pa: Any) -> Any:
+    """A column as an Arrow array: integers past int64 and uint64 together (ids matched
+    exactly) as decimals of 20 digits, text with bytes that are not UTF-8 as binary."""
+    values = np.asarray(values)
+    if values.dtype != object:
+        return values
+    items = values.tolist()
+    if items and all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+        if not all(-2**63 <= v < 2**63 for v in items) and \
+                not all(0 <= v < 2**64 for v in items):
+            from decimal import Decimal
+            return pa.array([Decimal(v) for v in items], type=pa.decimal128(20, 0))
+    if any(isinstance(v, str) and not v.isascii() and _surrogates(v) for v in items):
+        return pa.array([v.encode("utf-8", "surrogateescape") if isinstance(v, str) else v
+                         for v in items], type=pa.binary())
+    return values
+
+
+def _surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _user_ids(result: Result, user_ids: ArrayLike) -> AnyArray:
@@ -259,9 +287,10 @@ def _library(table: object, name: str) -> str:
             return library
     if isinstance(table, Mapping):
         return "dict"
+    lazy = type(table).__name__ == "LazyFrame"  # polars' plan of a table: not one yet
     raise TypeError(
         f"{name} must be a pandas, pyarrow or polars table, or a dict of columns; got "
-        f"{type(table).__name__}")
+        f"{type(table).__name__}" + ("; call .collect() on it first" if lazy else ""))
 
 
 def _labels(table: Any) -> list[Any]:
@@ -316,8 +345,10 @@ def _position(table: Any, column: Any, name: str, role: str) -> int:
         f"ambiguous; pass {role}= with the exact label")
 
 
-def _column(table: Any, column: Any, name: str, role: str) -> AnyArray:
-    """One column as a numpy array; a missing column or a null names the column."""
+def _column(table: Any, column: Any, name: str, role: str, ids: bool = False) -> AnyArray:
+    """One column as a numpy array; a missing column or a null names the column. A dict's
+    list of `ids` of several Python types stays objects, whose kinds `_ids` checks: numpy
+    would make [1, "1"] text and [1, 1.0] or [True, 1] numbers, one id each."""
     j = _position(table, column, name, role)
     label = _labels(table)[j]
     library = _library(table, name)
@@ -331,7 +362,10 @@ def _column(table: Any, column: Any, name: str, role: str) -> AnyArray:
                 f"to a plain type first, e.g. int64 or str") from None
     else:
         try:
-            values = np.asarray(table[label])
+            raw = table[label]
+            mixed = ids and isinstance(raw, (list, tuple)) and len({type(v) for v in raw}) > 1 \
+                and not any(isinstance(v, (list, tuple, np.ndarray)) for v in raw)  # ragged
+            values = np.array(raw, dtype=object) if mixed else np.asarray(raw)
         except ValueError:
             raise ValueError(f"{name} column {label!r} is ragged; give it one value per "
                              f"row") from None
@@ -373,7 +407,7 @@ def _same_length(name: str, columns: Sequence[tuple[Any, AnyArray]]) -> None:
 
 
 def id_column(table: Any, column: Any, name: str, role: str) -> AnyArray:
-    values = _column(table, column, name, role)
+    values = _column(table, column, name, role, ids=True)
     if values.dtype.kind == "f" and np.isnan(values).any():
         raise ValueError(f"{name} column {column!r} has NaN ids; drop those rows first")
     if values.dtype.kind in "mM" and np.isnat(values).any():
@@ -386,6 +420,8 @@ def number_column(table: Any, column: Any, name: str, role: str, *,
     """A numeric column as float64 (integers kept as they are with keep_integers: a score
     or rank beyond 2**53 would round into a false tie in float64)."""
     values = _column(table, column, name, role)
+    if values.dtype == object and values.size == 0:  # pandas' empty frame: no value to type
+        values = values.astype(np.float64)
     if values.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} column {column!r} must hold numbers; got dtype {values.dtype}. Convert "
