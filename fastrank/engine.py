@@ -25,7 +25,7 @@ from .aspects import alpha_ndcg_values, check_aspects, intent_values, ndeval_sca
 from .auc import AUCPlan
 from .beyond import BeyondPlan, check_side_inputs, check_side_shapes
 from .calibration import CalibrationPlan
-from .debiased import DebiasedPlan
+from .debiased import DebiasedPlan, check_propensity
 from .discounts import discounts
 from .grammar import (ComputedElsewhere, Request, check_convention, curve_requests,
                       parse_all)
@@ -134,6 +134,8 @@ class Plan:
                     propensity=propensity, baseline=baseline)
         check_side_shapes(n_items, **{name: None if name in needed else value
                                       for name, value in side.items()})
+        if propensity is not None and "propensity" not in needed:  # n_items values: all read
+            check_propensity(propensity, n_items)
         self.passes = _ranking_passes([r for r in own if r.metric.engine == "ranking"])
         self.trec = [_Pass(rel, group) for rel, group in
                      _group([r for r in own if r.metric.engine == "trec"],

@@ -289,7 +289,10 @@ def _fit(n_items: int, m: int, requests: Sequence[_Request], corrections: Sequen
     rf, z = factor[:m + 1, :m + 1], factor[:m + 1, m + 1:]
     out: dict[str, list[FloatArray]] = {}
     if "mes" in corrections:
-        out["mes"] = [np.clip(lsq_linear(rf, z[:, j], bounds=(lo_b[j], hi_b[j]),
+        # a metric of one value at every rank (recall@k with k >= n_items) is that value
+        # (scipy refuses bounds that are equal)
+        out["mes"] = [np.full(m + 1, lo_b[j]) if lo_b[j] == hi_b[j] else
+                      np.clip(lsq_linear(rf, z[:, j], bounds=(lo_b[j], hi_b[j]),
                                          method="bvls").x, lo_b[j], hi_b[j])
                       for j in range(n_b)]
     if "bv" in corrections:
@@ -367,6 +370,10 @@ def _check_scores(scores: ArrayLike) -> NDArray[Any]:
     if scores.dtype.kind == "f":
         if scores.dtype.itemsize < 4:
             scores = scores.astype(np.float32)
+        elif scores.dtype.itemsize > 8:  # long double: rounded, scores could tie anew
+            raise TypeError(f"scores of dtype {scores.dtype} are past what the kernels rank "
+                            f"(float32, float64); cast with scores.astype(np.float64) if "
+                            f"no two scores of a row differ below float64's precision")
         bad = np.isnan(scores)
         if bad.any():
             row, col = np.argwhere(bad)[0]
@@ -438,6 +445,8 @@ def _check_n_items(n_items: int, least: int, what: str) -> int:
 def _check_ranks(ranks: ArrayLike, m: int) -> IntArray:
     if not isinstance(ranks, np.ndarray):
         ranks = np.asarray(ranks)
+        if ranks.size == 0 and ranks.dtype.kind == "f":  # [] (numpy makes it float64)
+            ranks = ranks.astype(np.int64)
     if ranks.dtype == np.bool_ or ranks.dtype.kind not in "iu":
         raise TypeError(f"ranks must be an integer array (1-based sampled ranks); got dtype "
                         f"{ranks.dtype}. Cast with ranks.astype(np.int64) after checking "

@@ -355,3 +355,14 @@ def test_ips_and_snips_are_closer_to_the_full_truth_than_the_naive_metrics():
                         assert error < naive_error / 4, (name, error, naive_error)
                 else:
                     assert error < 0.003, (name, variant, error, naive_error)
+
+
+def test_an_unused_propensity_is_checked_all_the_same():
+    """A propensity given beside metrics that do not use it (the _ips suffix forgotten,
+    say) is checked as the debiased metrics check it, not dropped unread."""
+    truth = sp.csr_array(np.array([[1, 0, 1, 0], [0, 1, 0, 0.]]))
+    topk = np.array([[0, 1, 2], [1, -1, -1]])
+    with pytest.raises(ValueError, match="propensity"):
+        fr.evaluate(truth, topk, ["recall@2"], propensity=np.array([np.nan, 1, 1, 1]))
+    res = fr.evaluate(truth, topk, ["recall@2"], propensity=np.array([0.5, 1, 1, 1]))
+    assert res["recall@2"] == 0.75

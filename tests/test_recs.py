@@ -385,3 +385,20 @@ def test_miscalibration_by_value_is_unchanged_by_huge_train_values():
     for label in labels:
         np.testing.assert_allclose(a.per_user(label), b.per_user(label), rtol=1e-12)
     assert a.per_user(labels[0])[0] > 1.9
+
+
+def test_miscalibration_with_a_subnormal_alpha_is_finite():
+    """With alpha > 0 the mixed distribution is positive and KL finite; at alpha = 1e-320
+    p/q̃ overflowed float64 and the value was inf. p = (3/4, 1/4) (item 0 on aspect 0, item
+    2 split over both), the list's item has the second: q̃ = (3α/4, (1 - α) + α/4)."""
+    truth = sp.csr_array(np.array([[0, 1.0, 0]]))
+    train = sp.csr_array(np.array([[1.0, 0, 1]]))
+    aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1]], np.int8))
+    alpha = 1e-320
+    got = fr.evaluate(truth, np.array([[1]]), [f"miscalibration(alpha={alpha})@1"],
+                      train=train, item_aspects=aspects).per_user(
+        f"miscalibration(alpha={alpha})@1")[0]
+    p = np.array([0.75, 0.25])
+    mixed = np.array([alpha * 0.75, 1.0 - alpha + alpha * 0.25])
+    want = float(np.sum(p * (np.log(p) - np.log(mixed))))
+    assert np.isfinite(got) and got == pytest.approx(want, rel=1e-3)

@@ -417,3 +417,20 @@ def test_a_fit_over_an_absurd_catalogue_is_refused_not_run_for_hours(correction)
     # the corrections without a fit take any catalogue
     res = fr.evaluate_sampled(scores, 10**12, "ndcg@10", correction=("none", "adjusted"))
     assert np.isfinite(res["ndcg@10[adjusted]"])
+
+
+def test_a_metric_constant_over_the_catalogue_and_other_edges():
+    """recall, hit_rate and precision at k >= n_items have one value at every rank: mes
+    gives it (scipy's fit refused equal bounds); long double scores are refused by name;
+    ranks given as an empty list are no users."""
+    for name, value in (("recall@50", 1.0), ("hit_rate@50", 1.0), ("precision@50", 0.02)):
+        for correction in ("mes", "bv"):
+            np.testing.assert_allclose(correction_table(50, 5, name, correction), value,
+                                       rtol=1e-12)
+    res = fr.evaluate_sampled(np.random.default_rng(0).normal(size=(3, 6)), 50, ["recall@50"])
+    assert res["recall@50[mes]"] == 1.0
+    with pytest.raises(TypeError, match=r"scores of dtype float\d+ are past what the kernels "
+                                        r"rank"):
+        fr.evaluate_sampled(np.ones((1, 2), np.longdouble), 50, ["recall@1"],
+                            correction=["none"])
+    assert math.isnan(fr.evaluate_sampled_ranks([], 50, ["mrr"], n_negatives=5)["mrr[sampled]"])

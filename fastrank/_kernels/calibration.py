@@ -107,7 +107,14 @@ def miscalibration_rows(dtypes):
                             continue
                         qg = q[g] / q_total if q_total > 0.0 else 0.0
                         mixed = (1.0 - alpha) * qg + alpha * pg
-                        kl += pg * np.log(pg / mixed) if mixed > 0.0 else np.inf
+                        if mixed > 0.0:
+                            ratio = pg / mixed
+                            # past float64 only where mixed is subnormal (an alpha
+                            # below 1e-308): the difference of the logs is finite
+                            kl += pg * (np.log(ratio) if ratio < np.inf else
+                                        np.log(pg) - np.log(mixed))
+                        else:
+                            kl += np.inf
                     out[s, i] = kl
                 else:
                     out[s, i] = np.nan
