@@ -109,6 +109,15 @@ class Evaluation(Mapping[str, float]):
         self.aggregates.update(aggregates or {})
         self.requests = dict(requests or {})
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled (pickle writes arrays back writeable): the arrays read-only again."""
+        self.__dict__.update(state)
+        for name in ("users", "counted", "n_relevant"):
+            if getattr(self, name) is not None:
+                setattr(self, name, _frozen(getattr(self, name)))
+        if self._per_user is not None:
+            self._per_user = {name: _frozen(values) for name, values in self._per_user.items()}
+
     @property
     def metrics(self) -> tuple[str, ...]:
         return self._metrics

@@ -22,6 +22,7 @@ Adding a metric: see docs/contributing.md, "Adding a metric".
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+import dataclasses
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, TypeAlias
@@ -112,6 +113,16 @@ class Metric:
     kernel_param: str = ""       # the parameter the kernel reads per slot (slot_param)
     truth_view: str = ""         # "stored": every stored entry counts as relevant (judged)
     oracle: tuple[str, ...] = ()  # what the tests compare it against: "tool: tests/file.py"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the registry's entry of its name (a Result, with its requests, goes
+        to other processes and caches): its mappings are read-only proxies, which pickle
+        cannot copy. An entry outside the registry is pickled by its fields."""
+        if METRICS._by_name.get(self.name) is self:
+            return (_registered, (self.name,))
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields.update((name, dict(fields[name])) for name in _PROXIES)
+        return (_rebuilt, (fields,))
 
     @property
     def per_user(self) -> bool:
@@ -583,6 +594,19 @@ _ORACLES = {
     "rbo": _oracles("tests/test_recs.py"),
     "miscalibration": _oracles("tests/test_recs.py"),
 }
+
+
+# the fields of a Metric held as read-only proxies
+_PROXIES = ("codes", "conventions", "uncut_code")
+
+
+def _registered(name: str) -> Metric:
+    return METRICS[name]
+
+
+def _rebuilt(fields: dict[str, Any]) -> Metric:
+    fields.update((name, MappingProxyType(fields[name])) for name in _PROXIES)
+    return Metric(**fields)
 
 
 class Registry(Mapping[str, Metric]):

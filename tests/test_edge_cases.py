@@ -546,3 +546,30 @@ def test_subnormal_grades_keep_their_digits():
     res = fr.evaluate(truth, np.array([[1, 0]]), ["ndcg@2", "dcg@2"])
     assert res["ndcg@2"] == 1 / np.log2(3)  # it was 1.0
     assert res["dcg@2"] == 5e-324 / np.log2(3)
+
+
+def test_results_pickle_and_stay_read_only():
+    """A Result goes to other processes and caches: it pickles (its requests name
+    registry entries, whose read-only mappings pickle could not copy) and comes back
+    with the same values, read-only arrays and descriptions."""
+    import copy
+    import pickle
+
+    truth = sp.csr_array(np.array([[1.0, 0, 2, 0], [0, 3, 0, 1], [1, 1, 0, 0]]))
+    topk = np.array([[0, 1, 2], [3, -1, 1], [2, 0, 1]])
+    aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1], [0, 1]], np.int8))
+    results = [fr.evaluate(truth, topk, ["ndcg@2", "precision(rel=2)@3", "auc@3"]),
+               fr.evaluate(truth, topk, ["P_2", "ndcg_cut_3"], convention="trec"),
+               fr.evaluate(truth, topk, ["ndcg@2"], per_user=False),
+               fr.ab_ndcg(truth, topk, aspects, user_aspects=np.ones((3, 2))),
+               fr.rmse(truth, np.ones(6))]
+    for res in results:
+        for back in (pickle.loads(pickle.dumps(res)), copy.deepcopy(res)):
+            assert dict(back) == dict(res)
+            for name in res.metrics:
+                if res.has_per_user:
+                    assert_array_equal(back.per_user(name), res.per_user(name))
+                    assert not back.per_user(name).flags.writeable
+            if res.users is not None:
+                assert not back.users.flags.writeable
+            assert back.requests.keys() == res.requests.keys()
