@@ -118,7 +118,7 @@ class Metric:
         """Pickled as the registry's entry of its name (a Result, with its requests, goes
         to other processes and caches): its mappings are read-only proxies, which pickle
         cannot copy. An entry outside the registry is pickled by its fields."""
-        if METRICS._by_name.get(self.name) is self:
+        if METRICS.get(self.name) is self:
             return (_registered, (self.name,))
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         fields.update((name, dict(fields[name])) for name in _PROXIES)

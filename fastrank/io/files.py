@@ -89,24 +89,14 @@ def read_inputs(truth_path: PathLike, topk_path: PathLike, *, k: int | None = No
         truth = read_table(truth_path)
         stage(f"reading {Path(topk_path).name}")
         recs = read_table(topk_path)
-        for path, table, role in ((truth_path, truth, "truth"), (topk_path, recs, "topk")):
-            missing = [name for name in ("user", "item") if name not in table]
-            if missing:
-                raise ValueError(
-                    f"--{role} {path}: no {' or '.join(map(repr, missing))} column; its "
-                    f"header names {list(table)}, and must name user, item and "
-                    + ("relevance (or leave it out: every listed pair is relevant)"
-                       if role == "truth" else "score (or rank)"))
+        relevance = _table_columns(truth_path, truth, "truth")
+        _table_columns(topk_path, recs, "topk")
         for column in ("user", "item"):
             _integer_ids(column, truth, recs)
-        # a truth of user and item alone lists relevant pairs (implicit feedback); a
-        # column of another name may hold the grades: its name is asked for below
-        relevance = None if sorted(truth) == ["item", "user"] else "relevance"
         try:
             data = from_tables(truth, recs, k=k, relevance=relevance)
         except (ValueError, TypeError) as err:  # from_tables names "truth" and "recs"
-            text = re.sub(r"Rename the column, or pass (\w+)= with its name",
-                          r"Rename the column \1", str(err))
+            text = str(err)
             named = (f"--truth {truth_path}: " if text.startswith("truth") else
                      f"--topk {topk_path}: " if text.startswith("recs") else "")
             raise type(err)(named + text) from None
@@ -154,6 +144,27 @@ def _rows(truth: SparseMatrix, path: PathLike) -> SparseMatrix:
     if truth.format == "csr":
         return truth
     return check_truth(truth, f"--truth {path}")
+
+
+def _table_columns(path: PathLike, table: Mapping[str, AnyArray], role: str) -> str | None:
+    """Check the columns the command line reads of a --truth or --topk table (it has no
+    option to name others; from_tables' errors would point to its arguments): user and
+    item; a truth's relevance, unless the truth is user and item alone (every listed pair
+    relevant: implicit feedback); a table of recommendations' score or rank. Returns the
+    truth's relevance column for from_tables (None: every pair relevant)."""
+    name = "truth" if role == "truth" else "recs"
+    relevance = None if role == "truth" and sorted(table) == ["item", "user"] else "relevance"
+    for column in ("user", "item") + (("relevance",) if role == "truth" and relevance else ()):
+        if column not in table:
+            alone = (", or give user and item alone: every listed pair is relevant"
+                     if column == "relevance" else "")
+            raise ValueError(f"--{role} {path}: {name} has no column {column!r}; its columns "
+                             f"are {list(table)}. Rename the column {column}{alone}")
+    if role == "topk" and "score" not in table and "rank" not in table:
+        raise ValueError(f"--topk {path}: recs has neither a 'score' nor a 'rank' column, so "
+                         f"its order is unknown; its columns are {list(table)}. Rename the "
+                         f"column score or rank")
+    return relevance
 
 
 def _table_topk(recs: Mapping[str, AnyArray], path: PathLike, n_users: int, n_items: int,

@@ -27,6 +27,7 @@ from ..evaluate import evaluate
 from ..result import Result
 from ..validation import check_int
 from .lists import by_rank, by_score, pack
+from .trec_files import ESCAPED_BYTE
 
 LIBRARIES = ("pandas", "pyarrow", "polars", "dict")
 _TABLE_TYPES = {"pandas": ("DataFrame",), "pyarrow": ("Table", "RecordBatch"),
@@ -245,18 +246,10 @@ def arrow_column(values: AnyArray, pa: Any) -> Any:
                 not all(0 <= v < 2**64 for v in items):
             from decimal import Decimal
             return pa.array([Decimal(v) for v in items], type=pa.decimal128(20, 0))
-    if any(isinstance(v, str) and not v.isascii() and _surrogates(v) for v in items):
+    if any(isinstance(v, str) and not v.isascii() and ESCAPED_BYTE.search(v) for v in items):
         return pa.array([v.encode("utf-8", "surrogateescape") if isinstance(v, str) else v
                          for v in items], type=pa.binary())
     return values
-
-
-def _surrogates(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _user_ids(result: Result, user_ids: ArrayLike) -> AnyArray:

@@ -70,7 +70,7 @@ def _records(path: PathLike, kind: str, layout: str, exact: bool,
         # space or a lone carriage return is part of a field, not a separator
         text = "".join(chunk)
         ascii_text = text.isascii()
-        if raw is not None and not ascii_text and _ESCAPED.search(text):
+        if raw is not None and not ascii_text and ESCAPED_BYTE.search(text):
             raw[0] = True
         for offset, line in enumerate(chunk):
             parts = line.split() if ascii_text else _C_BLANKS.split(line.strip(_C_SPACE))
@@ -83,8 +83,9 @@ def _records(path: PathLike, kind: str, layout: str, exact: bool,
             yield start + offset, line, parts
 
 
-# a byte that is not UTF-8, as the surrogateescape decoder keeps it
-_ESCAPED = re.compile("[\udc80-\udcff]")
+# a byte that is not UTF-8, as the surrogateescape decoder keeps it (also read by the
+# per-user tables, which write such ids back as their bytes)
+ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 _C_SPACE = " \t\n\v\f\r"
 _C_BLANKS = re.compile(f"[{_C_SPACE}]+")
 _QRELS = ("qrels", "qid iter docno rel", True)
