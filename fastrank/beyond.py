@@ -31,6 +31,10 @@ _WHY = {"train": "the training interactions, to count each item's training users
         "propensity|train": "each item's chance of being observed: an array of n_items, or "
                             "estimated from the popularity of the items in train="}
 
+# where a measure reads a side input for another reason than _WHY's
+_WHY_OF = {("miscalibration", "train"): "the training interactions: each user's profile of "
+                                        "aspects, which the lists should reflect"}
+
 
 def train_parts(train: SparseMatrix, n_items: int) -> tuple[IntArray, AnyArray, FloatArray]:
     """(indptr, indices, values as float64) of a checked train matrix: n_items columns,
@@ -64,7 +68,15 @@ def popularity(train: SparseMatrix, n_items: int) -> tuple[FloatArray, int]:
 
 
 def _vectors(item_vectors: ArrayLike, n_items: int) -> FloatArray:
-    vectors = np.asarray(item_vectors)
+    if sp.issparse(item_vectors):
+        raise TypeError("item_vectors must be a dense (n_items, dims) array; got a sparse "
+                        "matrix: pass item_vectors.toarray(), or item_aspects= for sets")
+    try:
+        vectors = np.asarray(item_vectors)
+    except ValueError:  # numpy's 'inhomogeneous shape': rows of different lengths
+        raise ValueError(f"item_vectors must be a (n_items={n_items}, dims) array; its rows "
+                         f"have different lengths: give every item a vector of the same "
+                         f"dims") from None
     if vectors.dtype.kind not in "biuf":
         raise TypeError(f"item_vectors must hold real numbers; got dtype {vectors.dtype}")
     if vectors.ndim != 2 or vectors.shape[0] != n_items:
@@ -86,17 +98,26 @@ def _vectors(item_vectors: ArrayLike, n_items: int) -> FloatArray:
                      out=np.zeros_like(vectors), where=norms > 0)
 
 
+def popular_places(counts: FloatArray) -> IntArray:
+    """Each item's place (0 = the most popular) in the items ordered by falling training
+    count, ties by the lower id."""
+    order = np.lexsort((np.arange(counts.shape[0]), -counts))
+    places = np.empty(counts.shape[0], np.int64)
+    places[order] = np.arange(counts.shape[0])
+    return places
+
+
 def _baseline(baseline: str | ArrayLike, n_rows: int, n_items: int,
-              pop: tuple[FloatArray, int] | None, k_max: int) -> IntArray:
+              pop: tuple[FloatArray, int] | None) -> IntArray:
     if isinstance(baseline, str):
         if baseline != "popular":
             raise ValueError(f"baseline must be 'popular' or an array of item ids; got "
                              f"{baseline!r}")
         if pop is None:
             raise ValueError("baseline='popular' needs train= to rank items by popularity")
-        # the K most popular items (ties: the lower id), the same list for everyone
-        order = np.lexsort((np.arange(n_items), -pop[0]))
-        return order[:k_max].astype(np.int64)[None, :]
+        # the most popular items (ties: the lower id), the same list for everyone: an
+        # empty list here, each item's place in it for the kernel (`popular_places`)
+        return np.full((1, 1), -1, np.int64)
     try:
         ids = np.asarray(baseline)
     except ValueError:  # numpy's 'inhomogeneous shape': lists of different lengths
@@ -132,8 +153,9 @@ def check_side_inputs(specs: Sequence[Request], *, train: SparseMatrix | None,
     for spec in specs:
         for need in spec.metric.needs:
             if not given[need]:
+                why = _WHY_OF.get((spec.name, need), _WHY[need])
                 raise ValueError(f"{spec.label} needs {need.replace('|', '= or ')}= "
-                                 f"({_WHY[need]})")
+                                 f"({why})")
     if item_aspects is not None and item_vectors is not None and \
             any(s.name == "ild" for s in specs):
         raise ValueError("ild takes one notion of distance: pass item_aspects= (Jaccard) "
@@ -185,6 +207,7 @@ class BeyondPlan:
         n_train = max(self.pop[1], 1) if self.pop else 1
         self.novelty = -np.log2(np.maximum(self.counts, 1.0) / n_train)  # unseen: seen once
         self.baseline = baseline
+        self._places: IntArray | None = None
         self.ild_mode, self.a_indptr, self.a_indices = -1, np.zeros(1, np.int64), \
             np.zeros(0, np.int64)
         self.vectors = np.zeros((1, 1))
@@ -215,8 +238,16 @@ class BeyondPlan:
         if baseline is None and "serendipity" in {s.name for s in self.per_user}:
             raise ValueError("serendipity needs baseline= (with this block, or when the "
                              "Evaluator is built)")
-        base = (_baseline(baseline, n_rows, self.n_items, self.pop, self.k_max)
+        base = (_baseline(baseline, n_rows, self.n_items, self.pop)
                 if baseline is not None else np.full((1, 1), -1, np.int64))
+        # baseline="popular": serendipity@k is against the k most popular items, the
+        # primitive model's list as long as the one judged (Ge et al. 2010), not against
+        # as many as the lists have columns
+        places = np.zeros(0, np.int64)
+        if isinstance(baseline, str) and self.pop is not None:
+            if self._places is None:  # once for every block
+                self._places = popular_places(self.pop[0])
+            places = self._places
         n_chunks = max(n_ranges(n_rows, threads, n_rows * topk.shape[1], self.n_items), 1)
         # three int64 markers per item and range, and the exposure counts
         check_scratch(self.n_items, 24 + (4 * self.cutoffs.shape[0] if self.catalogue else 0),
@@ -227,20 +258,25 @@ class BeyondPlan:
         args = (topk, rows, counted.view(np.uint8), self.cutoffs, self.slot_code,
                 self.slot_cut, self.novelty, self.counts, data.indptr, data.indices, data.data,
                 base, self.ild_mode, self.a_indptr, self.a_indices, self.vectors, self.n_items,
-                out, exposure)
+                out, exposure, places)
         frame = frames.Frame(*args)
         done = frames.run(frames.walk(beyond_rows, frame.dtypes), frame, n_chunks)
         if not done.all():  # the walk's C wrapper cannot raise: it returned 0
             raise out_of_memory("the beyond-accuracy kernel")
-        shown = exposure.sum(axis=0, dtype=np.int64) if self.catalogue else None
+        shown = None
+        if self.catalogue:  # the exposure, and a last column: the counted rows it is of
+            shown = np.empty((self.cutoffs.shape[0], self.n_items + 1), np.int64)
+            exposure.sum(axis=0, dtype=np.int64, out=shown[:, :-1])
+            shown[:, -1] = np.count_nonzero(counted)
         return out, shown
 
     def catalogue_means(self, shown: IntArray | None) -> dict[str, float]:
         """{label: value} of coverage and gini from the exposure of `run` (summed over
-        blocks; None before any block: nothing is shown, both are 0)."""
-        if shown is None:
-            return {spec.label: 0.0 for spec in self.catalogue}
-        cumulative = np.cumsum(shown, axis=0)
+        blocks). With no counted user (or before any block) both are NaN, as every mean
+        over no user is: a gini of 0 would read as an equal exposure."""
+        if shown is None or shown[0, -1] == 0:
+            return {spec.label: np.nan for spec in self.catalogue}
+        cumulative = np.cumsum(shown[:, :-1], axis=0)
         return {spec.label: (_coverage if spec.name == "coverage" else _gini)(
             cumulative[self.position[spec.k]]) for spec in self.catalogue}
 

@@ -28,7 +28,7 @@ from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from .aspects import check_aspects
 from .beyond import train_parts
 from .threads import n_ranges
-from .validation import Truth, check_scratch, out_of_memory
+from .validation import Truth, check_memory, check_scratch, out_of_memory
 
 if TYPE_CHECKING:
     from .grammar import Request
@@ -81,7 +81,14 @@ class CalibrationPlan:
                 f"miscalibration reads each user's train row: give train a row for every "
                 f"truth row (the same users, in the same order)")
         n_chunks = max(n_ranges(n_rows, threads, n_rows * topk.shape[1], self.n_items), 1)
-        check_scratch(self.n_items + 3 * self.n_aspects, 8, n_chunks)
+        check_scratch(self.n_items, 8, n_chunks)
+        # and four markers per aspect (p, q, the touched aspects, their stamps) per range
+        check_memory(32 * max(self.n_aspects, 1) * n_chunks,
+                     f"item_aspects has {self.n_aspects:,} columns (aspects): "
+                     f"miscalibration's per-aspect markers (32 bytes per aspect for each of "
+                     f"{n_chunks} ranges of users)",
+                     "number the aspects that occur 0..n-1 and build item_aspects with that "
+                     "many columns")
         out = np.empty((len(self.per_user), n_rows), np.float64)
         args = (topk, rows, counted.view(np.uint8), self.slot_k, self.slot_alpha,
                 self.slot_weighted, self.slot_discount, *self.train, self.a_indptr,

@@ -81,7 +81,9 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
     item_vectors : array (items x dims), optional
         For `ild` (cosine distance), instead of item_aspects.
     baseline : "popular", or int array (K_b,) or (n_rows, K_b), optional
-        For `serendipity`: the lists a relevant item must be absent from.
+        For `serendipity`: the lists a relevant item must be absent from, used whole;
+        "popular": at each cutoff k, the k items with the most training users in `train`
+        (ties: the lower id), a list as long as the one judged.
     show_progress : bool
         A progress bar (tqdm) with users/s; the users then run in spans (same values).
     curves : str, list of str or True, optional

@@ -446,8 +446,9 @@ _ENTRIES = (
            needs=("item_aspects|item_vectors",), codes=_same(2), family="beyond",
            source="Ziegler et al. 2005"),
     Metric("serendipity", "(items of the top k that are relevant and not in the user's "
-           "baseline list) / k", engine="beyond", needs=("baseline",), codes=_same(3),
-           family="beyond", source="Ge et al. 2010"),
+           "baseline list) / k; baseline='popular': the k most popular items",
+           engine="beyond", needs=("baseline",), codes=_same(3), family="beyond",
+           source="Ge et al. 2010"),
     Metric("coverage", "items in the top k of any counted user / n_items (one value)",
            engine="beyond", aggregate="catalogue", family="catalogue",
            source="Herlocker et al. 2004"),

@@ -484,9 +484,17 @@ def test_a_list_length_longer_than_the_lists():
     assert data.evaluate(["ndcg@5"])["ndcg@5"] == 0.0  # no recommendation: scores 0
 
 
-def test_catalogue_metrics_before_any_block_are_zero():
-    res = fr.Evaluator(TRUTH, ["coverage@2", "gini@2", "ndcg@2"], k=2).result()
-    assert res["coverage@2"] == 0.0 and res["gini@2"] == 0.0 and np.isnan(res["ndcg@2"])
+def test_catalogue_metrics_of_no_counted_user_are_nan_as_every_mean():
+    """coverage and gini over no counted user (before any block, or no user with a
+    relevant item) are NaN like the other means: a gini of 0 reads as equal exposure.
+    Counted users whose lists are all padding show nothing: coverage 0, gini 0."""
+    labels = ["coverage@2", "gini@2", "ndcg@2"]
+    res = fr.Evaluator(TRUTH, labels, k=2).result()
+    assert all(np.isnan(res[label]) for label in labels)
+    nobody = fr.evaluate(sp.csr_array((3, 5)), np.zeros((3, 2), np.int64), labels)
+    assert all(np.isnan(nobody[label]) for label in labels) and nobody.n_users == 0
+    empty = fr.evaluate(sp.csr_array(np.eye(3, 5)), np.full((3, 2), -1), labels)
+    assert empty["coverage@2"] == 0.0 and empty["gini@2"] == 0.0 and empty["ndcg@2"] == 0.0
 
 
 def test_per_user_outputs_too_large_for_memory_are_refused(monkeypatch):

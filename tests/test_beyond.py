@@ -97,6 +97,29 @@ def test_popular_baseline_and_mixed_order(data):
                   <= 1e-15)
 
 
+def test_popular_baseline_at_k_is_the_k_most_popular_whatever_the_lists_width(data):
+    """serendipity@k against baseline="popular" compares with the k most popular items,
+    the primitive model's list as long as the one judged: the same top-k lists give the
+    same value whether the lists have k columns or more, and a larger evaluate(k=)."""
+    truth, topk, train, _, _, _ = data
+    pop, _ = ref.popularity(train)
+    order = sorted(range(N_ITEMS), key=lambda i: (-pop.get(i, 0), i))
+    rows = truth_rows(truth)
+    labels = ["serendipity@1", "serendipity@3", "serendipity@5"]
+    wide = fr.evaluate(truth, topk, labels, train=train, baseline="popular")
+    narrow = fr.evaluate(truth, topk[:, :5], labels, train=train, baseline="popular")
+    longer = fr.evaluate(truth, topk[:, :5], labels + ["serendipity@12"], k=12, train=train,
+                         baseline="popular")
+    for k in (1, 3, 5):
+        label = f"serendipity@{k}"
+        expected = [ref.serendipity(ref.distinct(topk[u].tolist(), k), k,
+                                    {i for i, v in rows[u].items() if v > 0}, set(order[:k]))
+                    if n_relevant(rows[u]) else np.nan for u in range(topk.shape[0])]
+        np.testing.assert_allclose(wide.per_user(label), expected, rtol=0, atol=1e-15)
+        np.testing.assert_array_equal(narrow.per_user(label), wide.per_user(label))
+        np.testing.assert_array_equal(longer.per_user(label), wide.per_user(label))
+
+
 @pytest.mark.parametrize("metric, kwargs, match", [
     ("novelty@5", {}, r"novelty@5 needs train="),
     ("ild@5", {}, r"ild@5 needs item_aspects= or item_vectors="),
@@ -186,3 +209,37 @@ def test_side_inputs_no_metric_uses_are_still_checked_against_the_catalogue(side
                           item_aspects=sp.csr_array(np.ones((4, 2))),
                           item_vectors=np.ones((4, 3)), propensity=np.full(4, 0.5))
     assert fitting["ndcg@2"] == fr.evaluate(truth, topk, ["ndcg@2"])["ndcg@2"]
+
+
+def test_cosine_ild_stays_within_0_and_2_where_the_cosine_rounds_past_1():
+    """Parallel vectors of different lengths are at distance 0, opposite ones at 2: the
+    unit vectors' dot product can round a last bit past ±1."""
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(100, 7))
+    scale = rng.uniform(0.1, 1e3, (100, 1))
+    vectors = np.vstack([base, base * scale, -base * scale])  # item u, u + 100, u + 200
+    truth = sp.csr_array(np.ones((100, 300)))
+    same = np.column_stack([np.arange(100), np.arange(100) + 100])
+    opposite = np.column_stack([np.arange(100), np.arange(100) + 200])
+    near = fr.evaluate(truth, same, ["ild@2"], item_vectors=vectors).per_user("ild@2")
+    assert near.min() == 0.0 and near.max() < 1e-15
+    far = fr.evaluate(truth, opposite, ["ild@2"], item_vectors=vectors).per_user("ild@2")
+    assert far.max() == 2.0 and far.min() > 2.0 - 1e-15
+
+
+@pytest.mark.parametrize("labels, side, error, match", [
+    (["ild@2"], dict(item_vectors=[[1, 0], [1], [0, 0], [0, 1]]), ValueError,
+     "item_vectors .* rows have different lengths"),
+    (["ild@2"], dict(item_vectors=sp.csr_array(np.eye(4))), TypeError,
+     r"item_vectors must be a dense .* item_vectors.toarray\(\)"),
+    (["miscalibration@2"], dict(item_aspects=sp.csr_array(np.eye(4))), ValueError,
+     "miscalibration@2 needs train= .*profile of aspects"),
+    (["miscalibration@2"], dict(train=sp.csr_array(np.ones((4, 4))), item_aspects=sp.csr_array(
+        (np.ones(2, np.int8), ([0, 1], [0, 10**11])), shape=(4, 10**11 + 1))), ValueError,
+     "item_aspects has 100,000,000,001 columns .* number the aspects"),
+])
+def test_side_inputs_a_measure_reads_are_refused_by_name(labels, side, error, match):
+    truth = sp.csr_array(np.eye(4))
+    topk = np.array([[0, 1], [1, 2], [2, 3], [3, 0]])
+    with pytest.raises(error, match=match):
+        fr.evaluate(truth, topk, labels, **side)

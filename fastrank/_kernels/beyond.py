@@ -29,7 +29,8 @@ def _distance(a, b, mode, a_indptr, a_indices, vectors):
         dot = 0.0
         for f in range(vectors.shape[1]):
             dot += vectors[a, f] * vectors[b, f]
-        return 1.0 - dot
+        # |cos| can round past 1: a distance stays within [0, 2]
+        return min(max(1.0 - dot, 0.0), 2.0)
     p, p_end = a_indptr[a], a_indptr[a + 1]
     q, q_end = a_indptr[b], a_indptr[b + 1]
     union = (p_end - p) + (q_end - q)
@@ -47,6 +48,17 @@ def _distance(a, b, mode, a_indptr, a_indices, vectors):
         else:
             q += 1
     return 1.0 - common / (union - common)
+
+
+@njit(cache=True, inline="always")
+def _outside(places, n_hits, k):
+    """How many of the first n_hits places are k or more: hits not in the first k items
+    of a ranked baseline."""
+    n = 0
+    for h in range(n_hits):
+        if places[h] >= k:
+            n += 1
+    return n
 
 
 @njit(cache=True, inline="always")
@@ -72,15 +84,18 @@ def beyond_rows(dtypes):
     slot_code[s] at cutoff cutoffs[slot_cut[s]]) of row i.
 
     novelty / popularity: per item. baseline: (n_rows or 1, Kb) ids, -1 pads (a single
-    row is everyone's). exposure: (n_chunks, n_cut, n_items) int32 or empty; exposure
-    [chunk, c, item] counts the rows of the chunk whose list first shows the item
-    within the cutoff c (and not within c - 1): the facade takes cumulative sums.
+    row is everyone's), used whole; or, where base_rank is not empty, each item's place in
+    one list everyone shares (baseline="popular"), of which serendipity@k reads the
+    first k: an item is in it at cutoff k if its place is below k. exposure: (n_chunks,
+    n_cut, n_items) int32 or empty; exposure[chunk, c, item] counts the rows of the
+    chunk whose list first shows the item within the cutoff c (and not within c - 1):
+    the facade takes cumulative sums.
     A cutoff past topk's columns sees empty slots after them.
 
     The frame holds, in order: topk, rows, counted, cutoffs, slot_code, slot_cut,
     novelty, popularity, t_indptr, t_indices, t_data, baseline, ild_mode, a_indptr,
-    a_indices, vectors, n_items, out, exposure (arrays of the dtypes `dtypes` gives, as
-    `frames.Frame.dtypes`). Returns 1, or 0 where the walk's scratch could not be
+    a_indices, vectors, n_items, out, exposure, base_rank (arrays of the dtypes `dtypes`
+    gives, as `frames.Frame.dtypes`). Returns 1, or 0 where the walk's scratch could not be
     allocated."""
 
     # the C wrapper stays: run_ranges calls the walk through it
@@ -105,6 +120,8 @@ def beyond_rows(dtypes):
         n_items = number(frame, 16, dtypes[16])
         out = matrix(frame, 17, dtypes[17])
         exposure = cube(frame, 18, dtypes[18])
+        base_rank = vector(frame, 19, dtypes[19])
+        ranked_base = base_rank.shape[0] > 0
         n_rows = topk.shape[0]
         n_cut = cutoffs.shape[0]
         k_max = min(cutoffs[n_cut - 1], topk.shape[1])  # the positions walked
@@ -116,6 +133,7 @@ def beyond_rows(dtypes):
         in_base = np.zeros(n_items, np.int64)
         seen = np.zeros(n_items, np.int64)
         shown = np.empty(max(k_max, 1), np.int64)
+        places = np.empty(max(k_max, 1), np.int64)  # the ranked baseline's place of each hit
         for i in range(lo, hi):
             if not counted[i]:
                 for s in range(n_slots):
@@ -136,6 +154,7 @@ def beyond_rows(dtypes):
             pop = 0.0
             pairs = 0.0
             lucky = 0
+            n_hits = 0
             c = 0
             for p in range(k_max):
                 item = topk[i, p]
@@ -143,8 +162,12 @@ def beyond_rows(dtypes):
                     seen[item] = stamp
                     nov += novelty[item]
                     pop += popularity[item]
-                    if relevant[item] == stamp and in_base[item] != stamp:
-                        lucky += 1
+                    if relevant[item] == stamp:
+                        if ranked_base:
+                            places[n_hits] = base_rank[item]
+                            n_hits += 1
+                        elif in_base[item] != stamp:
+                            lucky += 1
                     if n_slots > 0 and ild_mode >= 0:
                         for e in range(n_shown):
                             pairs += _distance(item, shown[e], ild_mode, a_indptr, a_indices,
@@ -154,10 +177,14 @@ def beyond_rows(dtypes):
                     if count_exposure:
                         exposure[chunk, c, item] += 1  # c: the first cutoff >= p + 1
                 while c < n_cut and cutoffs[c] == p + 1:
+                    if ranked_base:
+                        lucky = _outside(places, n_hits, p + 1)
                     _write_slots(out, i, c, p + 1, slot_code, slot_cut, n_shown, nov, pop,
                                  pairs, lucky)
                     c += 1
             while c < n_cut:  # cutoffs past the list's columns: the rest is empty
+                if ranked_base:
+                    lucky = _outside(places, n_hits, cutoffs[c])
                 _write_slots(out, i, c, cutoffs[c], slot_code, slot_cut, n_shown, nov, pop,
                              pairs, lucky)
                 c += 1
