@@ -565,7 +565,9 @@ def alpha_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix,
     aspect; the discount is 1/log2(rank + 1); the ideal is greedy over the relevant items
     (ties: the lower item id; ndeval breaks them by document name), cut at k. A greedy
     ideal is not always optimal, so a value can exceed 1: `result.report["above_one"]`
-    counts them. Users with no relevant item are NaN and not counted.
+    counts them. Users with no relevant item are NaN and not counted; a user whose
+    relevant items have no aspect counts 0 (ndeval has no qrels line for such a topic and
+    leaves it out, as `fr.evaluate(..., convention="trec")` does).
 
     Parameters
     ----------

@@ -575,9 +575,24 @@ def aspect_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspec
     alpha = group.requests[0].metric.kernel_value(group.requests[0].params)
     values, _ = alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads)
     position = {int(k): c for c, k in enumerate(cutoffs)}
+    if group.requests[0].convention == "trec":
+        counted = counted & ndeval_topics(data, rows, aspects)
     for s, request in enumerate(group.requests):
         row = values[position[request.k]]
         out[s] = np.where(counted, np.nan_to_num(row, nan=0.0), np.nan)
+
+
+def ndeval_topics(data: Truth, rows: IntArray, aspects: Any) -> BoolArray:
+    """Per list, whether its truth row judges an item that has an aspect: ndeval's topics
+    (a judgment without a subtopic is no line of its qrels, and a topic without a line
+    is not scored), which the trec convention's aspect metrics count (their mean is
+    over these users: "available")."""
+    has_aspect = np.diff(aspects.indptr) > 0
+    stored = data.indices[:int(data.indptr[-1])]
+    before = np.zeros(stored.shape[0] + 1, np.int64)  # entries with an aspect before each
+    np.cumsum(has_aspect[stored], out=before[1:])
+    judged = before[data.indptr[1:]] - before[data.indptr[:-1]] > 0
+    return judged[rows]
 
 
 # the intent-aware metrics and their field of the kernel's output
@@ -635,6 +650,7 @@ def intent_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspec
         max_grade=max_grade, map_full=group.trec, want_ideal="nerr_ia" in names,
         threads=threads)
     position = {int(k): c for c, k in enumerate(group.cutoffs)}
+    topics = counted & ndeval_topics(data, rows, aspects) if group.trec else counted
     for s, request in enumerate(group.requests):
         field = INTENT_FIELDS[request.name]
         c = position[request.k]
@@ -642,7 +658,7 @@ def intent_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspec
         if group.trec and request.name in ("err_ia", "alpha_dcg"):
             row = ndeval_scale(values[field, c:c + 1], n_intents, group.cutoffs[c:c + 1],
                                field, group.alpha)[0]
-        out[s] = np.where(counted, row, np.nan)
+        out[s] = np.where(topics, row, np.nan)
 
 
 def _trec_lists(topk: AnyArray, n_items: int) -> IntArray:

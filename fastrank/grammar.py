@@ -97,6 +97,8 @@ class Request:
         if self.metric.aggregate == "mean" and self.code is not None and \
                 self.metric.engine == "ranking" and _is_pooled(self.code):
             return "pooled"
+        if self.metric.engine == "aspects" and self.convention == "trec":
+            return "available"  # over ndeval's topics: engine.ndeval_topics
         return self.metric.aggregate
 
     def describe(self) -> str:

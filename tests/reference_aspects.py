@@ -343,8 +343,11 @@ def ndeval_alpha_dcg(ids, k, row, aspects, alpha):
 def intent_reference(name, ids, k, row, aspects, convention="recsys", alpha=0.5,
                      max_grade=None, weights=None):
     """One user's value of an intent-aware metric under a convention (0 without intents;
-    max_grade None: the caller's largest truth value)."""
+    max_grade None: the caller's largest truth value). Under trec (ndeval) a user none of
+    whose judged items has an aspect is no topic: None."""
     trec = convention == "trec"
+    if trec and not any(aspects[item] for item in row):
+        return None
     if not intents(row, aspects):
         return 0.0
     if name == "p_ia":

@@ -33,8 +33,9 @@ def reference_values(truth, topk, aspects, name, k, convention, alpha=0.5, max_g
         if not counted:
             out.append(np.nan)
             continue
-        out.append(intent_reference(name, [int(x) for x in topk[u]], k, view, sets,
-                                    convention, alpha=alpha, max_grade=max_grade))
+        value = intent_reference(name, [int(x) for x in topk[u]], k, view, sets, convention,
+                                 alpha=alpha, max_grade=max_grade)
+        out.append(np.nan if value is None else value)  # None: no ndeval topic
     return np.array(out)
 
 
@@ -125,7 +126,8 @@ def test_the_ideal_list_scores_one_and_alpha_dcg_is_alpha_ndcgs_numerator():
 
 
 def test_edge_cases():
-    # user 0: nothing stored; 1: only non-relevant; 2: relevant items without aspects;
+    # user 0: nothing stored; 1: only non-relevant; 2: relevant items without aspects
+    # (and no other judged item);
     # 3: m < k with padding and a repeated id; 4: everything relevant
     dense = np.array([[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [2, 0, 0, 0, 0], [0, 1, 3, 0, 0],
                       [1, 1, 1, 1, 1]], float)
@@ -144,8 +146,9 @@ def test_edge_cases():
             want = reference_values(truth, topk, aspects, name, int(k), convention)
             np.testing.assert_allclose(res.per_user(label), want, rtol=1e-12, err_msg=label)
             values = res.per_user(label)
-            assert np.isnan(values[0]) and values[2] == 0.0
-            assert np.isnan(values[1]) == (convention == "recsys")
+            assert np.isnan(values[0]) and np.isnan(values[1]) == (convention == "recsys")
+            # no judged item with an aspect: 0 under recsys, no ndeval topic under trec
+            assert np.isnan(values[2]) if convention == "trec" else values[2] == 0.0
     # the repeated id of user 3 is a miss: as the list without it
     res = fr.evaluate(truth, topk, ["map_ia@4", "err_ia@4"], item_aspects=aspects)
     fixed = topk.copy()
@@ -233,12 +236,14 @@ NDEVAL = {"p_ia": "P-IA", "map_ia": "MAP-IA", "err_ia": "ERR-IA", "nerr_ia": "nE
           "alpha_dcg": "alpha-DCG"}
 
 
-def random_case(seed, n_users=80, n_items=40, n_aspects=7, k=20):
+def random_case(seed, n_users=80, n_items=40, n_aspects=7, k=20, bare=0.0):
+    """A random case; every item has an aspect but a share `bare` of them."""
     rng = np.random.default_rng(seed)
     truth = sp.random_array((n_users, n_items), density=0.25, rng=rng, format="csr")
     truth.data = rng.integers(-1, 4, truth.nnz).astype(float)
     aspects = (rng.random((n_items, n_aspects)) < 0.3).astype(np.int8)
     aspects[np.arange(n_items), rng.integers(0, n_aspects, n_items)] = 1  # every item one
+    aspects[rng.random(n_items) < bare] = 0
     topk = np.stack([rng.permutation(n_items)[:k] for _ in range(n_users)])
     topk[rng.random(topk.shape) < 0.1] = -1
     dup = rng.random(n_users) < 0.2
@@ -287,6 +292,31 @@ def test_the_trec_convention_is_ndeval(seed):
     for name, (worst, compared) in report.items():
         assert compared > 60, name
         assert worst <= 1e-12, (name, worst)
+
+
+def test_users_whose_judged_items_have_no_aspect_are_no_ndeval_topic():
+    """A user whose judged items have no aspect has no line in ndeval's qrels, and ndeval
+    does not score it: under the trec convention it is NaN and out of the means (ndeval's
+    and ir-measures' means), while the recsys convention counts it 0."""
+    pyndeval = pytest.importorskip("pyndeval")
+    truth, topk, aspects = random_case(5, n_users=60, n_items=12, bare=0.5)
+    labels = ["p_ia@5", "err_ia@5", "nerr_ia@5", "alpha_dcg@5", "map_ia", "alpha_ndcg@5"]
+    res = fr.evaluate(truth, topk, labels, item_aspects=aspects, convention="trec")
+    qrels, run = ndeval_inputs(truth, topk, aspects)
+    measures = ["P-IA@5", "ERR-IA@5", "nERR-IA@5", "alpha-DCG@5", "MAP-IA", "alpha-nDCG@5"]
+    oracle = pyndeval.RelevanceEvaluator(qrels, measures=measures).evaluate(run)
+    judged = [u for u, row in enumerate(truth_rows(truth)) if row]
+    topics = [u for u in judged if f"q{u}" in oracle]
+    assert 10 < len(topics) < len(judged)  # some judged users are no topic
+    for label, measure in zip(labels, measures):
+        values = res.per_user(label)
+        assert np.isnan(values[[u for u in judged if u not in topics]]).all(), label
+        want = [oracle[f"q{u}"][measure] for u in topics]
+        np.testing.assert_allclose(values[topics], want, rtol=1e-12, atol=1e-15)
+        assert res[label] == pytest.approx(np.mean(want), rel=1e-12), label
+    recsys = fr.evaluate(truth, topk, ["p_ia@5"], item_aspects=aspects)
+    relevant = [u for u, row in enumerate(truth_rows(truth)) if any(v > 0 for v in row.values())]
+    assert not np.isnan(recsys.per_user("p_ia@5")[relevant]).any()
 
 
 @pytest.mark.parametrize("seed", [3, 4])
