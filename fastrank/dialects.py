@@ -267,9 +267,11 @@ RECTOOLS: Table = {
     "NDCG": Meaning("ndcg", "implicit", cutoff="required"),  # divide_by_achievable=True
     "F1Beta": Meaning("f_beta", "recsys", cutoff="required"),
     "MeanInvUserFreq": Refusal(
-        "RecTools' MeanInvUserFreq averages over every user with recommendations; fastrank "
-        "counts the users with a relevant item (novelty@k is the same number when every "
-        "user with a list has one)"),
+        "RecTools' MeanInvUserFreq averages over every user with recommendations, counts a "
+        "repeated item each time and an item's every training interaction; fastrank counts "
+        "the users with a relevant item, an item once per list and its training users "
+        "(novelty@k is the same number on lists without repeats, with binary train, when "
+        "every user with a list has a relevant item)"),
     "AvgRecPopularity": Refusal(
         "RecTools' AvgRecPopularity counts an item's training interactions where fastrank's "
         "arp counts its training users"),
@@ -285,7 +287,19 @@ RECTOOLS: Table = {
     "PartialAUC": Meaning("partial_auc", "recsys", cutoff="required"),
     "PAP": Meaning("pap", "recsys", cutoff="required"),
     "Accuracy": Refusal("RecTools' Accuracy needs the full catalogue of negatives per user"),
+    "MCC": Refusal("RecTools' MCC needs the full catalogue of negatives per user"),
+    "CatalogCoverage": Refusal(
+        "RecTools' CatalogCoverage counts the distinct items in the top k of every user with "
+        "recommendations (normalize=True: over the catalogue); fastrank's coverage@k is the "
+        "share of the catalogue in the top k of the users with a relevant item (the same "
+        "number, with normalize=True, when every user with a list has one)"),
+    "Intersection": Refusal(
+        "RecTools' Intersection compares two models' lists (the share of one's top k in the "
+        "other's top ref_k): compare two lists with fr.overlap(topk_a, topk_b, "
+        "['jaccard@k', 'rbo@k'])"),
     "SufficientReco": _not_yet("RecTools' SufficientReco"),
+    "UnrepeatedReco": _not_yet("RecTools' UnrepeatedReco"),
+    "CoveredUsers": _not_yet("RecTools' CoveredUsers"),
     "DebiasedCalcMetric": _not_yet("debiased metrics"),
 }
 

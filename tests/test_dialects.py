@@ -212,6 +212,34 @@ def test_ir_measures_parameters_are_ir_measures_own():
         assert set(dialects._IR_PARAMS[name]) == supported, name
 
 
+# the metric classes of rectools.metrics.__all__ in RecTools 0.19
+RECTOOLS_METRICS = ("Precision", "Recall", "F1Beta", "Accuracy", "MCC", "HitRate", "MAP",
+                    "NDCG", "PartialAUC", "PAP", "MRR", "CatalogCoverage", "MeanInvUserFreq",
+                    "IntraListDiversity", "AvgRecPopularity", "Serendipity", "Intersection",
+                    "SufficientReco", "UnrepeatedReco", "CoveredUsers")
+
+
+def test_every_rectools_metric_is_mapped_or_refused_with_a_reason():
+    """A RecTools metric name is never "not a metric name of rectools": each is mapped or
+    refused with the reason (RecTools 0.19's classes, and the installed RecTools')."""
+    names = set(RECTOOLS_METRICS)
+    try:
+        import rectools.metrics as installed
+        from rectools.metrics.base import MetricAtK
+    except ImportError:
+        pass
+    else:
+        names |= {n for n in installed.__all__ if isinstance(getattr(installed, n), type)
+                  and issubclass(getattr(installed, n), MetricAtK)}
+    truth = sp.csr_array(np.eye(4))
+    topk = np.array([[0, 1], [1, 2], [2, 3], [3, 0]])
+    for name in sorted(names):
+        assert name in dialects.RECTOOLS, name
+        if isinstance(dialects.RECTOOLS[name], dialects.Refusal):
+            with pytest.raises(dialects.Refused, match=f"rectools:{name}@2' .*is refused: "):
+                fr.evaluate(truth, topk, [f"rectools:{name}@2"])
+
+
 def test_pytrec_eval_names_give_pytrec_evals_numbers():
     """pytrec_eval's names are trec_eval's (as pytrec_eval asks them, P.5, or prints them,
     P_5), with the measures it reports differently refused (test_refusals_say_why)."""
