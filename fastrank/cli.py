@@ -19,7 +19,7 @@ from .dialects import DIALECTS
 from .evaluate import evaluate
 from .grammar import split_labels
 from .io.files import output_kind, read_inputs, write_per_user
-from .io.tables import per_user_table
+from .io.tables import lists_k, per_user_table
 from .io.text import writable
 from .plots import plot_compare
 from .progress import stage_bar
@@ -179,8 +179,11 @@ def run_evaluate(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         metrics = [m for text in (args.metric or [f"{name}@{k}" for name in DEFAULT_METRICS])
                    for m in split_labels(text)]
         bar.stage(f"evaluating {inputs.topk.shape[0]:,} users")
+        # the largest cutoff, past the longest list, as from_tables' evaluate and Dask
+        cut = args.k if args.k is not None else lists_k(inputs.topk.shape[1], metrics,
+                                                        convention, args.dialect)
         res = evaluate(inputs.truth, inputs.topk, metrics, convention=convention,
-                       dialect=args.dialect, k=args.k, n_threads=args.threads)
+                       dialect=args.dialect, k=cut, n_threads=args.threads)
         if args.per_user:
             bar.stage("writing the per-user file")
             write_per_user(args.per_user, per_user_table(res, inputs.user_ids, library="dict"))

@@ -12,14 +12,16 @@ How the work splits (see also docs/scale.md):
    and top-K lists (item ids local to the partition, which is all the metrics need), and
    the one kernel evaluates them (`n_threads` numba threads in each Dask task).
 3. Each partition yields its users' values (kept, as a Dask DataFrame, when `per_user`)
-   and one row of partial sums; the sums are added in a tree (`split_every`) into the
-   means. Nothing per user ever reaches the client unless asked for.
+   and one row of partial sums; the client adds the rows exactly (`math.fsum`, as
+   fastrank.spark does) into the means. Nothing per user ever reaches the client unless
+   asked for.
 Equal to `fastrank.io.from_tables(truth, recs).evaluate(metrics)` on the same data:
 identical per-user values, means to 1e-12 (only the order of the sums differs).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 import numpy as np
@@ -76,7 +78,9 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     n_threads : int
         Numba threads per Dask task (default 1: Dask's workers are the parallelism).
     split_every : int, optional
-        Fan-in of the tree that adds the partial sums.
+        Kept for calls written for earlier versions, and checked, but not used: the
+        partitions' rows of sums (one each) are added on the client exactly, so that no
+        tree's order of additions changes a mean.
 
     Returns
     -------
@@ -108,14 +112,17 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
         else:
             k = max(r.k for r in requests)
     k = check_int(k, "k")
-    truth = truth.shuffle(on=user, npartitions=npartitions)
-    recs = recs.shuffle(on=user, npartitions=npartitions)
+    on = _KEY if _KEY in truth.columns else user
+    truth = truth.shuffle(on=on, npartitions=npartitions)
+    recs = recs.shuffle(on=on, npartitions=npartitions)
     specs = parse_requests(labels, k, convention, dialect)  # cutoffs > k fail here
     if n_items is None and any(s.name == "auc" for s in specs):
         n_items = int(dask.compute(_distinct_items(truth, recs, item))[0])
 
     names = dict(user=user, item=item, relevance=relevance, score=score, rank=rank)
-    meta = pd.DataFrame({user: truth[user]._meta.iloc[:0],
+    # int64 ids in one table and uint64 in the other, past both: Python ints
+    ids = pd.Series(dtype=object) if on == _KEY else truth[user]._meta.iloc[:0]
+    meta = pd.DataFrame({user: ids,
                          **{label: pd.Series(dtype="float64") for label in labels},
                          "n_relevant": pd.Series(dtype="int64"),
                          "counted": pd.Series(dtype="bool")})
@@ -131,7 +138,8 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     sums_meta = pd.DataFrame({c: pd.Series(dtype="float64") for c in sum_columns(labels)})
     sums = values.map_partitions(_partial_sums, labels, convention, dialect, k,
                                  meta=sums_meta)
-    totals = dask.compute(sums.sum(split_every=split_every))[0]
+    rows = dask.compute(sums)[0]  # one row per partition: added exactly, in any order
+    totals = {c: math.fsum(rows[c].tolist()) for c in rows.columns}
     means, common = means_of_sums(totals, labels, k, convention, dialect)
     return DaskResult(means, totals["counted"], totals["rows"], common,
                       values if per_user else None)
@@ -192,11 +200,12 @@ def _same_user_type(truth: DataFrame, recs: DataFrame, user: Any) -> tuple[Any, 
                 target = np.int64
             elif lo >= 0:
                 target = np.uint64
-            else:
-                raise TypeError(
-                    f"the {user!r} ids span [{lo}, {hi}], which no one integer type holds "
-                    f"(int64 in one table, uint64 in the other); convert them with "
-                    f"astype(str)")
+            else:  # no one integer type holds them: each table keeps its own, and both
+                # go to partitions by their bits as uint64 (equal ids, equal bits; ids
+                # whose bits agree only share a partition), where from_tables matches
+                # int64 and uint64 ids exactly
+                return (truth.assign(**{_KEY: truth[user].map_partitions(_bits)}),
+                        recs.assign(**{_KEY: recs[user].map_partitions(_bits)}))
         else:
             target = np.result_type(getattr(a, "numpy_dtype", a), getattr(b, "numpy_dtype", b))
         if any(pd.api.types.is_extension_array_dtype(d) for d in (a, b)):
@@ -209,6 +218,19 @@ def _same_user_type(truth: DataFrame, recs: DataFrame, user: Any) -> tuple[Any, 
         return (truth.assign(**{user: truth[user].astype(np.float64)}),
                 recs.assign(**{user: recs[user].astype(np.float64)}))
     return truth, recs.assign(**{user: recs[user].astype(a)})
+
+
+# the column by which both tables go to partitions where their user ids have no one dtype
+_KEY = "__fastrank_partition_key"
+
+
+def _bits(ids: Any) -> Any:
+    """Integer ids as the uint64 of their 64 bits (int64's two's complement)."""
+    import pandas as pd
+
+    values = ids.to_numpy()
+    return pd.Series(values.view(np.uint64) if values.dtype == np.int64 else
+                     values.astype(np.uint64), index=ids.index, name=_KEY)
 
 
 def _longest(frame: DataFrame, user: Any) -> int:

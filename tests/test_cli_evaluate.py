@@ -61,6 +61,25 @@ def test_json_has_the_means_and_counts(csv_files, capsys):
     assert doc["convention"] == "recsys" and doc["k"] == 2
 
 
+def test_cutoffs_past_the_longest_list_and_a_header_only_recs_file(csv_files, capsys,
+                                                                  tmp_path):
+    """As from_tables' evaluate: a cutoff past the longest list ends the lists early, and
+    a recs file with no row scores the judged users 0."""
+    code, out, err = run(["evaluate", "--truth", str(csv_files[0]), "--topk",
+                          str(csv_files[1]), "-m", "ndcg@5,precision@5", "--json"], capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    _, res = expected_result(["ndcg@5", "precision@5"])
+    assert {k: doc[k] for k in res} == res.to_dict() and doc["k"] == 5
+    (tmp_path / "none.csv").write_text("user,item,score\n")
+    code, out, err = run(["evaluate", "--truth", str(csv_files[0]), "--topk",
+                          str(tmp_path / "none.csv"), "-m", "ndcg@2,recall@2", "--json"],
+                         capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert doc["ndcg@2"] == 0.0 and doc["recall@2"] == 0.0 and doc["counts"]["counted"] == 3
+
+
 def test_table_csv_and_per_user_file(csv_files, capsys, tmp_path):
     truth, recs = map(str, csv_files)
     code, out, _ = run(["evaluate", "--truth", truth, "--topk", recs, "-m", "ndcg@2",

@@ -80,6 +80,11 @@ def test_string_ids_ranks_and_given_k(client):
     res = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=2), dd.from_pandas(r, npartitions=4),
                                  metrics, k=8, npartitions=3, split_every=2)
     check_equal(res, local, metrics, data.users)
+    # the partitions' sums are added exactly: no fan-in changes a bit of a mean
+    again = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=2),
+                                   dd.from_pandas(r, npartitions=4), metrics, k=8,
+                                   npartitions=3, per_user=False)
+    assert again.to_dict() == res.to_dict()
 
 
 def test_means_only_and_user_dtypes_that_differ(client):
@@ -177,6 +182,23 @@ def test_ids_of_different_types_are_never_merged(client):
                                  per_user=False)
     assert res.n_users == local.n_users
     assert res["ndcg@10"] == pytest.approx(local["ndcg@10"], rel=1e-12)
+    # negative int64 ids in truth and uint64 ids past 2**63 in recs: no one integer type
+    # holds both, and each is matched exactly as from_tables matches it (-1 is not 2**64-1)
+    t3 = t.assign(user=t["user"] - 150)
+    r3 = r.assign(user=np.where(r["user"] < 150, r["user"].to_numpy() - 150 + 2**64,
+                                r["user"].to_numpy() - 150).astype(np.uint64))
+    data = io.from_tables(t3, r3)
+    local = data.evaluate(["ndcg@10", "recall@5"])
+    for n in (1, 3):
+        res = fastrank.dask.evaluate(dd.from_pandas(t3, npartitions=2),
+                                     dd.from_pandas(r3, npartitions=n), ["ndcg@10", "recall@5"])
+        assert res.n_users == local.n_users
+        assert res.to_dict() == pytest.approx(local.to_dict(), rel=1e-12)
+        got = res.per_user.compute()
+        values = dict(zip(got["user"], got["ndcg@10"]))
+        expected = data.per_user(local)["ndcg@10"]
+        assert sorted(values) == sorted(expected.index)
+        np.testing.assert_array_equal([values[u] for u in expected.index], expected)
 
 
 def test_nullable_ids_with_missing_values_and_empty_tables(client):

@@ -258,6 +258,25 @@ def test_cut_binary_relevance_and_other_column_names():
     assert data.per_user(data.evaluate(["recall@2"])).index.name == "uid"
 
 
+def test_cutoffs_past_the_longest_list_and_no_list_at_all_as_dask_reads_them():
+    """Without k=, a table's lists end early at a cutoff past the longest one (as
+    fastrank.dask takes K: the largest cutoff asked for), and a table with no
+    recommendation at all scores its judged users 0: the same numbers whatever the
+    longest list happens to be."""
+    t = pd.DataFrame({"user": [1, 1, 2, 3], "item": [10, 11, 12, 10],
+                      "relevance": [1, 2, 1, 1]})
+    r = pd.DataFrame({"user": [1, 1, 2], "item": [10, 12, 12], "score": [0.9, 0.8, 0.7]})
+    labels = ["ndcg@5", "precision@5", "recall@3"]
+    short = io.from_tables(t, r).evaluate(labels)
+    assert short.k == 5 and short["precision@5"] == pytest.approx((1 / 5 + 1 / 5) / 3)
+    padded = io.from_tables(t, r, k=5).evaluate(labels)
+    assert short.to_dict() == padded.to_dict()
+    with pytest.raises(ValueError, match="larger than K = 2"):  # a bare name: K is the list
+        io.from_tables(t, r).evaluate(["ndcg", "ndcg@5"])
+    nothing = io.from_tables(t, r.iloc[:0]).evaluate(["ndcg@2", "recall@2"])
+    assert nothing.to_dict() == {"ndcg@2": 0.0, "recall@2": 0.0} and nothing.n_users == 3
+
+
 def test_repeated_pairs_sum_in_truth_and_stay_in_lists():
     t = {"user": np.array([0, 0]), "item": np.array([5, 5]), "relevance": np.array([1.0, 2.0])}
     r = {"user": np.array([0, 0]), "item": np.array([5, 5]), "score": np.array([2.0, 1.0])}

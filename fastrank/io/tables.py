@@ -23,15 +23,34 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._types import AnyArray, DataFrame, FloatArray, IntArray, SparseMatrix
+from ..engine import parse_requests
 from ..evaluate import evaluate
 from ..result import Result
-from ..validation import check_int
+from ..validation import LARGEST_INT, check_int
 from .lists import by_rank, by_score, pack
 from .trec_files import ESCAPED_BYTE
 
 LIBRARIES = ("pandas", "pyarrow", "polars", "dict")
 _TABLE_TYPES = {"pandas": ("DataFrame",), "pyarrow": ("Table", "RecordBatch"),
                 "polars": ("DataFrame",)}
+
+
+def lists_k(width: int, metrics: Any, convention: Any, dialect: Any) -> int | None:
+    """K for lists of a table, of which the longest has `width` items (at least 1: the
+    packed lists' columns), where k is not given: the largest cutoff asked for when every
+    metric names one and it is past the longest list (lists end early; as fastrank.dask
+    chooses K, so that a table's evaluation does not depend on how long its longest list
+    happens to be), else None (K = width). Labels that do not parse are left to
+    evaluate's own error."""
+    try:
+        requests = parse_requests(metrics, LARGEST_INT,
+                                  "recsys" if convention is None else convention, dialect)
+    except (ValueError, TypeError):
+        return None
+    if not requests or any(r.bare for r in requests):
+        return None
+    largest = max(r.k for r in requests)
+    return largest if largest > width else None
 
 
 @dataclass(frozen=True)
@@ -60,6 +79,9 @@ class Tables:
         to from_tables (lists shorter than it end early), unless options say otherwise."""
         if self.k is not None:
             options.setdefault("k", self.k)
+        elif "k" not in options:
+            options["k"] = lists_k(self.topk.shape[1], metrics, options.get("convention"),
+                                   options.get("dialect"))
         return evaluate(self.truth, self.topk, metrics, **options)
 
     def per_user(self, result: Result, *, library: str | None = None) -> DataFrame:
