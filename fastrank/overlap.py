@@ -25,6 +25,16 @@ from .threads import n_ranges, numba_threads
 from .validation import _int_array, _index_array, check_scratch, memory_guard
 
 
+def _renumbered(a: AnyArray, b: AnyArray) -> tuple[AnyArray, AnyArray, int]:
+    """Both lists' ids numbered 0..n-1 in their order (-1 stays the padding), and n: the
+    kernel keeps a marker per id, and only equality of ids matters to an overlap."""
+    ids, inverse = np.unique(np.concatenate([a.ravel(), b.ravel()]), return_inverse=True)
+    padded = ids.shape[0] > 0 and ids[0] == -1
+    inverse = inverse.astype(np.int64) - int(padded)  # -1 is the smallest id: stays -1
+    return (inverse[:a.size].reshape(a.shape), inverse[a.size:].reshape(b.shape),
+            ids.shape[0] - int(padded))
+
+
 def _lists(topk: ArrayLike, name: str) -> AnyArray:
     topk = _int_array(topk, name, "item ids (rows x K)")
     if topk.ndim != 2 or topk.shape[1] < 1:
@@ -78,6 +88,8 @@ def overlap(topk_a: ArrayLike, topk_b: ArrayLike, metrics: str | Iterable[str] =
 
     n_rows = a.shape[0]
     n_items = max(int(a.max(initial=-1)), int(b.max(initial=-1))) + 1
+    if n_items > 4 * (a.size + b.size) + 4096:  # ids far apart (hashes): numbered 0..n-1
+        a, b, n_items = _renumbered(a, b)
     codes = np.array([RBO if r.name == "rbo" else JACCARD for r in requests], np.int64)
     cuts = np.array([r.k for r in requests], np.int64)
     persistence = np.array([float(r.metric.value(r.params, "p")) if r.name == "rbo" else 0.0

@@ -343,6 +343,20 @@ def test_overlap_matches_the_papers_formulas(seed):
     assert_allclose(same.per_user("rbo(p=0.9)@10")[nonempty], 1.0, rtol=1e-14)
 
 
+def test_overlap_of_ids_far_apart_is_the_overlap_of_their_numbering():
+    """Ids such as 64-bit hashes (far past the lists' size) are numbered 0..n-1 before the
+    kernel, whose markers are per id: the same values as small ids, no memory error."""
+    a = lists_with_padding_and_repeats(3, 60, 25, 10)
+    b = lists_with_padding_and_repeats(4, 60, 25, 8)
+    labels = ["jaccard@5", "rbo(p=0.9)@10", "jaccard"]
+    small = fr.overlap(a, b, labels)
+    hashes = np.random.default_rng(0).choice(2**62, 25, replace=False) + 2**40
+    far_a, far_b = (np.where(x >= 0, hashes[np.maximum(x, 0)], -1) for x in (a, b))
+    far = fr.overlap(far_a, far_b, labels)
+    for label in labels:
+        np.testing.assert_array_equal(far.per_user(label), small.per_user(label))
+
+
 def test_overlap_inputs_threads_and_errors():
     a = lists_with_padding_and_repeats(3, 400, 60, 12)
     b = lists_with_padding_and_repeats(4, 400, 60, 12)
