@@ -221,9 +221,14 @@ def plot_compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str]
     _check_results(results)
     metrics = metric_names(metrics, example="ndcg")
     check_path(path)
-    curves = {metric: {name: result_curve(res, metric, level, method, n_resamples, seed)
-                       for name, res in results.items()}
-              for metric in metrics}
+    curves: dict[str, dict[str, Any]] = {metric: {} for metric in metrics}
+    for metric in metrics:
+        for name, res in results.items():
+            try:
+                curves[metric][name] = result_curve(res, metric, level, method, n_resamples,
+                                                    seed)
+            except (ValueError, TypeError) as err:  # say which system
+                raise type(err)(f"results[{name!r}]: {err}") from None
     fig, axes = _figure(len(metrics), _title(title, results))
     for ax, metric in zip(axes, metrics):
         for name, curve in curves[metric].items():

@@ -638,6 +638,15 @@ def _check_labels(labels: ArrayLike, n_rows: int) -> NDArray[Any]:
         raise ValueError(f"labels must be 1-D with one segment label per row of the result "
                          f"({n_rows}); got shape {array.shape}: pass a list or array of "
                          f"{n_rows} labels")
+    if array.dtype.kind in "US" and not isinstance(labels, np.ndarray):
+        # numpy made text of a list that mixes text with numbers ([1, "a"] -> "1", "a"):
+        # the label 1 and the label "1" would be one segment
+        given: Any = labels
+        kinds = sorted({type(x).__name__ for x in given if not isinstance(x, (str, bytes))})
+        if kinds:
+            raise TypeError(f"labels mixes text with {', '.join(kinds)} labels; segments "
+                            f"are compared as one type: give every row a label of one type "
+                            f"(e.g. all str)")
     missing = _missing_rows(array)
     if missing.size:
         raise ValueError(f"labels holds a missing label (NaN, NaT or None) at {missing.size} "

@@ -271,6 +271,10 @@ def test_segment_labels(two, labels):
     objects[7] = 1
     with pytest.raises(TypeError, match=r"labels must be of one sortable type .*astype\(str\)"):
         a.by(objects)
+    # a list of text and numbers, which numpy would make all text (1 and "1" one segment)
+    with pytest.raises(TypeError, match="labels mixes text with int labels"):
+        a.by(["x"] * 299 + [1])
+    assert list(a.by(["x", "y"] * 150).labels) == ["x", "y"]
 
 
 @pytest.mark.parametrize("level", [0, 1, 1.5, -0.1, math.nan, math.inf, "0.9", True])
