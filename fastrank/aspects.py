@@ -135,7 +135,8 @@ class Groups:
     aspects: np.ndarray     # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
     masks: np.ndarray       # int64 per group, as Aspects.masks
     by_ptr: np.ndarray      # int64, n_aspects + 1: the groups that hold aspect φ are
-    links: np.ndarray       # links[by_ptr[φ]:by_ptr[φ + 1]], ascending
+    links: np.ndarray       # links[by_ptr[φ]:by_ptr[φ + 1]], ascending (by first item
+                            # where pairs are indexed and there are at most 64 aspects)
     pair_ptr: np.ndarray    # int64, n_aspects² + 1 (or [0]: no pairs): the groups that hold
                             # φ and ψ are links[pair_ptr[φ·n + ψ]:pair_ptr[φ·n + ψ + 1]]
     width: int              # the most aspects of a group (0 without groups)
@@ -233,7 +234,17 @@ class Grouping:
             masks = np.full(n_groups, -1, np.int64)
         else:
             masks = aspects.masks[items[ptr[:-1]]]
-        links = np.concatenate([by_group, pair_groups]) if pair_groups.size else by_group
+        if pair_groups.size and aspects.n_aspects <= 64:
+            # an aspect's own groups in the order of their first items (the ideal's
+            # _alone_lowest reads them so where masks and pairs are used)
+            from ._kernels.aspects import alone_order
+
+            links = np.empty(n_links + pair_groups.shape[0], np.int64)
+            alone_order(self.item_group, ptr, items, aspect_ptr, group_aspects, self.by_ptr,
+                        links)
+            links[n_links:] = pair_groups
+        else:
+            links = np.concatenate([by_group, pair_groups]) if pair_groups.size else by_group
         return Groups(ptr=ptr, items=items, item_group=self.item_group,
                       aspect_ptr=aspect_ptr, aspects=group_aspects, masks=masks,
                       by_ptr=self.by_ptr, links=links, pair_ptr=pair_ptr, width=width)

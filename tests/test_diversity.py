@@ -181,6 +181,55 @@ def test_ideal_through_pairs_of_aspects_equals_the_ideal_through_single_aspects(
     assert np.count_nonzero(paired.idcg) > n_users  # not a vacuous comparison
 
 
+@pytest.mark.parametrize("alpha, seed", [(0.05, 0), (0.5, 1), (0.9, 2)])
+def test_groups_of_one_aspect_of_interest_are_one_candidate_to_the_bit(alpha, seed):
+    """The groups whose only aspect of the user's interest is φ all gain 1 - q[φ] and are
+    taken as one candidate, their lowest available item found by walking φ's groups in
+    the order of their first items: with exclusions emptying groups and long ideals
+    taking from such candidates again and again, the ideal equals, to the bit, the one
+    that reads every group (no pair index), and the plain greedy."""
+    import fastrank.aspects
+
+    rng = np.random.default_rng(seed)
+    n_users, n_items, n_aspects = 60, 240, 12
+    per_item = rng.integers(1, 4, n_items)
+    rows = np.repeat(np.arange(n_items), per_item)
+    cols = np.concatenate([rng.choice(n_aspects, w, replace=False) for w in per_item])
+    aspects = sp.csr_array((np.ones(rows.shape[0], np.int8), (rows, cols)),
+                           shape=(n_items, n_aspects))
+    # γ on one to three aspects: most groups of an aspect of interest have no other
+    gamma = np.zeros((n_users, n_aspects))
+    for u in range(n_users):
+        liked = rng.choice(n_aspects, int(rng.integers(1, 4)), replace=False)
+        gamma[u, liked] = rng.random(liked.shape[0]) + 0.1
+    truth = sp.random(n_users, n_items, density=0.03, random_state=seed, format="csr")
+    truth.data = np.ceil(truth.data * 3)
+    exclude = sp.random(n_users, n_items, density=0.4, random_state=seed + 5, format="csr")
+    kw = dict(k=[1, 4, 30, 200], user_aspects=gamma, exclude=exclude, alpha=alpha)
+    one = fr.AlphaBetaNDCG(truth, aspects, **kw)
+    groups = fastrank.aspects.aspect_groups(one.aspects)
+    assert groups.pair_ptr.shape[0] > 1  # the pair index, so the walk of φ's groups
+    for phi in range(n_aspects):  # φ's groups, each once, by first item
+        listed = groups.links[groups.by_ptr[phi]:groups.by_ptr[phi + 1]]
+        firsts = groups.items[groups.ptr[listed]]
+        assert np.all(np.diff(firsts) > 0)
+        holders = [g for g in range(groups.ptr.shape[0] - 1)
+                   if phi in groups.aspects[groups.aspect_ptr[g]:groups.aspect_ptr[g + 1]]]
+        assert sorted(listed.tolist()) == holders
+    import unittest.mock
+    with unittest.mock.patch.object(fastrank.aspects, "_PAIR_ASPECTS", 0):
+        every = fr.AlphaBetaNDCG(truth, aspects, **kw)
+    np.testing.assert_array_equal(one.idcg, every.idcg)
+    topk = rng.integers(-1, n_items, (n_users, 200))
+    ref = ab_ndcg_reference(truth, topk, aspects, [1, 4, 30, 200], alpha, 0.5,
+                            user_aspects=gamma, exclude=exclude)
+    res = one.score(topk)
+    for c in (1, 4, 30, 200):
+        expected = np.array([np.nan if v is None else v for v in ref[c]])
+        np.testing.assert_allclose(res.per_user(f"ab_ndcg@{c}"), expected, rtol=1e-12,
+                                   atol=1e-15)
+
+
 @pytest.mark.parametrize("n_items, n_aspects, equal_weights", [
     (0, 3, False), (1, 1, False), (50, 3, False), (400, 12, False), (400, 12, True),
     (300, 200, True)])

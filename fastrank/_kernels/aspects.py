@@ -336,6 +336,27 @@ def group_items(indptr, indices, weights, n_aspects, item_group, ptr, items, asp
 
 
 @njit(cache=True)
+def alone_order(item_group, ptr, items, aspect_ptr, group_aspects, by_ptr, out):
+    """Each aspect's groups (by_ptr's lists) in the order of their lowest item: out, in
+    one pass over the items (an item that is its group's first puts the group on the list
+    of each of its aspects). The ideal reads an aspect's groups in this order where the
+    groups' other aspects are all ones the user has no interest in (`_alone_lowest`)."""
+    n_aspects = by_ptr.shape[0] - 1
+    at = np.empty(n_aspects, np.int64)
+    for phi in range(n_aspects):
+        at[phi] = by_ptr[phi]
+    n_groups = ptr.shape[0] - 1
+    for i in range(item_group.shape[0]):
+        g = item_group[i]
+        if g >= n_groups or items[ptr[g]] != i:
+            continue
+        for t in range(aspect_ptr[g], aspect_ptr[g + 1]):
+            phi = group_aspects[t]
+            out[at[phi]] = g
+            at[phi] += 1
+
+
+@njit(cache=True)
 def _power_of_two(at_least):
     """The slots of a hash table (group_sets', ideal_range's): the smallest power of two,
     at least 4, that is at least `at_least`."""
@@ -496,6 +517,36 @@ def _scan_groups(e_lo, e_hi, links, lim, base, gstamp, gpos, grp_ptr, grp_aptr, 
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _alone_lowest(lo, hi, links, bit, actmask, grp_mask, grp_ptr, grp_items, gstamp, gpos,
+                  base):
+    """(group, item): the lowest available item among the groups links[lo:hi] whose only
+    aspect of the user's interest is `bit` (as masks), and its group; (-1, -1) if none.
+    Such groups all have the gain 1 - q[φ] exactly (their other factors are 1.0), so they
+    are one candidate, and one of them holds its lowest item. The list is in the order of
+    each group's first item (alone_order), and a group's available item is never below its
+    first: the walk stops at the first group that starts at or past the lowest found.
+    Called, not inlined: numba copies an inlined callee's IR into the ideal's walk, which
+    then compiles for longer (test_compile), and it runs once a scan or a pick."""
+    best_g = -1
+    best_item = -1
+    for e in range(lo, hi):
+        g = links[e]
+        pos = grp_ptr[g]
+        if best_g >= 0 and grp_items[pos] >= best_item:
+            break
+        if grp_mask[g] & actmask != bit:
+            continue
+        if gstamp[g] == base:
+            pos = gpos[g]
+            if pos >= grp_ptr[g + 1]:
+                continue  # every item of it is the user's or excluded
+        if best_g < 0 or grp_items[pos] < best_item:
+            best_g = g
+            best_item = grp_items[pos]
+    return best_g, best_item
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _smallest(values, n):
     low = values[0]
     for t in range(1, n):
@@ -635,6 +686,9 @@ def ideal_range(dtypes):
         n_cut = cutoffs.shape[0]
         k_max = cutoffs[n_cut - 1]
         pairs = pair_ptr.shape[0] > 1
+        # with pairs and masks, an aspect's own list is in the order of its groups' first
+        # items (alone_order), for _alone_lowest
+        alone = pairs and n_aspects <= 64
         width_t = max(max_row_nnz, 1)
         cap = n_groups + width_t
         own = chunk * at_i[_I_END]  # this range's scratch (ideal_scratch)
@@ -848,7 +902,26 @@ def ideal_range(dtypes):
                                                            and left < _tie_floor(top, _ABSOLUTE)):
                                             pending = max(pending, left)
                                             break
-                                    if m == n_touched:  # not stopped: the groups of phi alone
+                                    if m == n_touched and alone:
+                                        # not stopped: the groups of phi alone, one candidate
+                                        g, item = _alone_lowest(
+                                            by_ptr[phi], by_ptr[phi + 1], links,
+                                            np.int64(1) << phi, actmask, grp_mask, grp_ptr,
+                                            grp_items, gstamp, gpos, base)
+                                        if g >= 0:
+                                            prod = 1.0
+                                            for a in range(grp_aptr[g], grp_aptr[g + 1]):
+                                                prod *= q[grp_aidx[a]]
+                                            gain = 1.0 - prod
+                                            if gain > 0.0:
+                                                cand[n_cand] = g
+                                                gain_c[n_cand] = gain
+                                                n_cand += 1
+                                                top = max(top, gain)
+                                                if gain > few_min:
+                                                    n_few, few_min = _keep_few(
+                                                        gain, best_few, n_few, keep_min)
+                                    elif m == n_touched:  # not stopped: the groups of phi alone
                                         n_cand, top, n_few, few_min = _scan_groups(
                                             by_ptr[phi], by_ptr[phi + 1], links, _LAST, base,
                                             gstamp, gpos, grp_ptr, grp_aptr, grp_aidx, arank, q,
@@ -882,6 +955,9 @@ def ideal_range(dtypes):
                             while cut > 1 and held < _KEEP:
                                 cut -= 1
                                 held += hist[cut]
+                            # and every gain that ties with the top: the pick takes the
+                            # lowest id among them all (below 2**-44 every gain ties)
+                            cut = min(cut, _bin(max(_tie_floor(top, _ABSOLUTE), 0.0), scale))
                             for j in range(t_start, t_end):
                                 gain = gain_t[j - t_start]
                                 if gain <= 0.0:
@@ -929,6 +1005,12 @@ def ideal_range(dtypes):
                                 b_mask[n_buf] = key
                                 b_head[n_buf] = g
                                 gnext[g] = -1
+                                if alone and key & (key - 1) == 0:
+                                    # one aspect of interest: the groups of that aspect alone,
+                                    # which _alone_lowest walks again (-2 - the aspect)
+                                    for a in range(grp_aptr[g], grp_aptr[g + 1]):
+                                        if key == np.int64(1) << grp_aidx[a]:
+                                            b_head[n_buf] = -2 - grp_aidx[a]
                                 n_buf += 1
                         top = -1.0
                         for b in range(n_buf):
@@ -967,6 +1049,13 @@ def ideal_range(dtypes):
                         # the entry's next id: the lowest available among its member groups
                         low = -1
                         member = b_head[best]
+                        if member < -1:  # the groups of one aspect alone
+                            phi = -2 - member
+                            member = -1
+                            low, next_id = _alone_lowest(
+                                by_ptr[phi], by_ptr[phi + 1], links, np.int64(1) << phi,
+                                actmask, grp_mask, grp_ptr, grp_items, gstamp, gpos, base)
+                            b_id[best] = next_id
                         while member >= 0:
                             pos = grp_ptr[member]
                             if gstamp[member] == base:
