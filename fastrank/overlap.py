@@ -26,13 +26,17 @@ from .validation import _int_array, _index_array, check_scratch, memory_guard
 
 
 def _renumbered(a: AnyArray, b: AnyArray) -> tuple[AnyArray, AnyArray, int]:
-    """Both lists' ids numbered 0..n-1 in their order (-1 stays the padding), and n: the
-    kernel keeps a marker per id, and only equality of ids matters to an overlap."""
-    ids, inverse = np.unique(np.concatenate([a.ravel(), b.ravel()]), return_inverse=True)
-    padded = ids.shape[0] > 0 and ids[0] == -1
-    inverse = inverse.astype(np.int64) - int(padded)  # -1 is the smallest id: stays -1
-    return (inverse[:a.size].reshape(a.shape), inverse[a.size:].reshape(b.shape),
-            ids.shape[0] - int(padded))
+    """Both lists' ids (as given: uint64 past int64's range included) numbered 0..n-1 in
+    their order (-1 stays the padding), and n: the kernel keeps a marker per id, and only
+    equality of ids matters to an overlap. The ids are compared as uint64 (an int64 list's
+    only negative id is the padding -1), so int64 and uint64 lists match exactly."""
+    pads = [x < 0 if x.dtype.kind == "i" else np.zeros(x.shape, np.bool_) for x in (a, b)]
+    keys = np.concatenate([np.where(pad, 0, x).astype(np.uint64).ravel()
+                           for x, pad in zip((a, b), pads)])
+    ids, inverse = np.unique(keys, return_inverse=True)
+    numbered = [np.where(pad, -1, part.reshape(pad.shape)).astype(np.int64) for pad, part in
+                zip(pads, (inverse[:a.size], inverse[a.size:]))]
+    return numbered[0], numbered[1], int(ids.shape[0])
 
 
 def _lists(topk: ArrayLike, name: str) -> AnyArray:
@@ -44,7 +48,7 @@ def _lists(topk: ArrayLike, name: str) -> AnyArray:
     if topk.size and int(topk.min()) < -1:
         raise ValueError(f"{name} contains item id {int(topk.min())}; ids are >= 0, and -1 "
                          f"only pads a short list")
-    return np.ascontiguousarray(_index_array(topk))
+    return topk  # _index_array'd by overlap, after any numbering of uint64 ids
 
 
 def overlap(topk_a: ArrayLike, topk_b: ArrayLike, metrics: str | Iterable[str] = ("jaccard", "rbo"),
@@ -87,9 +91,10 @@ def overlap(topk_a: ArrayLike, topk_b: ArrayLike, metrics: str | Iterable[str] =
     from ._kernels.overlap import JACCARD, RBO, list_overlap
 
     n_rows = a.shape[0]
-    n_items = max(int(a.max(initial=-1)), int(b.max(initial=-1))) + 1
+    n_items = max(int(a.max()) if a.size else -1, int(b.max()) if b.size else -1) + 1
     if n_items > 4 * (a.size + b.size) + 4096:  # ids far apart (hashes): numbered 0..n-1
         a, b, n_items = _renumbered(a, b)
+    a, b = (np.ascontiguousarray(_index_array(x)) for x in (a, b))
     codes = np.array([RBO if r.name == "rbo" else JACCARD for r in requests], np.int64)
     cuts = np.array([r.k for r in requests], np.int64)
     persistence = np.array([float(r.metric.value(r.params, "p")) if r.name == "rbo" else 0.0

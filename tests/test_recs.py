@@ -355,6 +355,17 @@ def test_overlap_of_ids_far_apart_is_the_overlap_of_their_numbering():
     far = fr.overlap(far_a, far_b, labels)
     for label in labels:
         np.testing.assert_array_equal(far.per_user(label), small.per_user(label))
+    # uint64 ids past int64's range stay distinct (none is clipped onto another), and an
+    # int64 list with padding matches a uint64 list id for id
+    top = np.uint64(2**63) + np.arange(27, dtype=np.uint64) * np.uint64(2**50)
+    plain_a, plain_b = np.where(a >= 0, a, 26), np.where(b >= 0, b, 25)  # no padding
+    both = fr.overlap(top[plain_a], top[plain_b], labels)
+    mixed = fr.overlap(a, np.where(b >= 0, b, 2**63 + 7).astype(np.uint64), labels)
+    for label in labels:
+        np.testing.assert_array_equal(both.per_user(label),
+                                      fr.overlap(plain_a, plain_b, labels).per_user(label))
+        np.testing.assert_array_equal(mixed.per_user(label),
+                                      fr.overlap(a, plain_b, labels).per_user(label))
 
 
 def test_overlap_inputs_threads_and_errors():
