@@ -639,20 +639,28 @@ def _check_labels(labels: ArrayLike, n_rows: int) -> NDArray[Any]:
                          f"({n_rows}); got shape {array.shape}: pass a list or array of "
                          f"{n_rows} labels")
     if array.dtype.kind in "US" and not isinstance(labels, np.ndarray):
-        # numpy made text of a list that mixes text with numbers ([1, "a"] -> "1", "a"):
-        # the label 1 and the label "1" would be one segment
-        given: Any = labels
-        kinds = sorted({type(x).__name__ for x in given if not isinstance(x, (str, bytes))})
-        if kinds:
-            raise TypeError(f"labels mixes text with {', '.join(kinds)} labels; segments "
-                            f"are compared as one type: give every row a label of one type "
+        # numpy made text of a list that mixes text with other labels ([1, "a"] -> "1",
+        # "a"; b"a" and "a" -> "a"; NaN -> "nan"): those would be one segment
+        given: Any = list(labels)  # type: ignore[arg-type]  # a sequence: asarray took it
+        missing = np.flatnonzero([_is_missing(x) for x in given])
+        if missing.size:
+            _refuse_missing(missing)
+        kinds = sorted({"str" if isinstance(x, str) else "bytes" if isinstance(x, bytes)
+                        else type(x).__name__ for x in given})
+        if len(kinds) > 1:
+            raise TypeError(f"labels mixes labels of kinds {', '.join(kinds)}; segments are "
+                            f"compared as one type: give every row a label of one type "
                             f"(e.g. all str)")
     missing = _missing_rows(array)
     if missing.size:
-        raise ValueError(f"labels holds a missing label (NaN, NaT or None) at {missing.size} "
-                         f"row(s), the first row {int(missing[0])}: give every row a label, "
-                         f"e.g. -1 or 'unknown' for rows without one")
+        _refuse_missing(missing)
     return array
+
+
+def _refuse_missing(missing: NDArray[np.intp]) -> None:
+    raise ValueError(f"labels holds a missing label (NaN, NaT or None) at {missing.size} "
+                     f"row(s), the first row {int(missing[0])}: give every row a label, "
+                     f"e.g. -1 or 'unknown' for rows without one")
 
 
 def _missing_rows(labels: NDArray[Any]) -> NDArray[np.intp]:

@@ -272,9 +272,14 @@ def test_segment_labels(two, labels):
     with pytest.raises(TypeError, match=r"labels must be of one sortable type .*astype\(str\)"):
         a.by(objects)
     # a list of text and numbers, which numpy would make all text (1 and "1" one segment)
-    with pytest.raises(TypeError, match="labels mixes text with int labels"):
+    with pytest.raises(TypeError, match="labels mixes labels of kinds int, str"):
         a.by(["x"] * 299 + [1])
+    with pytest.raises(TypeError, match="labels mixes labels of kinds bytes, str"):
+        a.by([b"x"] * 299 + ["x"])
+    with pytest.raises(ValueError, match=missing.format(1, 4)):  # not the label "nan"
+        a.by(["x"] * 4 + [float("nan")] + ["x"] * 295)
     assert list(a.by(["x", "y"] * 150).labels) == ["x", "y"]
+    assert list(a.by([b"x", b"y"] * 150).labels) == [b"x", b"y"]
 
 
 @pytest.mark.parametrize("level", [0, 1, 1.5, -0.1, math.nan, math.inf, "0.9", True])
