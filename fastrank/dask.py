@@ -204,8 +204,9 @@ def _same_user_type(truth: DataFrame, recs: DataFrame, user: Any) -> tuple[Any, 
                 # go to partitions by their bits as uint64 (equal ids, equal bits; ids
                 # whose bits agree only share a partition), where from_tables matches
                 # int64 and uint64 ids exactly
-                return (truth.assign(**{_KEY: truth[user].map_partitions(_bits)}),
-                        recs.assign(**{_KEY: recs[user].map_partitions(_bits)}))
+                key = (_KEY, "uint64")  # the meta: no sample run of _bits on NA
+                return (truth.assign(**{_KEY: truth[user].map_partitions(_bits, meta=key)}),
+                        recs.assign(**{_KEY: recs[user].map_partitions(_bits, meta=key)}))
         else:
             target = np.result_type(getattr(a, "numpy_dtype", a), getattr(b, "numpy_dtype", b))
         if any(pd.api.types.is_extension_array_dtype(d) for d in (a, b)):

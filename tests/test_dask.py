@@ -185,8 +185,8 @@ def test_ids_of_different_types_are_never_merged(client):
     # negative int64 ids in truth and uint64 ids past 2**63 in recs: no one integer type
     # holds both, and each is matched exactly as from_tables matches it (-1 is not 2**64-1)
     t3 = t.assign(user=t["user"] - 150)
-    r3 = r.assign(user=np.where(r["user"] < 150, r["user"].to_numpy() - 150 + 2**64,
-                                r["user"].to_numpy() - 150).astype(np.uint64))
+    # the same bits as the truth's ids, read as uint64: -1 becomes 2**64 - 1
+    r3 = r.assign(user=(r["user"].to_numpy().astype(np.int64) - 150).view(np.uint64))
     data = io.from_tables(t3, r3)
     local = data.evaluate(["ndcg@10", "recall@5"])
     for n in (1, 3):

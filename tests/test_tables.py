@@ -271,6 +271,7 @@ def test_cutoffs_past_the_longest_list_and_no_list_at_all_as_dask_reads_them():
     assert short.k == 5 and short["precision@5"] == pytest.approx((1 / 5 + 1 / 5) / 3)
     padded = io.from_tables(t, r, k=5).evaluate(labels)
     assert short.to_dict() == padded.to_dict()
+    assert io.from_tables(t, r).evaluate(labels, k=None).to_dict() == short.to_dict()
     with pytest.raises(ValueError, match="larger than K = 2"):  # a bare name: K is the list
         io.from_tables(t, r).evaluate(["ndcg", "ndcg@5"])
     nothing = io.from_tables(t, r.iloc[:0]).evaluate(["ndcg@2", "recall@2"])

@@ -77,6 +77,8 @@ class Tables:
     def evaluate(self, metrics: str | Iterable[str], **options: Any) -> Result:
         """`fr.evaluate(self.truth, self.topk, metrics, **options)`, with k= the k given
         to from_tables (lists shorter than it end early), unless options say otherwise."""
+        if options.get("k") is None:  # k=None is k not given
+            options.pop("k", None)
         if self.k is not None:
             options.setdefault("k", self.k)
         elif "k" not in options:
