@@ -263,7 +263,8 @@ def compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str] | No
         for name in systems:
             res = results[name]
             row: dict[str, Any] = {"system": name, "metric": metric, "mean": res[metric],
-                   "delta": res[metric] - reference[metric], "users": base_parts.num.size}
+                   "delta": 0.0 if name == base else res[metric] - reference[metric],
+                   "users": base_parts.num.size}  # the baseline's delta: 0 (its mean NaN too)
             if name == base:
                 row.update(ci_low=math.nan, ci_high=math.nan, effect=math.nan,
                            p_value=math.nan)

@@ -175,6 +175,17 @@ def test_tables_in_every_form(pair):
     assert c.to_frame().system.tolist() == ["als_model", "noisy"] * 2
 
 
+def test_the_baselines_delta_is_0_also_over_no_counted_user():
+    """The baseline row's delta is 0 by definition, NaN means (no counted user) too."""
+    truth = sp.csr_array((3, 4))
+    topk = np.array([[0, 1], [1, 2], [2, 3]])
+    a = fr.evaluate(truth, topk, ["ndcg@2"])
+    b = fr.evaluate(truth, topk[:, ::-1], ["ndcg@2"])
+    frame = fr.compare({"a": a, "b": b}, "ndcg@2").to_frame()
+    assert frame.delta.iloc[0] == 0.0 and np.isnan(frame["mean"].iloc[0])
+    assert np.isnan(frame.delta.iloc[1])
+
+
 def test_compare_rejects_what_cannot_be_paired(pair):
     truth, topk, worse, a, b = pair
     other_users = fr.evaluate(truth[:100], topk[:100], ["ndcg@10"])
