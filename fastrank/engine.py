@@ -230,15 +230,19 @@ class Plan:
             trec_into(data, topk, rows, trec, threads, block.values[row:row + n_slots],
                       block.counted)
             row += n_slots
+        # under trec, the aspect metrics count ndeval's topics (one rule for every pass)
+        topics = block.counted
+        if any(g.requests[0].convention == "trec" for g in (*self.aspects, *self.intents)):
+            topics = block.counted & ndeval_topics(data, rows, self.item_aspects)
         for group in self.aspects:
             n_slots = len(group.requests)
             aspect_into(data, topk, rows, group, self.item_aspects, threads,
-                        block.values[row:row + n_slots], block.counted)
+                        block.values[row:row + n_slots], topics)
             row += n_slots
         for group in self.intents:
             n_slots = len(group.requests)
             intent_into(data, topk, rows, group, self.item_aspects, threads,
-                        block.values[row:row + n_slots], block.counted)
+                        block.values[row:row + n_slots], topics)
             row += n_slots
         if self.beyond:
             values, block.shown = self.beyond.run(data, topk, rows, block.counted, threads,
@@ -567,7 +571,8 @@ def trec_values(indptr: IntArray, indices: AnyArray, values: FloatArray, lists: 
 def aspect_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspects: Any,
                 threads: int, out: FloatArray, counted: BoolArray) -> None:
     """α-nDCG (one α) at the group's cutoffs: NaN where not counted, 0 for a counted user
-    without a relevant item (the trec convention counts judged users)."""
+    without a relevant item (the trec convention counts judged users: `counted` is then
+    ndeval's topics, `ndeval_topics`)."""
     cutoffs = group.cutoffs
     if topk.shape[1] < cutoffs[-1]:  # lists that end before the largest cutoff
         topk = np.pad(topk, ((0, 0), (0, int(cutoffs[-1]) - topk.shape[1])),
@@ -575,8 +580,6 @@ def aspect_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspec
     alpha = group.requests[0].metric.kernel_value(group.requests[0].params)
     values, _ = alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads)
     position = {int(k): c for c, k in enumerate(cutoffs)}
-    if group.requests[0].convention == "trec":
-        counted = counted & ndeval_topics(data, rows, aspects)
     for s, request in enumerate(group.requests):
         row = values[position[request.k]]
         out[s] = np.where(counted, np.nan_to_num(row, nan=0.0), np.nan)
@@ -633,7 +636,8 @@ def _intent_passes(requests: Iterable[Request]) -> list[_Pass]:
 def intent_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspects: Any,
                 threads: int, out: FloatArray, counted: BoolArray) -> None:
     """The intent-aware metrics of one pass: NaN where not counted, 0 for a counted user
-    without an intent (no relevant item, or relevant items without aspects)."""
+    without an intent (no relevant item, or relevant items without aspects; under trec
+    `counted` is ndeval's topics, `ndeval_topics`)."""
     view = _at_least(data, group.rel)
     largest = float(data.data.max()) if data.data.size else 0.0
     max_grade = group.max_grade
@@ -650,7 +654,6 @@ def intent_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspec
         max_grade=max_grade, map_full=group.trec, want_ideal="nerr_ia" in names,
         threads=threads)
     position = {int(k): c for c, k in enumerate(group.cutoffs)}
-    topics = counted & ndeval_topics(data, rows, aspects) if group.trec else counted
     for s, request in enumerate(group.requests):
         field = INTENT_FIELDS[request.name]
         c = position[request.k]
@@ -658,7 +661,7 @@ def intent_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspec
         if group.trec and request.name in ("err_ia", "alpha_dcg"):
             row = ndeval_scale(values[field, c:c + 1], n_intents, group.cutoffs[c:c + 1],
                                field, group.alpha)[0]
-        out[s] = np.where(topics, row, np.nan)
+        out[s] = np.where(counted, row, np.nan)
 
 
 def _trec_lists(topk: AnyArray, n_items: int) -> IntArray:
