@@ -10,6 +10,7 @@ convention does not count the user, like every other metric.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -96,15 +97,6 @@ def _vectors(item_vectors: ArrayLike, n_items: int) -> FloatArray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return np.divide(vectors, norms,  # type: ignore[no-any-return]  # numpy: Any with out=
                      out=np.zeros_like(vectors), where=norms > 0)
-
-
-def popular_places(counts: FloatArray) -> IntArray:
-    """Each item's place (0 = the most popular) in the items ordered by falling training
-    count, ties by the lower id."""
-    order = np.lexsort((np.arange(counts.shape[0]), -counts))
-    places = np.empty(counts.shape[0], np.int64)
-    places[order] = np.arange(counts.shape[0])
-    return places
 
 
 def _baseline(baseline: str | ArrayLike, n_rows: int, n_items: int,
@@ -207,7 +199,6 @@ class BeyondPlan:
         n_train = max(self.pop[1], 1) if self.pop else 1
         self.novelty = -np.log2(np.maximum(self.counts, 1.0) / n_train)  # unseen: seen once
         self.baseline = baseline
-        self._places: IntArray | None = None
         self.ild_mode, self.a_indptr, self.a_indices = -1, np.zeros(1, np.int64), \
             np.zeros(0, np.int64)
         self.vectors = np.zeros((1, 1))
@@ -243,11 +234,8 @@ class BeyondPlan:
         # baseline="popular": serendipity@k is against the k most popular items, the
         # primitive model's list as long as the one judged (Ge et al. 2010), not against
         # as many as the lists have columns
-        places = np.zeros(0, np.int64)
-        if isinstance(baseline, str) and self.pop is not None:
-            if self._places is None:  # once for every block
-                self._places = popular_places(self.pop[0])
-            places = self._places
+        places = (self.popular_places if isinstance(baseline, str)  # _baseline checked it
+                  else np.zeros(0, np.int64))
         n_chunks = max(n_ranges(n_rows, threads, n_rows * topk.shape[1], self.n_items), 1)
         # three int64 markers per item and range, and the exposure counts
         check_scratch(self.n_items, 24 + (4 * self.cutoffs.shape[0] if self.catalogue else 0),
@@ -269,6 +257,16 @@ class BeyondPlan:
             exposure.sum(axis=0, dtype=np.int64, out=shown[:, :-1])
             shown[:, -1] = np.count_nonzero(counted)
         return out, shown
+
+    @cached_property
+    def popular_places(self) -> IntArray:
+        """Each item's place (0 = the most popular) in the items ordered by falling
+        training count, ties by the lower id: baseline="popular", found once for every
+        block."""
+        order = np.lexsort((np.arange(self.n_items), -self.counts))
+        places = np.empty(self.n_items, np.int64)
+        places[order] = np.arange(self.n_items)
+        return places
 
     def catalogue_means(self, shown: IntArray | None) -> dict[str, float]:
         """{label: value} of coverage and gini from the exposure of `run` (summed over
