@@ -130,6 +130,9 @@ class Groups:
 
     ptr: np.ndarray         # int64, n_groups + 1
     items: np.ndarray       # int64, the items of group g at items[ptr[g]:ptr[g + 1]], ascending
+    first: np.ndarray       # int64 per group, its first (lowest) item: items[ptr[g]], in an
+                            # array of the groups' size (the ideal reads it where items[]
+                            # would miss the cache)
     item_group: np.ndarray  # int64 per item, its group (n_groups for items without aspects)
     aspect_ptr: np.ndarray  # int64, n_groups + 1: group g's aspects are
     aspects: np.ndarray     # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
@@ -230,10 +233,11 @@ class Grouping:
         width = int(aspect_ptr[n_groups] - aspect_ptr[n_groups - 1]) if n_groups else 0
         pair_ptr, pair_groups = _pairs(group_aspects, aspect_ptr, aspects.n_aspects, width,
                                        n_links)
+        first = items[ptr[:-1]]
         if aspects.n_aspects > 64:  # every bit set, as Aspects.masks
             masks = np.full(n_groups, -1, np.int64)
         else:
-            masks = aspects.masks[items[ptr[:-1]]]
+            masks = aspects.masks[first]
         if pair_groups.size and aspects.n_aspects <= 64:
             # an aspect's own groups in the order of their first items (the ideal's
             # _alone_lowest reads them so where masks and pairs are used)
@@ -245,7 +249,7 @@ class Grouping:
             links[n_links:] = pair_groups
         else:
             links = np.concatenate([by_group, pair_groups]) if pair_groups.size else by_group
-        return Groups(ptr=ptr, items=items, item_group=self.item_group,
+        return Groups(ptr=ptr, items=items, first=first, item_group=self.item_group,
                       aspect_ptr=aspect_ptr, aspects=group_aspects, masks=masks,
                       by_ptr=self.by_ptr, links=links, pair_ptr=pair_ptr, width=width)
 

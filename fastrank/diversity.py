@@ -165,7 +165,9 @@ def _gamma(rows: Any, dense: FloatArray | None, from_profile: bool, aspects: Any
         none = (dense, totals)
     else:
         chunks = max(n_ranges(n, threads, n * 64, aspects.n_aspects), 1)
-        args = (users, *rows, from_profile, aspects.indptr, aspects.indices,
+        # a profile's items' aspects are read from their masks (at most 64 aspects)
+        masks = aspects.masks if from_profile else np.zeros(0, np.int64)
+        args = (users, *rows, from_profile, aspects.indptr, aspects.indices, masks,
                 aspects.n_aspects)
         sizes = np.empty(n, np.int64)
         frame = frames.Frame(*args, sizes)
@@ -434,7 +436,8 @@ class AlphaBetaNDCG:
                 t.max_row_nnz, idcg, status)
         with borrowed((chunks * int(at_i[-1]), np.int64),
                       (chunks * int(at_f[-1]), np.float64)) as (ints, floats):
-            frame = frames.Frame(*args, at_i, at_f, ints, floats, frames.claim_counters(chunks))
+            frame = frames.Frame(*args, at_i, at_f, ints, floats, frames.claim_counters(chunks),
+                                 groups.first)
             frames.run(frames.walk(ideal_range, frame.dtypes), frame, chunks)
         for arr in (idcg, status):
             arr.flags.writeable = False

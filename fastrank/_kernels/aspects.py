@@ -46,6 +46,7 @@ counting on each array per call.
 from functools import lru_cache
 
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .frames import bounds, claim, claimed, matrix, number, offsets, segment, vector
 from .frames import table as table_view
@@ -93,16 +94,32 @@ def _tie_floor(top, absolute):
 
 
 @njit(cache=True)
-def _load_gamma(r, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indices, s, touched):
+def _load_gamma(r, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indices, item_mask,
+                s, touched):
     """Write γ of row r into s (zero elsewhere) and its aspects into touched; return how
-    many aspects it touches, or -1 (s left all zero) if γ is all zero."""
+    many aspects it touches, or -1 (s left all zero) if γ is all zero. A profile's items'
+    aspects are read from their masks where there are at most 64 aspects (the bits in
+    ascending order, as the CSR row's: one random read an item instead of two, which were
+    most of this function's time on the realistic shape) and from item_aspects' CSR
+    arrays past that."""
     n = 0
     total = 0.0
+    by_mask = s.shape[0] <= 64
     for j in range(g_indptr[r], g_indptr[r + 1]):
         v = g_data[j]
         if v == 0.0:  # a stored zero touches nothing (values are never negative)
             continue
-        if from_profile:
+        if from_profile and by_mask:
+            bits = np.uint64(item_mask[g_indices[j]])
+            while bits != 0:
+                phi = np.int64(trailing_zeros(bits))
+                bits &= bits - np.uint64(1)
+                if s[phi] == 0.0:
+                    touched[n] = phi
+                    n += 1
+                s[phi] += v
+                total += v
+        elif from_profile:
             item = g_indices[j]
             for q in range(a_indptr[item], a_indptr[item + 1]):
                 phi = a_indices[q]
@@ -129,7 +146,8 @@ def _load_gamma(r, g_indptr, g_indices, g_data, from_profile, a_indptr, a_indice
 def gamma_sizes(dtypes):
     """The walk (`frames.run_ranges`) of a range of rows: sizes[i], how many aspects γ of
     row rows[i] touches (0 where γ is all zero). The frame holds, in order: rows,
-    g_indptr, g_indices, g_data, from_profile, a_indptr, a_indices, n_aspects, sizes (of
+    g_indptr, g_indices, g_data, from_profile, a_indptr, a_indices, item_mask (each item's
+    aspects as a mask, Aspects.masks), n_aspects, sizes (of
     the dtypes `dtypes` gives, as `frames.Frame.dtypes`). Returns 1, or 0 where its
     scratch could not be allocated."""
 
@@ -143,15 +161,16 @@ def gamma_sizes(dtypes):
         from_profile = number(frame, 4, dtypes[4])
         a_indptr = vector(frame, 5, dtypes[5])
         a_indices = vector(frame, 6, dtypes[6])
-        n_aspects = number(frame, 7, dtypes[7])
-        sizes = vector(frame, 8, dtypes[8])
+        item_mask = vector(frame, 7, dtypes[7])
+        n_aspects = number(frame, 8, dtypes[8])
+        sizes = vector(frame, 9, dtypes[9])
         n_rows = rows.shape[0]
         lo, hi = bounds(n_rows, chunk, n_chunks)
         s = np.zeros(n_aspects, np.float64)
         touched = np.empty(n_aspects, np.int64)
         for i in range(lo, hi):
             n = _load_gamma(rows[i], g_indptr, g_indices, g_data, from_profile, a_indptr,
-                            a_indices, s, touched)
+                            a_indices, item_mask, s, touched)
             sizes[i] = max(n, 0)
             for t in range(n):
                 s[touched[t]] = 0.0
@@ -164,8 +183,8 @@ def gamma_rows(dtypes):
     """The walk (`frames.run_ranges`) of a range of rows: γ of each row rows[i] as CSR
     (ptr from gamma_sizes), its aspects in the order _load_gamma touches them, and their
     shares. The frame holds, in order: rows, g_indptr, g_indices, g_data, from_profile,
-    a_indptr, a_indices, n_aspects, ptr, out_aspects, out_gamma (of the dtypes `dtypes`
-    gives). Returns 1, or 0 where its scratch could not be allocated."""
+    a_indptr, a_indices, item_mask, n_aspects, ptr, out_aspects, out_gamma (of the dtypes
+    `dtypes` gives). Returns 1, or 0 where its scratch could not be allocated."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, no_cpython_wrapper=True)
@@ -177,17 +196,18 @@ def gamma_rows(dtypes):
         from_profile = number(frame, 4, dtypes[4])
         a_indptr = vector(frame, 5, dtypes[5])
         a_indices = vector(frame, 6, dtypes[6])
-        n_aspects = number(frame, 7, dtypes[7])
-        ptr = vector(frame, 8, dtypes[8])
-        out_aspects = vector(frame, 9, dtypes[9])
-        out_gamma = vector(frame, 10, dtypes[10])
+        item_mask = vector(frame, 7, dtypes[7])
+        n_aspects = number(frame, 8, dtypes[8])
+        ptr = vector(frame, 9, dtypes[9])
+        out_aspects = vector(frame, 10, dtypes[10])
+        out_gamma = vector(frame, 11, dtypes[11])
         n_rows = rows.shape[0]
         lo, hi = bounds(n_rows, chunk, n_chunks)
         s = np.zeros(n_aspects, np.float64)
         touched = np.empty(n_aspects, np.int64)
         for i in range(lo, hi):
             n = _load_gamma(rows[i], g_indptr, g_indices, g_data, from_profile, a_indptr,
-                            a_indices, s, touched)
+                            a_indices, item_mask, s, touched)
             for t in range(n):
                 phi = touched[t]
                 out_aspects[ptr[i] + t] = phi
@@ -517,8 +537,8 @@ def _scan_groups(e_lo, e_hi, links, lim, base, gstamp, gpos, grp_ptr, grp_aptr, 
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _alone_lowest(lo, hi, links, bit, actmask, grp_mask, grp_ptr, grp_items, gstamp, gpos,
-                  base):
+def _alone_lowest(lo, hi, links, bit, actmask, grp_mask, grp_ptr, grp_items, grp_first,
+                  gstamp, gpos, base):
     """(group, item): the lowest available item among the groups links[lo:hi] whose only
     aspect of the user's interest is `bit` (as masks), and its group; (-1, -1) if none.
     Such groups all have the gain 1 - q[φ] exactly (their other factors are 1.0), so they
@@ -531,8 +551,8 @@ def _alone_lowest(lo, hi, links, bit, actmask, grp_mask, grp_ptr, grp_items, gst
     best_item = -1
     for e in range(lo, hi):
         g = links[e]
-        pos = grp_ptr[g]
-        if best_g >= 0 and grp_items[pos] >= best_item:
+        item = grp_first[g]
+        if best_g >= 0 and item >= best_item:
             break
         if grp_mask[g] & actmask != bit:
             continue
@@ -540,9 +560,10 @@ def _alone_lowest(lo, hi, links, bit, actmask, grp_mask, grp_ptr, grp_items, gst
             pos = gpos[g]
             if pos >= grp_ptr[g + 1]:
                 continue  # every item of it is the user's or excluded
-        if best_g < 0 or grp_items[pos] < best_item:
+            item = grp_items[pos]
+        if best_g < 0 or item < best_item:
             best_g = g
-            best_item = grp_items[pos]
+            best_item = item
     return best_g, best_item
 
 
@@ -561,23 +582,31 @@ def _bin(gain, scale):
 
 
 @njit(cache=True, inline="always")
-def _mark_unrated(item, base, mark, item_group, gstamp, gpos):
-    """Item is not an unrated candidate of this user (a truth or excluded item)."""
+def _mark_unrated(item, base, mark, item_group, grp_first, gstamp, gpos):
+    """Item is not an unrated candidate of this user (a truth or excluded item). Its
+    group is touched (gpos -1), and gpos -2 if the item is the group's first."""
     mark[item] = base
     g = item_group[item]
-    gstamp[g] = base
-    gpos[g] = -1
+    if gstamp[g] != base:
+        gstamp[g] = base
+        gpos[g] = -1
+    if g < grp_first.shape[0] and grp_first[g] == item:  # not the aspectless slot
+        gpos[g] = -2
 
 
 @njit(cache=True, inline="always")
 def _resolve(g, base, grp_ptr, grp_items, gpos, mark):
-    """Cursor of a group the user's marks touched: its first unmarked item."""
+    """Cursor of a group the user's marks touched: its first unmarked item. Where its
+    first item is not the user's (gpos -1), that one, without reading the group's items
+    or their marks (random reads that missed the cache for most touched groups)."""
     if gpos[g] >= 0 or g + 1 >= grp_ptr.shape[0]:  # resolved, or the aspectless slot
         return
     pos = grp_ptr[g]
-    end = grp_ptr[g + 1]
-    while pos < end and mark[grp_items[pos]] == base:
+    if gpos[g] == -2:
+        end = grp_ptr[g + 1]
         pos += 1
+        while pos < end and mark[grp_items[pos]] == base:
+            pos += 1
     gpos[g] = pos
 
 
@@ -634,9 +663,11 @@ def ideal_range(dtypes):
     by_ptr, pair_ptr, links, width, alpha, p_scale, cutoffs, disc, max_row_nnz, idcg,
     status, then the scratch of every range and where its pieces lie: at_i, at_f, ints,
     floats (from ideal_scratch), then the counters from which the ranges claim their rows
-    (`frames.claim_counters`): arrays of the dtypes `dtypes` gives, as
-    `frames.Frame.dtypes`. The walk initialises the scratch it reads before writing
-    (the facade lends it from `fastrank.scratch`, as the last call left it). Returns 1."""
+    (`frames.claim_counters`), then grp_first (each group's first item, grp_items at
+    grp_ptr[g], in an array that stays in the cache: read where a group's cursor is not
+    moved): arrays of the dtypes `dtypes` gives, as `frames.Frame.dtypes`. The walk
+    initialises the scratch it reads before writing (the facade lends it from
+    `fastrank.scratch`, as the last call left it). Returns 1."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, no_cpython_wrapper=True)
@@ -678,6 +709,7 @@ def ideal_range(dtypes):
         ints = vector(frame, 34, dtypes[34])
         floats = vector(frame, 35, dtypes[35])
         counters = vector(frame, 36, dtypes[36])
+        grp_first = vector(frame, 37, dtypes[37])
         n_rows = rows.shape[0]
         block = claimed(n_rows, n_chunks)
         n_items = item_group.shape[0]
@@ -689,6 +721,7 @@ def ideal_range(dtypes):
         # with pairs and masks, an aspect's own list is in the order of its groups' first
         # items (alone_order), for _alone_lowest
         alone = pairs and n_aspects <= 64
+        by_mask = n_aspects <= 64  # an item's aspects also as a mask (item_mask)
         width_t = max(max_row_nnz, 1)
         cap = n_groups + width_t
         own = chunk * at_i[_I_END]  # this range's scratch (ideal_scratch)
@@ -780,11 +813,12 @@ def ideal_range(dtypes):
                         actmask |= np.int64(1) << phi
                 for j in range(t_start, t_end):
                     item = t_indices[j]
-                    _mark_unrated(item, base, mark, item_group, gstamp, gpos)
+                    _mark_unrated(item, base, mark, item_group, grp_first, gstamp, gpos)
                     tused[j - t_start] = 0
                     t_mask[j - t_start] = item_mask[item]
                 for j in range(e_indptr[r], e_indptr[r + 1]):
-                    _mark_unrated(e_indices[j], base, mark, item_group, gstamp, gpos)
+                    _mark_unrated(e_indices[j], base, mark, item_group, grp_first, gstamp,
+                                  gpos)
                 for j in range(t_start, t_end):
                     _resolve(item_group[t_indices[j]], base, grp_ptr, grp_items, gpos, mark)
                 for j in range(e_indptr[r], e_indptr[r + 1]):
@@ -806,8 +840,15 @@ def ideal_range(dtypes):
                                 if ref >= 0:
                                     item = b_id[b]
                                     p = max(t_data[ref], 0.0) * p_scale
-                                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                                        prod *= 1.0 - p * s[a_indices[a]]
+                                    if by_mask:  # its aspects of interest (see the scan)
+                                        bits = np.uint64(b_mask[b])
+                                        while bits != 0:
+                                            phi = np.int64(trailing_zeros(bits))
+                                            bits &= bits - np.uint64(1)
+                                            prod *= 1.0 - p * s[phi]
+                                    else:
+                                        for a in range(a_indptr[item], a_indptr[item + 1]):
+                                            prod *= 1.0 - p * s[a_indices[a]]
                                 else:
                                     g = -ref - 1
                                     for a in range(grp_aptr[g], grp_aptr[g + 1]):
@@ -828,8 +869,19 @@ def ideal_range(dtypes):
                                 item = t_indices[j]
                                 p = max(t_data[j], 0.0) * p_scale
                                 prod = 1.0
-                                for a in range(a_indptr[item], a_indptr[item + 1]):
-                                    prod *= 1.0 - p * s[a_indices[a]]
+                                if by_mask:
+                                    # the item's aspects of interest from its mask, ascending
+                                    # as its row: a factor of an aspect without interest is
+                                    # 1.0, which changes no product, and the row's two reads
+                                    # miss the cache on a user's first scan
+                                    bits = np.uint64(t_mask[j - t_start] & actmask)
+                                    while bits != 0:
+                                        phi = np.int64(trailing_zeros(bits))
+                                        bits &= bits - np.uint64(1)
+                                        prod *= 1.0 - p * s[phi]
+                                else:
+                                    for a in range(a_indptr[item], a_indptr[item + 1]):
+                                        prod *= 1.0 - p * s[a_indices[a]]
                                 gain = 1.0 - prod
                             gain_t[j - t_start] = gain
                             top = max(top, gain)
@@ -907,7 +959,7 @@ def ideal_range(dtypes):
                                         g, item = _alone_lowest(
                                             by_ptr[phi], by_ptr[phi + 1], links,
                                             np.int64(1) << phi, actmask, grp_mask, grp_ptr,
-                                            grp_items, gstamp, gpos, base)
+                                            grp_items, grp_first, gstamp, gpos, base)
                                         if g >= 0:
                                             prod = 1.0
                                             for a in range(grp_aptr[g], grp_aptr[g + 1]):
@@ -977,10 +1029,9 @@ def ideal_range(dtypes):
                                     bound = max(bound, gain)
                                     continue
                                 g = cand[e]
-                                pos = grp_ptr[g]
+                                item = grp_first[g]  # the group's first, unless touched
                                 if gstamp[g] == base:
-                                    pos = gpos[g]
-                                item = grp_items[pos]
+                                    item = grp_items[gpos[g]]
                                 key = grp_mask[g] & actmask
                                 if actmask != -1:
                                     # slots 1.., not row 0
@@ -1031,6 +1082,7 @@ def ideal_range(dtypes):
                         c += 1
                     picked_mask = b_mask[best]
                     remove = True
+                    g = -1
                     if ref >= 0:
                         p = max(t_data[ref], 0.0) * p_scale
                         tused[ref - t_start] = 1
@@ -1054,16 +1106,19 @@ def ideal_range(dtypes):
                             member = -1
                             low, next_id = _alone_lowest(
                                 by_ptr[phi], by_ptr[phi + 1], links, np.int64(1) << phi,
-                                actmask, grp_mask, grp_ptr, grp_items, gstamp, gpos, base)
+                                actmask, grp_mask, grp_ptr, grp_items, grp_first, gstamp, gpos,
+                                base)
                             b_id[best] = next_id
                         while member >= 0:
                             pos = grp_ptr[member]
+                            item = grp_first[member]
                             if gstamp[member] == base:
                                 pos = gpos[member]
-                            if pos < grp_ptr[member + 1] and \
-                                    (low < 0 or grp_items[pos] < b_id[best]):
+                                if pos < grp_ptr[member + 1]:
+                                    item = grp_items[pos]
+                            if pos < grp_ptr[member + 1] and (low < 0 or item < b_id[best]):
                                 low = member
-                                b_id[best] = grp_items[pos]
+                                b_id[best] = item
                             member = gnext[member]
                         if low >= 0:
                             b_ref[best] = -(low + 1)
@@ -1075,10 +1130,26 @@ def ideal_range(dtypes):
                         b_id[best] = b_id[n_buf]
                         b_mask[best] = b_mask[n_buf]
                         b_head[best] = b_head[n_buf]
-                    for a in range(a_indptr[item], a_indptr[item + 1]):
-                        phi = a_indices[a]
-                        s[phi] *= 1.0 - p
-                        q[phi] = 1.0 - alpha * s[phi]
+                    # the pick's aspects of interest (the others' s stays 0 and q 1.0):
+                    # from its mask, else a group's from the group's own (an item's row is
+                    # a cache miss), a truth item's from its row
+                    if by_mask:
+                        bits = np.uint64(picked_mask)
+                        while bits != 0:
+                            phi = np.int64(trailing_zeros(bits))
+                            bits &= bits - np.uint64(1)
+                            s[phi] *= 1.0 - p
+                            q[phi] = 1.0 - alpha * s[phi]
+                    elif g < 0:
+                        for a in range(a_indptr[item], a_indptr[item + 1]):
+                            phi = a_indices[a]
+                            s[phi] *= 1.0 - p
+                            q[phi] = 1.0 - alpha * s[phi]
+                    else:
+                        for a in range(grp_aptr[g], grp_aptr[g + 1]):
+                            phi = grp_aidx[a]
+                            s[phi] *= 1.0 - p
+                            q[phi] = 1.0 - alpha * s[phi]
                 while c < n_cut:
                     idcg[c, i] = acc
                     c += 1
