@@ -29,7 +29,7 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -135,6 +135,8 @@ def warm_up(metrics: str | Iterable[str], *, k: int = 10, convention: str = "rec
         need not wait, but if it starts first it compiles the same kernels itself.
     """
     k = check_int(k, "k")
+    if isinstance(metrics, Iterator):  # read twice below: a generator only once
+        metrics = list(metrics)
     if factors is None:
         requests = parse_requests(metrics, k, convention, dialect)
         other = [r.label for r in requests if r.metric.needs]

@@ -174,6 +174,15 @@ def test_warm_up_refuses_by_name_before_it_starts_a_process(kwargs, error, match
         fr.warm_up(**kwargs)
 
 
+def test_metrics_from_a_generator_are_taken_as_fr_evaluate_takes_them(monkeypatch):
+    """metrics is read twice (the labels, then fr.evaluate's refusals): a generator, which
+    fr.evaluate accepts, was empty at the second reading ("metrics is empty")."""
+    fr.evaluate(*stand_in(50, 5, "float64", "int32", "int32"), METRICS)  # cached now
+    for metrics in ((m for m in METRICS), iter(METRICS)):
+        warming = fr.warm_up(metrics, k=5, n_users=50)
+        assert warming.wait() is True
+
+
 def test_no_interpreter_to_start_leaves_the_compile_to_the_call(monkeypatch):
     monkeypatch.setattr("fastrank.warm.sys.executable", "/no/such/python")
     monkeypatch.setattr("fastrank.warm._ready_here", lambda spec: False)  # not cached
