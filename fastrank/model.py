@@ -114,10 +114,7 @@ def evaluate_model(model: Model, test: SparseMatrix, metrics: str | Iterable[str
                 raise ValueError(
                     f"model: this {type(model).__name__} has no factors yet (user_factors or "
                     f"item_factors is None); fit it first (model.fit(user_items))")
-            n_model_users = np.shape(user_factors)[0]
-            if n_model_users < data.n_users:
-                raise ValueError(
-                    f"test has {data.n_users} rows but the model knows {n_model_users} users")
+            user_factors = _cover_test_rows(user_factors, data)
             # test's columns against the model's items before train's shape is checked
             # against the factors: a mismatch is the test's (or the model's), not train's
             scorer = _Scorer(user_factors[:data.n_users], item_factors, train,
@@ -131,6 +128,25 @@ def evaluate_model(model: Model, test: SparseMatrix, metrics: str | Iterable[str
                 f"expose; use auc@k, or fr.evaluate_factors")
         return _evaluate_recommend(model, data, specs[0], train, batch_size, convention,
                                    show_progress, dialect)
+
+
+def _cover_test_rows(user_factors: Any, data: Truth) -> Any:
+    """The model's user factors, with a row for every test row: rows past the model's
+    users that hold no test entry are never ranked (implicit never asks for them either),
+    and zero factors stand in for them; a test entry in such a row is an error."""
+    n_model_users = np.shape(user_factors)[0]
+    if n_model_users >= data.n_users:
+        return user_factors
+    if int(data.indptr[n_model_users]) != int(data.indptr[data.n_users]):
+        row = n_model_users + int(np.flatnonzero(np.diff(data.indptr[n_model_users:]))[0])
+        raise ValueError(
+            f"test has {data.n_users} rows but the model knows {n_model_users} users, and "
+            f"row {row} has test entries; pass the model trained on these users, or only "
+            f"the test rows of its users (test[:{n_model_users}])")
+    user_factors = np.asarray(user_factors)
+    extra = np.zeros((data.n_users - n_model_users,) + user_factors.shape[1:],
+                     dtype=user_factors.dtype)
+    return np.concatenate([user_factors, extra])
 
 
 def train_rows(train: SparseMatrix, n_users: int, n_items: int,

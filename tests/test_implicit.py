@@ -85,6 +85,26 @@ def test_drop_in_on_item_knn_drops_the_training_items_it_pads_with(split):
         assert_allclose(ours[name], expected[f"{name}@10"], rtol=1e-12)
 
 
+def test_test_rows_past_the_models_users_without_entries_are_left_out_as_by_implicit(split):
+    """A model that knows fewer users than test has rows: implicit only ever asks for
+    users with a test entry, and so gives its values where the rows past the model's
+    users are empty; fastrank refused every such call."""
+    train, test = split
+    model = AlternatingLeastSquares(factors=8, iterations=2, random_state=0, num_threads=1)
+    model.fit(train[:2500], show_progress=False)
+    head = int32_csr(sp.vstack([test[:2500], sp.csr_matrix((500, test.shape[1]))]))
+    for k in (5, 10):
+        ours = fi.ranking_metrics_at_k(model, train, head, K=k, show_progress=False)
+        assert_same_metrics(ours, implicit_metrics(model, train, head, K=k,
+                                                   show_progress=False))
+    res = fr.evaluate_model(model, head, ["ndcg@10"], train=train, show_progress=False)
+    assert res.per_user("ndcg@10").shape == (3000,)
+    assert np.isnan(res.per_user("ndcg@10")[2500:]).all()
+    with pytest.raises(ValueError, match=r"knows 2500 users, and row 25\d\d has test entries"
+                                         r".*test\[:2500\]"):
+        fi.ranking_metrics_at_k(model, train, test, K=10, show_progress=False)
+
+
 def test_single_metric_functions(als, split):
     train, test = split
     full = fi.ranking_metrics_at_k(als, train, test, K=5, show_progress=False)
