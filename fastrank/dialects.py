@@ -107,8 +107,8 @@ IR_MEASURES: Table = {
     # (gdeval stops on a grade above 4; fastrank caps such grades at 4)
     "ERR": Meaning("err", "trec", params=(("max_grade", 4.0),), cutoff="required"),
     # cwl_eval's RBP (ir-measures' provider for RBP(rel=...), its only form): binary, the
-    # whole list
-    "RBP": Meaning("rbp", "trec"),
+    # whole list; cwl_eval takes no cutoff, and ir-measures refuses RBP(rel=1)@k
+    "RBP": Meaning("rbp", "trec", cutoff="none"),
     "Judged": Meaning("judged", "trec"),
     "alpha_nDCG": Refusal(_GREEDY_TIES.format("alpha_nDCG", "alpha_ndcg")),
     "NERR8": _not_yet("NERR8"), "NERR9": _not_yet("NERR9"),
@@ -446,7 +446,7 @@ TOOLS = {"ir_measures": "ir-measures 0.4", "ranx": "ranx 0.3", "trec_eval": "tre
 
 
 # names a tool computes as fastrank does only with an option given
-_WRITTEN_WITH = {("ir_measures", "RBP"): "RBP(rel=1)[@k]",
+_WRITTEN_WITH = {("ir_measures", "RBP"): "RBP(rel=1)",
                  ("rectools", "NDCG"): "NDCG(divide_by_achievable=True)@k"}
 
 

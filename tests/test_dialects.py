@@ -212,6 +212,19 @@ def test_ir_measures_parameters_are_ir_measures_own():
         assert set(dialects._IR_PARAMS[name]) == supported, name
 
 
+def test_ir_measures_rbp_takes_no_cutoff_as_ir_measures_refuses_one():
+    """ir-measures 0.4 computes RBP with cwl_eval only, which takes no cutoff: RBP(rel=1)@5
+    is refused there ("Unsupported measures"), so it is not a name to compute here."""
+    for label in ("RBP(rel=1)@5", "RBP(p=0.5,rel=2)@10"):
+        with pytest.raises(ValueError, match="takes no cutoff"):
+            parse(label, 10, dialect="ir_measures")
+    assert parse("RBP(rel=1)", 10, dialect="ir_measures").k == 10
+    ir_measures = pytest.importorskip("ir_measures")
+    with pytest.raises(ValueError, match="Unsupported measures"):
+        ir_measures.calc_aggregate([ir_measures.parse_measure("RBP(rel=1)@5")],
+                                   {"q": {"d": 1}}, {"q": {"d": 1.0}})
+
+
 # the metric classes of rectools.metrics.__all__ in RecTools 0.19
 RECTOOLS_METRICS = ("Precision", "Recall", "F1Beta", "Accuracy", "MCC", "HitRate", "MAP",
                     "NDCG", "PartialAUC", "PAP", "MRR", "CatalogCoverage", "MeanInvUserFreq",
