@@ -422,3 +422,14 @@ def test_hostile_tables_of_python_values():
         pd.DataFrame({"user": np.array([-1, 5]), "item": [2, 2], "score": [1.0, 1.0]}))
     table = data.per_user(data.evaluate(["ndcg@1"]), library="pyarrow")
     assert [int(v) for v in table.column("user").to_pylist()] == [-1, 5, 2**64 - 1]
+
+
+def test_a_truth_without_its_relevance_column_names_relevance_none():
+    """A RecTools interactions table (user_id, item_id, weight): RecTools takes every row
+    as relevant, whatever its weight; the error says how to read it so."""
+    truth = {"user": ["a", "a", "b"], "item": ["x", "y", "x"], "weight": [0.0, 1.0, 3.0]}
+    recs = {"user": ["a", "b"], "item": ["x", "z"], "rank": [1, 1]}
+    with pytest.raises(ValueError, match="relevance=None: every listed pair is relevant"):
+        fr.io.from_tables(truth, recs)
+    data = fr.io.from_tables(truth, recs, relevance=None)
+    assert data.evaluate(["rectools:Precision@1"])["rectools:Precision@1"] == 0.5

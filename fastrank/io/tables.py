@@ -350,7 +350,9 @@ def _position(table: Any, column: Any, name: str, role: str) -> int:
     if not found:
         raise ValueError(
             f"{name} has no column {column!r}; its columns are {labels!r}. Rename the "
-            f"column, or pass {role}= with its name")
+            f"column, or pass {role}= with its name"
+            + (" (or relevance=None: every listed pair is relevant, as RecTools reads its "
+               "interactions whatever their weight)" if role == "relevance" else ""))
     same = [labels[j] for j in found]
     if len({repr(label) for label in same}) == 1:
         raise ValueError(
