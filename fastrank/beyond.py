@@ -187,8 +187,11 @@ class BeyondPlan:
 
     def __init__(self, specs: Sequence[Request], n_items: int, k_max: int, *,
                  train: SparseMatrix | None, item_aspects: SparseMatrix | None,
-                 item_vectors: ArrayLike | None, baseline: str | ArrayLike | None) -> None:
-        """specs whose side inputs `check_side_inputs` has accepted."""
+                 item_vectors: ArrayLike | None, baseline: str | ArrayLike | None,
+                 baseline_later: bool = False) -> None:
+        """specs whose side inputs `check_side_inputs` has accepted. baseline_later: the
+        plan of an Evaluator, whose blocks are not known yet: a baseline given now is one
+        list for every row, and per-row lists go with each block."""
         from ._kernels.beyond import ILD_COSINE, ILD_JACCARD
 
         names = {s.name for s in specs}
@@ -199,6 +202,19 @@ class BeyondPlan:
         n_train = max(self.pop[1], 1) if self.pop else 1
         self.novelty = -np.log2(np.maximum(self.counts, 1.0) / n_train)  # unseen: seen once
         self.baseline = baseline
+        if baseline is not None:  # checked now (its name, ids, train=), not at a block
+            try:
+                shape = () if isinstance(baseline, str) else np.shape(baseline)
+            except ValueError:  # ragged lists: _baseline names them
+                shape = ()
+            rows = shape[0] if len(shape) == 2 else 1
+            if baseline_later and rows > 1:
+                raise ValueError(
+                    f"baseline has one list per row (shape {shape}), but an "
+                    f"Evaluator is built before its blocks: pass each block's lists with "
+                    f"it, update(users, topk, baseline=rows), or here one list (1-D) shared "
+                    f"by every row")
+            _baseline(baseline, rows, n_items, self.pop)
         self.ild_mode, self.a_indptr, self.a_indices = -1, np.zeros(1, np.int64), \
             np.zeros(0, np.int64)
         self.vectors = np.zeros((1, 1))

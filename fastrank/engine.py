@@ -149,7 +149,8 @@ class Plan:
                              if self.aspects or self.intents else None)
         beyond = [r for r in own if r.metric.engine == "beyond"]
         self.beyond = (BeyondPlan(beyond, n_items, k, train=train, item_aspects=item_aspects,
-                                  item_vectors=item_vectors, baseline=baseline)
+                                  item_vectors=item_vectors, baseline=baseline,
+                                  baseline_later=baseline_later)
                        if beyond else None)
         self.beyond_baseline = baseline
         debiased = [r for r in own if r.metric.engine == "debiased"]

@@ -290,3 +290,30 @@ def test_a_refused_first_block_leaves_k_open_and_an_empty_merge_checks_k():
     other = fr.Evaluator(truth, ["ndcg", "recall@3"], k=12)  # no rows, K = 12
     with pytest.raises(ValueError, match="list lengths differ \\(K = 10 here, 12 there\\)"):
         ev.merge(other)
+
+
+def test_the_baseline_is_checked_when_the_evaluator_is_built():
+    """As the other side inputs: a bad baseline is named when the Evaluator is built, not
+    at the first block; and a per-row baseline there (which each block would read from its
+    own first row, silently, whenever a block has as many rows) is refused: per-row lists
+    go with their block."""
+    truth, topk = power_law(20, 10, 4, seed=5)
+    train = sp.csr_array(np.eye(20, 10))
+    for baseline, match in (("pop", "must be 'popular'"), (np.array([1.5]), "integer item"),
+                            (np.array([0, 10]), "item id 10"),
+                            (np.roll(topk, 1, axis=0)[:, :3], "update\\(users, topk, "
+                                                              "baseline=rows\\)")):
+        for k in (None, 4):
+            with pytest.raises((ValueError, TypeError), match=match):
+                fr.Evaluator(truth, ["serendipity@4", "ndcg"], k=k, baseline=baseline)
+    with pytest.raises(ValueError, match="needs train="):
+        fr.Evaluator(truth, ["serendipity@4"], baseline="popular")
+    shared = np.array([[3, 1, -1]])  # one list (one row) for every row: as before
+    ev = fr.Evaluator(truth, ["serendipity@4"], baseline=shared)
+    ev.update(np.arange(10), topk[:10]).update(np.arange(10, 20), topk[10:])
+    assert_same(ev.result(), fr.evaluate(truth, topk, ["serendipity@4"], baseline=shared))
+    ev = fr.Evaluator(truth, ["serendipity@4"], baseline="popular", train=train)
+    ev.update(None, topk)
+    assert_same(ev.result(), fr.evaluate(truth, topk, ["serendipity@4"], baseline="popular",
+                                         train=train))
+
