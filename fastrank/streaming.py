@@ -108,6 +108,13 @@ class Evaluator:
         self._shown = None
         self._seen: BoolArray | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (say, to merge in another process) without its progress bar, which
+        holds a terminal's stream: the next block starts a new one."""
+        state = self.__dict__.copy()
+        state["_bar"] = None
+        return state
+
     @property
     def n_rows(self) -> int:
         """How many top-K rows have been added."""
@@ -279,7 +286,8 @@ class Evaluator:
         if self._bar is None:
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(total=self._data.n_users, unit="users", unit_scale=True)
+            self._bar = tqdm(total=self._data.n_users, unit="users", unit_scale=True,
+                             initial=self._size - n)  # the rows of earlier blocks
         self._bar.update(n)
 
 

@@ -317,3 +317,17 @@ def test_the_baseline_is_checked_when_the_evaluator_is_built():
     assert_same(ev.result(), fr.evaluate(truth, topk, ["serendipity@4"], baseline="popular",
                                          train=train))
 
+
+def test_an_evaluator_with_a_progress_bar_pickles_mid_stream():
+    """Partial evaluations travel between processes pickled: the bar (a terminal's stream)
+    stays behind, and the next block starts a new one."""
+    import pickle
+
+    truth, topk = power_law(200, 30, 5, seed=6)
+    ev = fr.Evaluator(truth, ["ndcg", "coverage"], show_progress=True)
+    ev.update(np.arange(100), topk[:100])
+    copy = pickle.loads(pickle.dumps(ev))
+    copy.update(np.arange(100, 200), topk[100:])
+    assert_same(copy.result(), fr.evaluate(truth, topk, ["ndcg", "coverage"]))
+    ev.update(np.arange(100, 200), topk[100:])  # the original keeps its bar
+    assert_same(ev.result(), copy.result())
