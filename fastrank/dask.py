@@ -33,7 +33,7 @@ from .io.tables import distinct_columns, dtype_kind
 from .partitions import (PartitionedResult, check_columns, check_counts, evaluate_partition,
                          list_metrics, means_of_sums, order_column, partial_sums,
                          per_user_columns, sum_columns)
-from .validation import check_int
+from .validation import check_bool, check_int
 
 
 class DaskResult(PartitionedResult):
@@ -90,6 +90,7 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     import pandas as pd
 
     labels, requests = list_metrics(metrics, convention, dialect, "Dask")
+    per_user = check_bool(per_user, "per_user")
     n_items, npartitions, n_threads = check_counts(n_items, npartitions, n_threads)
     if split_every is not None:
         split_every = check_int(split_every, "split_every", 2)
@@ -188,6 +189,16 @@ def _same_user_type(truth: DataFrame, recs: DataFrame, user: Any) -> tuple[Any, 
     import pandas as pd
 
     a, b = truth[user].dtype, recs[user].dtype
+    if a == b:
+        return truth, recs
+    # a categorical column beside another dtype (or other categories): its categories'
+    # values, as a cast to the other's categories would turn the ids outside them into NA
+    if isinstance(a, pd.CategoricalDtype):
+        truth = truth.assign(**{user: truth[user].astype(a.categories.dtype)})
+        a = truth[user].dtype
+    if isinstance(b, pd.CategoricalDtype):
+        recs = recs.assign(**{user: recs[user].astype(b.categories.dtype)})
+        b = recs[user].dtype
     if a == b:
         return truth, recs
     if _kind(a) == "integer" == _kind(b):

@@ -213,3 +213,33 @@ def test_nullable_ids_with_missing_values_and_empty_tables(client):
                                  dd.from_pandas(empty, npartitions=1), ["ndcg"],
                                  per_user=False)
     assert res["ndcg"] == 0.0  # judged users without lists score 0
+
+
+@pytest.mark.parametrize("ids", ["int", "str"])
+def test_categorical_user_columns_of_other_categories_are_users_as_locally(client, ids):
+    """A categorical user column beside another dtype, or of other categories: the users
+    outside one table's categories are users (as from_tables has them), not missing ids
+    (a cast to the other's categories) nor numpy's 'Cannot interpret' (its result_type)."""
+    t = pd.DataFrame({"user": [1, 1, 2, 3], "item": [10, 11, 10, 12],
+                      "relevance": [1.0, 2.0, 1.0, 0.0]})
+    r = pd.DataFrame({"user": [1, 1, 2, 3, 4], "item": [10, 12, 11, 12, 10],
+                      "score": [0.9, 0.8, 0.7, 0.6, 0.5]})
+    if ids == "str":
+        t, r = t.astype({"user": str}), r.astype({"user": str})
+    metrics = ["ndcg@2", "recall"]
+    for a, b in ((t.astype({"user": "category"}), r.astype({"user": "category"})),
+                 (t.astype({"user": "category"}), r), (t, r.astype({"user": "category"}))):
+        local = io.from_tables(a, b).evaluate(metrics)
+        res = fastrank.dask.evaluate(dd.from_pandas(a, npartitions=2),
+                                     dd.from_pandas(b, npartitions=2), metrics)
+        assert res.to_dict() == pytest.approx(local.to_dict(), rel=1e-12)
+        assert res.n_rows == 4 and res.n_users == local.n_users
+
+
+def test_per_user_must_be_a_bool():
+    t = pd.DataFrame({"user": [1], "item": [1], "relevance": [1.0]})
+    r = pd.DataFrame({"user": [1], "item": [1], "score": [1.0]})
+    for value in ("no", 0):
+        with pytest.raises(TypeError, match="per_user must be True or False"):
+            fastrank.dask.evaluate(dd.from_pandas(t, npartitions=1),
+                                   dd.from_pandas(r, npartitions=1), ["ndcg"], per_user=value)
