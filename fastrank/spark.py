@@ -36,7 +36,7 @@ from .partitions import (PartitionedResult, check_columns, check_counts, evaluat
                          list_metrics, means_of_sums, order_column, partial_sums,
                          per_user_columns, sum_columns)
 from .result import Result
-from .validation import check_int
+from .validation import check_bool, check_int
 
 _T = TypeVar("_T")
 
@@ -97,6 +97,7 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     SparkResult
     """
     labels, requests = list_metrics(metrics, convention, dialect, "Spark")
+    per_user = check_bool(per_user, "per_user")
     n_items, npartitions, n_threads = check_counts(n_items, npartitions, n_threads)
     for name, frame, needed in (("truth", truth, [user, item] + ([relevance] if relevance
                                                                   else [])),

@@ -211,3 +211,10 @@ def test_the_docs_example(spark, capsys):
     assert "ndcg@3  0.380094" in out and "recall@2  0.250000" in out
     assert "| ann|0.7601875334318685|     0.5|         2|   true|" in out
     assert "| cat|               NaN|     NaN|         0|  false|" in out
+
+
+def test_per_user_must_be_a_bool():
+    """Checked before any table is read (no session needed), as fr.evaluate checks it."""
+    for value in ("no", 0):
+        with pytest.raises(TypeError, match="per_user must be True or False"):
+            fastrank.spark.evaluate(None, None, ["ndcg"], per_user=value)
