@@ -129,11 +129,12 @@ class Groups:
     """Items with at least one aspect, grouped by equal aspect set."""
 
     ptr: np.ndarray         # int64, n_groups + 1
-    items: np.ndarray       # int64, the items of group g at items[ptr[g]:ptr[g + 1]], ascending
-    first: np.ndarray       # int64 per group, its first (lowest) item: items[ptr[g]], in an
+    items: np.ndarray       # int32 (int64 past 2^31 items), the items of group g at
+                            # items[ptr[g]:ptr[g + 1]], ascending
+    first: np.ndarray       # as items, per group: its first (lowest) item, items[ptr[g]], in an
                             # array of the groups' size (the ideal reads it where items[]
                             # would miss the cache)
-    item_group: np.ndarray  # int64 per item, its group (n_groups for items without aspects)
+    item_group: np.ndarray  # as items, per item: its group (n_groups for items without aspects)
     aspect_ptr: np.ndarray  # int64, n_groups + 1: group g's aspects are
     aspects: np.ndarray     # aspects[aspect_ptr[g]:aspect_ptr[g + 1]], ascending
     masks: np.ndarray       # int64 per group, as Aspects.masks
@@ -188,9 +189,12 @@ class Grouping:
         self.aspects = aspects
         n_items, n_stored = aspects.n_items, aspects.indices.shape[0]
         weights = _set_weights(max(aspects.n_aspects, 1))
-        self.item_group = np.empty(n_items, np.int64)
+        # item ids and groups in 32 bits where they fit: the ideal reads them at random
+        # (a smaller footprint in the caches: 1-7% of the ideal on shapes A and R)
+        ids = np.int32 if n_items < 2**31 else np.int64
+        self.item_group = np.empty(n_items, ids)
         self.ptr = np.empty(n_items + 1, np.int64)
-        self.items = np.empty(n_items, np.int64)
+        self.items = np.empty(n_items, ids)
         self.aspect_ptr = np.empty(n_items + 1, np.int64)
         self.group_aspects = np.empty(n_stored, aspects.indices.dtype)
         self.by_ptr = np.empty(aspects.n_aspects + 1, np.int64)

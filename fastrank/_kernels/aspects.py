@@ -169,6 +169,20 @@ def gamma_sizes(dtypes):
         s = np.zeros(n_aspects, np.float64)
         touched = np.empty(n_aspects, np.int64)
         for i in range(lo, hi):
+            if from_profile and n_aspects <= 64:
+                # the aspects of the profile's items with a weight, as one mask (weights
+                # are never negative: any weight of an item with aspects makes γ nonzero)
+                r = rows[i]
+                bits = np.uint64(0)
+                for j in range(g_indptr[r], g_indptr[r + 1]):
+                    if g_data[j] != 0.0:
+                        bits |= np.uint64(item_mask[g_indices[j]])
+                n = 0
+                while bits != 0:
+                    bits &= bits - np.uint64(1)
+                    n += 1
+                sizes[i] = n
+                continue
             n = _load_gamma(rows[i], g_indptr, g_indices, g_data, from_profile, a_indptr,
                             a_indices, item_mask, s, touched)
             sizes[i] = max(n, 0)
