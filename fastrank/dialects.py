@@ -335,8 +335,16 @@ def translate(label: str, dialect: str, name: str, meaning: Meaning,
     key_name = name.lower() if dialect in CASELESS else name
     if dialect == "ir_measures":
         _check_ir_params(label, name, raw)
+        if name == "NumRet" and "rel" in raw:  # ir-measures' NumRelRet is NumRet(rel=1)
+            metric = "num_rel_ret"
     for key, value in raw.items():
         flag = value.strip().lower()
+        if dialect == "ir_measures" and key == "relative":  # SetRelP is SetP(relative=True)
+            if flag not in ("true", "false"):
+                raise ValueError(f"metrics: {label!r}: ir-measures' relative= is True or "
+                                 f"False; got {value!r}")
+            metric = "set_relative_precision" if flag == "true" else "set_precision"
+            continue
         if dialect == "ir_measures" and key == "dcg" and key_name in ("nDCG", "NDCG"):
             if value not in ("log2", "exp-log2"):
                 raise ValueError(f"metrics: {label!r}: ir-measures' dcg={value!r} is not one "

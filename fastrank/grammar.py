@@ -454,7 +454,7 @@ def _request(label: str, written: str, meaning: dialects.Meaning | dialects.Refu
         raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {meaning.reason}")
     name, raw = dialects.translate(label, dialect, written, meaning, raw)
     metric = METRICS[name]
-    if cut is None and dialect == "ir_measures" and name != meaning.metric:
+    if cut is None and dialect == "ir_measures" and name == "ndcg_exp" != meaning.metric:
         raise dialects.Refused(f"metrics: {label!r} ({dialect}) is refused: {dialects._EXP_UNCUT}")
     params: dict[str, Any] = dict(meaning.params)
     convention = meaning.convention

@@ -81,7 +81,9 @@ def list_metrics(metrics: str | Iterable[str], convention: str, dialect: str | N
             raise ValueError(
                 f"metrics: {request.label!r} is not available on {where}; "
                 f"fastrank.{where.lower()} evaluates the metrics of the lists and the truth "
-                f"alone (the families ranking, counts and trec of fastrank.METRICS)")
+                f"alone (the families ranking, counts and trec of fastrank.METRICS); for "
+                f"the others, feed the blocks to a fr.Evaluator (fr.Evaluator.merge joins "
+                f"partial ones)")
     return labels, requests
 
 

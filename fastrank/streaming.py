@@ -188,6 +188,12 @@ class Evaluator:
                 raise ValueError(f"merge: the two Evaluators have different {name}=; partial "
                                  f"evaluations merge only with the same side inputs")
         if _meanings(self) != _meanings(other) or other._external != self._external:
+            if sorted(_meanings(self)) == sorted(_meanings(other)) and \
+                    other._external == self._external:
+                raise ValueError(
+                    f"merge: the two Evaluators list the same metrics in another order "
+                    f"({self._metrics} here, {other._metrics} there); build both with the "
+                    f"metrics in one order (their per-user values are kept in that order)")
             raise ValueError(
                 f"merge: metrics or convention differ ({self._metrics}, {self.convention!r}, "
                 f"dialect {self.dialect!r} here; {other._metrics}, {other.convention!r}, "

@@ -187,7 +187,10 @@ IR_MEASURES = [label for label in table_labels("ir_measures")
                if not label.startswith(("ERR", "RBP"))
                and not parse(label, 12, dialect="ir_measures").metric.needs] + [
     "P(rel=2)@5", "R(rel=2)@5", "AP(rel=2)", "RR(rel=2)", "Rprec(rel=2)", "Bpref(rel=2)",
-    "nDCG(dcg='log2')@5", "RBP(rel=1)", "RBP(p=0.5,rel=2)", "RBP(p=0.95,rel=3)"]
+    "nDCG(dcg='log2')@5", "RBP(rel=1)", "RBP(p=0.5,rel=2)", "RBP(p=0.95,rel=3)",
+    # ir-measures' NumRelRet is NumRet(rel=1), SetRelP SetP(relative=True)
+    "NumRet(rel=1)", "NumRet(rel=2)", "SetP(relative=True)", "SetRelP(relative=False)",
+    "SetP(rel=2,relative=True)"]
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -145,6 +145,11 @@ def test_merging_different_evaluations_is_an_error(workload):
         ev.merge(fr.Evaluator(truth, ["map@10"]).update(*block))
     with pytest.raises(ValueError, match="metrics or convention differ"):
         ev.merge(fr.Evaluator(truth, ["ndcg@10"], convention="trec").update(*block))
+    both = fr.Evaluator(truth, ["ndcg@10", "map@10"]).update(np.arange(5), topk[:5])
+    with pytest.raises(ValueError, match="same metrics in another order"):
+        both.merge(fr.Evaluator(truth, ["map@10", "ndcg@10"]).update(*block))
+    with pytest.raises(ValueError, match="metrics or convention differ"):  # not only order
+        both.merge(fr.Evaluator(truth, ["map@10", "ndcg@10"], convention="trec").update(*block))
     with pytest.raises(ValueError, match="different truth matrices"):
         ev.merge(fr.Evaluator(truth[:, :399], ["ndcg@10"]).update(*block))
     with pytest.raises(ValueError, match="list lengths differ"):
