@@ -26,7 +26,8 @@ from ._types import Model, SparseMatrix
 
 from .factors import parse_factor_metrics
 from .model import evaluate_model, mf_factors, train_rows
-from .validation import check_bool, check_int, check_number, check_pattern, check_truth
+from .validation import (LARGEST_INT, check_bool, check_int, check_number, check_pattern,
+                         check_truth)
 from .warm import WarmUp, warm_up
 
 if TYPE_CHECKING:
@@ -78,7 +79,9 @@ def ranking_metrics_at_k(model: Model, train_user_items: SparseMatrix,
     test = _liked(test_user_items)
     n_users, n_items = test.shape
     train = train_rows(train_user_items, n_users, n_items, name="train_user_items")
-    labels = [f"precision@{K}", f"map@{K}", f"ndcg@{K}", f"auc@{K}"]
+    # K's bound is 2**62, a cutoff's 2**62 - 1: no list is that long, so they rank alike
+    cut = min(K, LARGEST_INT - 1)
+    labels = [f"precision@{cut}", f"map@{cut}", f"ndcg@{cut}", f"auc@{cut}"]
     model_threads = getattr(model, "num_threads", 0)
     if not isinstance(model_threads, (int, np.integer)) or isinstance(model_threads, bool):
         model_threads = 0

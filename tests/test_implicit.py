@@ -145,6 +145,8 @@ def test_k_beyond_the_catalogue_counts_no_filler(als, split):
         assert_allclose(ours[name], expected[f"{name}@{k}"], rtol=1e-12)
     assert ours["precision"] != implicit_metrics(als, train, test, K=k,
                                                  show_progress=False)["precision"]
+    # any K past the catalogue ranks all of it: the same numbers, up to K's bound 2**62
+    assert fi.ranking_metrics_at_k(als, train, test, K=2**62, show_progress=False) == ours
 
 
 def test_evaluate_model_mf_path_equals_model_recommend(als, split):
