@@ -504,7 +504,8 @@ ORACLE_TOOLS = {
     "implicit": "implicit 0.7",
     "sklearn": "scikit-learn",
     "pyndeval": "TREC's ndeval 4.5 (pyndeval)",
-    "recbole": "RecBole 1.2's formula, as its code computes it",
+    "recbole": "RecBole 1.2's formula as its code computes it, or RecBole 1.2.1 itself "
+               "(tests/test_recbole_oracle.py, skipped where RecBole is not installed)",
     "rectools": "RecTools 0.19's formula as its code computes it, or its documented examples",
     "spec": "SPEC §4's worked example",
 }
@@ -523,25 +524,27 @@ _IR_TOOLS = ("trec_eval", "ir_measures", "ranx")
 _TREC_EVAL_ONLY = _oracles(_REF, dialects_of=("trec_eval",))
 _TREC_EVAL_AND_IR = _oracles(_REF, dialects_of=("trec_eval", "ir_measures"))
 _INTENTS_PY = "tests/test_intents.py"
+_RECBOLE = "recbole: tests/test_recbole_oracle.py"  # RecBole itself, where installed
 _INTENT_ORACLES = _oracles(_INTENTS_PY, f"pyndeval: {_INTENTS_PY}", f"ir_measures: {_INTENTS_PY}")
 _ORACLES = {
     "precision": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", f"implicit: {_ORACLES_PY}",
-                          "implicit: tests/test_implicit.py",
+                          "implicit: tests/test_implicit.py", _RECBOLE,
                           dialects_of=_IR_TOOLS + ("recbole", "rectools")),
-    "recall": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}",
+    "recall": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", _RECBOLE,
                        dialects_of=_IR_TOOLS + ("recbole", "rectools")),
     "f1": _oracles(_REF, dialects_of=("ranx",)),
     "f_beta": _oracles(_REF, dialects_of=("rectools",)),
-    "hit_rate": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}",
+    "hit_rate": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", _RECBOLE,
                          dialects_of=_IR_TOOLS + ("recbole", "rectools")),
-    "mrr": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}",
+    "mrr": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", _RECBOLE,
                     dialects_of=_IR_TOOLS + ("recbole", "rectools")),
     "map": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", f"implicit: {_ORACLES_PY}",
-                    "implicit: tests/test_implicit.py", dialects_of=_IR_TOOLS + ("recbole",)),
+                    "implicit: tests/test_implicit.py", _RECBOLE,
+                    dialects_of=_IR_TOOLS + ("recbole",)),
     "mar": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", f"sklearn: {_ORACLES_PY}",
                     dialects_of=("rectools",)),
     "ndcg": _oracles(_REF, f"pytrec_eval: {_ORACLES_PY}", f"implicit: {_ORACLES_PY}",
-                     "implicit: tests/test_implicit.py", f"sklearn: {_ORACLES_PY}",
+                     "implicit: tests/test_implicit.py", f"sklearn: {_ORACLES_PY}", _RECBOLE,
                      dialects_of=_IR_TOOLS + ("recbole", "rectools")),
     "ndcg_exp": _oracles(_REF, dialects_of=("ranx",)),
     "dcg": _oracles(_REF, dialects_of=("ranx",)),
@@ -588,7 +591,7 @@ _ORACLES = {
     "nerr_ia": _oracles(_INTENTS_PY, f"pyndeval: {_INTENTS_PY}"),
     "alpha_dcg": _INTENT_ORACLES,
     "gauc": _oracles("tests/test_recs.py", "recbole: tests/test_recs.py",
-                     "sklearn: tests/test_recs.py"),
+                     "sklearn: tests/test_recs.py", _RECBOLE),
     "partial_auc": _oracles("tests/test_recs.py", "rectools: tests/test_recs.py"),
     "pap": _oracles("tests/test_recs.py", "rectools: tests/test_recs.py"),
     "jaccard": _oracles("tests/test_recs.py"),
