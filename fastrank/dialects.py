@@ -229,7 +229,12 @@ RANX: Table = {
                    "Zobel's binary one: write rbp(p=0.95, rel=1)"),
 }
 
-# RecBole 1.2: metric names are case-insensitive, results keyed "ndcg@10".
+# RecBole 1.2: metric names are case-insensitive, results keyed "ndcg@10" and rounded to
+# metric_decimal_place (4) places. RecBole 1.2.1 itself is the oracle of these names in
+# tests/test_recbole_oracle.py. As its full-sort evaluation sees fastrank's inputs: every
+# test interaction is positive (fastrank's stored value <= 0 is judged non-relevant: store
+# only the relevant ones), only users with one are evaluated, and a list shorter than k is
+# its top k whose tail (its padding item 0, the history) is never positive.
 RECBOLE: Table = {
     "Recall": Meaning("recall", "recsys", cutoff="required"),
     "MRR": Meaning("mrr", "recsys", cutoff="required"),
@@ -239,19 +244,35 @@ RECBOLE: Table = {
     "Precision": Meaning("precision", "recsys", cutoff="required"),
     "ItemCoverage": Refusal(
         "RecBole's ItemCoverage divides by its item count, which includes its padding item "
-        "0 (one more than the catalogue); fastrank's coverage divides by n_items"),
+        "0 (one more than the catalogue); fastrank's coverage divides by n_items (on lists "
+        "of k items, a truth with an empty first column for item 0 and ids shifted by "
+        "one give RecBole's number)"),
     "AveragePopularity": Refusal(
         "RecBole's AveragePopularity counts an item's training interactions (every row, "
-        "repeats included) where fastrank's arp counts its training users"),
+        "repeats included) where fastrank's arp counts its training users (the same "
+        "number on lists of k items where train holds each interaction once, as a value "
+        "> 0)"),
     "GiniIndex": Refusal(
         "RecBole's GiniIndex runs over its item count, which includes its padding item 0; "
-        "fastrank's gini runs over the n_items of the catalogue"),
-    # full sort: its ranks average ties, its history items (score -inf) are not ranked
+        "fastrank's gini runs over the n_items of the catalogue (on lists of k items, a "
+        "truth with an empty first column for item 0 and ids shifted by one give "
+        "RecBole's number)"),
+    # full sort: its ranks average ties, its history items (score -inf) are not ranked, and
+    # its history is the used items less the test items, where fastrank ranks an excluded
+    # test item last: exclude the training entries that are not test entries
     "GAUC": Meaning("gauc", "recsys", cutoff="none"),
     "AUC": Refusal("RecBole's AUC is one global AUC over every scored pair; fastrank's "
                    "auc is per user (fr.evaluate_factors computes its full-ranking form)"),
-    "ShannonEntropy": _not_yet("RecBole's ShannonEntropy"),
-    "TailPercentage": _not_yet("RecBole's TailPercentage"),
+    "ShannonEntropy": Refusal(
+        "RecBole's ShannonEntropy@k is -Σ p(i)·ln p(i), p(i) item i's share of the n·k "
+        "slots of the evaluated users' top k, divided by the number of distinct items in "
+        "them; fastrank does not compute it yet"),
+    "TailPercentage": Refusal(
+        "RecBole's TailPercentage@k is each user's share of the top k that is long-tail "
+        "(tail_ratio > 1: at most tail_ratio training interactions; else the max("
+        "⌊tail_ratio·n⌋, 1) of the n items seen in training with the fewest, ties to the "
+        "lower id; an item never seen in training is never long-tail), averaged over users; "
+        "fastrank does not compute it yet"),
     "LogLoss": Refusal("LogLoss scores predicted probabilities, not rankings"),
     "RMSE": Refusal("RMSE scores rating predictions: use fr.rmse(truth, predictions)"),
     "MAE": Refusal("MAE scores rating predictions: use fr.mae(truth, predictions)"),

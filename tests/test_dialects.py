@@ -2,7 +2,8 @@
 metric or is refused with its reason; the names that parse give each tool's own numbers:
 ir-measures and ranx run on the same judgments and lists, trec_eval 10 itself (built from
 its source) on the same files, and RecBole's and RecTools' formulas as their code computes
-them (neither is a test dependency: RecBole needs torch, RecTools a model stack)."""
+them (neither is a test dependency: RecBole needs torch, RecTools a model stack;
+tests/test_recbole_oracle.py runs RecBole itself where it is installed)."""
 
 import json
 import math

@@ -282,3 +282,38 @@ def test_gauc_with_a_test_item_in_the_history_needs_the_history_less_the_test_it
     assert right["recbole:GAUC"] == pytest.approx(mean, rel=1e-12)
     wrong = fr.evaluate_factors(U, V, truth, ["recbole:GAUC"], exclude=sp.csr_array(train * 1.0))
     assert wrong["recbole:GAUC"] < mean
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_refusals_of_itemcoverage_giniindex_averagepopularity_hold(seed):
+    """The reasons of the refusals, against RecBole: ItemCoverage and GiniIndex count its
+    padding item 0 in the catalogue (fastrank's coverage and gini give their numbers on a
+    catalogue with that empty item first), AveragePopularity counts interactions where arp
+    counts users (equal with each interaction once, apart once one repeats)."""
+    n_users, n_items, k = 50, 40, 10
+    values, stored, scores, history = make_case(seed, n_users, n_items, 0.1, 0.1, 0.1)
+    cfg = config(["ItemCoverage", "GiniIndex", "AveragePopularity"], [k])
+    data, users = collect(scores, values > 0, history, cfg)
+    items = data.get("rec.items").numpy()
+    assert (items > 0).all()  # lists of k items: no padding item, no history in them
+    coverage = rb.ItemCoverage(cfg).get_coverage(items, n_items + 1)
+    gini = rb.GiniIndex(cfg).get_gini(items, n_items + 1)
+    lists = ranked_lists(scores, history, k)
+    truth = as_truth(values, stored, "csr_array", np.float64)
+    train = sp.csr_array(history * 1.0)
+    labels = [f"coverage@{k}", f"gini@{k}", f"arp@{k}"]
+    plain = fr.evaluate(truth, lists, labels, train=train)
+    padded = fr.evaluate(sp.hstack([sp.csr_array((n_users, 1)), truth], format="csr"),
+                         np.where(lists >= 0, lists + 1, -1), labels,
+                         train=sp.hstack([sp.csr_array((n_users, 1)), train], format="csr"))
+    assert plain[f"coverage@{k}"] != pytest.approx(coverage, rel=1e-6)
+    assert plain[f"gini@{k}"] != pytest.approx(gini, rel=1e-6)
+    assert padded[f"coverage@{k}"] == pytest.approx(coverage, rel=1e-12)
+    assert padded[f"gini@{k}"] == pytest.approx(gini, rel=1e-12)
+    popularity = rb.AveragePopularity(cfg)
+    once = {int(i) + 1: int(c) for i, c in enumerate(history.sum(axis=0))}
+    arp = popularity.metric_info(popularity.get_pop(items, once))[:, k - 1].mean()
+    assert plain[f"arp@{k}"] == pytest.approx(arp, rel=1e-12)
+    twice = {i: 2 * c for i, c in once.items()}  # every interaction repeated
+    arp = popularity.metric_info(popularity.get_pop(items, twice))[:, k - 1].mean()
+    assert arp == pytest.approx(2 * plain[f"arp@{k}"], rel=1e-12)
