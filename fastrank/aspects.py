@@ -312,19 +312,23 @@ def intent_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,
                   cutoffs: IntArray, *, alpha: float = 0.5, binary: bool = False,
                   max_grade: float = 1.0, map_full: bool = False, want_ideal: bool = True,
                   weights: tuple[IntArray, AnyArray, FloatArray] | None = None,
-                  threads: int = 1) -> tuple[FloatArray, IntArray]:
+                  threads: int = 1, novelty: bool = False, beta: float = 0.5,
+                  want_full: bool = False) -> tuple[FloatArray, IntArray]:
     """(values[field, cutoff, row] of the intent-aware measures, the fields of
     `fastrank._kernels.intents`; the number of intents per row) of checked inputs:
     the kernel run for `fr.intent_aware` and `fr.evaluate`. `weights` (CSR arrays of
-    users x aspects, non-negative) gives P(intent | user) instead of uniform."""
+    users x aspects, non-negative) gives P(intent | user) instead of uniform. `novelty`
+    runs the walk that also writes S-recall and NRBP (persistence `beta`), and nNRBP
+    with `want_full` (the ideal over every relevant item); the other walk, which a call
+    without them compiles, has none of their code."""
     from ._kernels import frames  # numba loads on first use
-    from ._kernels.intents import N_FIELDS, intent_rows
+    from ._kernels.intents import N_CORE, N_FIELDS, intent_rows
 
     n = rows.shape[0]
     k_max = int(cutoffs[-1])
     if topk.shape[1] < k_max:  # lists that end before the largest cutoff
         topk = np.pad(topk, ((0, 0), (0, k_max - topk.shape[1])), constant_values=-1)
-    out = np.empty((N_FIELDS, cutoffs.shape[0], n), np.float64)
+    out = np.empty((N_FIELDS if novelty else N_CORE, cutoffs.shape[0], n), np.float64)
     n_intents = np.empty(n, np.int64)
     has_weights = weights is not None
     if weights is None:
@@ -335,9 +339,10 @@ def intent_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,
     args = (data.indptr, data.indices, data.data, rows, topk, aspects.indptr, aspects.indices,
             aspects.n_aspects, data.n_items, weights[0], weights[1], weights[2], has_weights,
             float(alpha), bool(binary), float(max_grade), bool(map_full), bool(want_ideal),
-            cutoffs, discounts(k_max), data.max_row_nnz, out, n_intents)
+            cutoffs, discounts(k_max), data.max_row_nnz, out, n_intents, float(beta),
+            bool(want_full))
     frame = frames.Frame(*args)
-    done = frames.run(frames.walk(intent_rows, frame.dtypes), frame, chunks)
+    done = frames.run(frames.walk(intent_rows, frame.dtypes, bool(novelty)), frame, chunks)
     if not done.all():  # the walk's C wrapper cannot raise: it returned 0
         raise out_of_memory("the intent-aware kernel")
     return out, n_intents

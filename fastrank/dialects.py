@@ -126,8 +126,13 @@ IR_MEASURES: Table = {
     "α_nDCG": Refusal(_GREEDY_TIES.format("α_nDCG", "alpha_ndcg")),
     "alpha_DCG": Meaning("alpha_dcg", "trec", cutoff="required"),
     "α_DCG": Meaning("alpha_dcg", "trec", cutoff="required"),
-    "NRBP": _not_yet("NRBP"), "nNRBP": _not_yet("nNRBP"), "BPM": _not_yet("BPM"),
-    "StRecall": _not_yet("subtopic recall"), "Accuracy": _not_yet("Accuracy"),
+    # NRBP is not cut (pyndeval reads the whole run); StRecall's cutoff is required (its
+    # provider asks pyndeval for strec@cutoff)
+    "NRBP": Meaning("nrbp", "trec", cutoff="none"),
+    "nNRBP": Refusal(_GREEDY_TIES.format("nNRBP", "nnrbp")),
+    "BPM": _not_yet("BPM"),
+    "StRecall": Meaning("st_recall", "trec", cutoff="required"),
+    "Accuracy": _not_yet("Accuracy"),
 }
 # trec_eval 10 (and pytrec_eval, which spells a cutoff "P.5" where trec_eval prints
 # "P_5"): the trec convention, where the last number is the cutoff.
@@ -186,6 +191,7 @@ _IR_PARAMS = {
     "SetP": ("rel", "judged_only", "relative"), "SetRelP": ("rel", "judged_only", "relative"),
     "SetF": ("rel", "judged_only", "beta"), "ERR": (), "Judged": (), "RBP": ("p", "rel"),
     **dict.fromkeys(("alpha_DCG", "α_DCG"), ("alpha", "rel", "judged_only")),
+    "StRecall": ("rel",), "NRBP": ("alpha", "beta", "rel"),
 }
 
 # pytrec_eval: trec_eval's names (as the trec_eval dialect reads them) but for the

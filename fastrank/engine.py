@@ -350,6 +350,7 @@ class _Pass:
 
     # set on the passes of the intent-aware metrics (_intent_passes)
     alpha: float
+    beta: float
     max_grade: float
     trec: bool
 
@@ -600,13 +601,16 @@ def ndeval_topics(data: Truth, rows: IntArray, aspects: Any) -> BoolArray:
 
 
 # the intent-aware metrics and their field of the kernel's output
-INTENT_FIELDS = {"p_ia": 0, "map_ia": 1, "alpha_dcg": 2, "err_ia": 3, "nerr_ia": 4}
+INTENT_FIELDS = {"p_ia": 0, "map_ia": 1, "alpha_dcg": 2, "err_ia": 3, "nerr_ia": 4,
+                 "st_recall": 5, "nrbp": 6, "nnrbp": 7}
+# those of the kernel's walk made with `novelty`, which compiles only when one is asked
+NOVELTY = ("st_recall", "nrbp", "nnrbp")
 
 
 def _intent_passes(requests: Iterable[Request]) -> list[_Pass]:
     """The kernel passes of the intent-aware requests: one per relevance threshold and
-    convention, and more where several α (alpha_dcg) or max_grade (err_ia, nerr_ia) are
-    asked for; each pass carries (rel, α, max_grade, trec)."""
+    convention, and more where several α (alpha_dcg; with β, nrbp and nnrbp) or max_grade
+    (err_ia, nerr_ia) are asked for; each pass carries (rel, α, β, max_grade, trec)."""
     passes: list[_Pass] = []
     for (rel, trec), group in _group(requests, lambda r: (r.rel, r.convention == "trec")
                                      ).items():
@@ -616,20 +620,27 @@ def _intent_passes(requests: Iterable[Request]) -> list[_Pass]:
                     f"metrics: {r.label!r}: under the trec convention {r.name} is ndeval's, "
                     f"with binary grades (R = 1/2); max_grade= sets the graded R of the "
                     f"recsys convention")
-        alphas = _group([r for r in group if r.name == "alpha_dcg"],
-                        lambda r: r.metric.kernel_value(r.params))
+        # (α, β) of each pass: NRBP's pairs, then α-DCG's α where no pair has it
+        alphas = _group([r for r in group if r.name in ("nrbp", "nnrbp")],
+                        lambda r: (float(r.metric.value(r.params, "alpha")),
+                                   float(r.metric.value(r.params, "beta"))))
+        for r in group:
+            if r.name == "alpha_dcg":
+                alpha = r.metric.kernel_value(r.params)
+                key = next((key for key in alphas if key[0] == alpha), (alpha, 0.5))
+                alphas.setdefault(key, []).append(r)
         grades = _group([r for r in group if r.name in ("err_ia", "nerr_ia")],
                         lambda r: r.metric.kernel_value(r.params))
-        rest = [r for r in group if r.name in ("p_ia", "map_ia")]
+        rest = [r for r in group if r.name in ("p_ia", "map_ia", "st_recall")]
         alpha_keys, grade_keys = list(alphas), list(grades)
         for j in range(max(len(alpha_keys), len(grade_keys), 1)):
-            alpha = alpha_keys[j] if j < len(alpha_keys) else 0.5
+            alpha, beta = alpha_keys[j] if j < len(alpha_keys) else (0.5, 0.5)
             grade = grade_keys[j] if j < len(grade_keys) else 0.0
             picked = (rest if j == 0 else []) + \
-                (alphas[alpha] if j < len(alpha_keys) else []) + \
+                (alphas[(alpha, beta)] if j < len(alpha_keys) else []) + \
                 (grades[grade] if j < len(grade_keys) else [])
             one = _Pass(rel, picked)
-            one.alpha, one.max_grade, one.trec = alpha, grade, trec
+            one.alpha, one.beta, one.max_grade, one.trec = alpha, beta, grade, trec
             passes.append(one)
     return passes
 
@@ -653,7 +664,8 @@ def intent_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspec
     values, n_intents = intent_values(
         view, topk, rows, aspects, group.cutoffs, alpha=group.alpha, binary=group.trec,
         max_grade=max_grade, map_full=group.trec, want_ideal="nerr_ia" in names,
-        threads=threads)
+        threads=threads, novelty=bool(names & set(NOVELTY)), beta=group.beta,
+        want_full="nnrbp" in names)
     position = {int(k): c for c, k in enumerate(group.cutoffs)}
     for s, request in enumerate(group.requests):
         field = INTENT_FIELDS[request.name]

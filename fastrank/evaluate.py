@@ -77,7 +77,8 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
         aspect profile).
     item_aspects : scipy.sparse matrix, items x aspects, 0/1, optional
         For `ild` (Jaccard distance of aspect sets), `alpha_ndcg` and `alpha_dcg`, the
-        intent-aware metrics (`p_ia`, `map_ia`, `err_ia`, `nerr_ia`) and `miscalibration`.
+        intent-aware metrics (`p_ia`, `map_ia`, `err_ia`, `nerr_ia`, `st_recall`, `nrbp`,
+        `nnrbp`) and `miscalibration`.
     item_vectors : array (items x dims), optional
         For `ild` (cosine distance), instead of item_aspects.
     baseline : "popular", or int array (K_b,) or (n_rows, K_b), optional

@@ -204,12 +204,18 @@ _MAX_GRADE = Param("max_grade", float, 0.0, 0.0, 1000.0,
                    "g_max in R = (2^g − 1)/2^g_max; 0 (default): the largest value in "
                    "truth (recsys; under trec grades are binary, R = 1/2)", (0, 3, 4, 5))
 _NDEVAL = "TREC ndeval 4.5 (pyndeval)"
+_PATIENCE = Param("beta", float, 0.5, 0.0, 1.0,
+                  "patience: the chance the user goes on to the next rank",
+                  (0.2, 0.5, 0.8))
+_NRBP_SUM = ("Σ_r β^{r−1}·Σ_{a∈aspects(i_r)} rel(i_r)·(1−α)^{c_a}, c_a = earlier relevant "
+             "items covering a, over the whole list")
 
 
 def _intent_aware(name: str, formula: str, trec: str, source: str,
-                  params: tuple[Param, ...] = (REL,), kernel_param: str = "") -> Metric:
+                  params: tuple[Param, ...] = (REL,), kernel_param: str = "",
+                  cutoff: bool = True) -> Metric:
     return Metric(name, formula, family="aspects", engine="aspects", needs=("item_aspects",),
-                  params=params, kernel_param=kernel_param,
+                  params=params, kernel_param=kernel_param, cutoff=cutoff,
                   conventions=MappingProxyType({"trec": trec} if trec else {}), source=source)
 
 
@@ -237,6 +243,19 @@ _INTENT_AWARE = (
                   "ndeval α-DCG: divided by Σ_{r≤k} S·(1−α)^{r−1}·d(r) (S intents); @1 "
                   "undivided, as ndeval", "Clarke et al. 2008 (SIGIR); trec: " + _NDEVAL,
                   (_ALPHA_DCG, REL), "alpha"),
+    _intent_aware("st_recall", "|intents covered by the relevant items in the first k| / S "
+                  "(S-recall, subtopic recall); " + _INTENTS, "",
+                  "Zhai et al. 2003 (SIGIR) S-recall; = ndeval strec"),
+    _intent_aware("nrbp", "(1 − (1−α)·β)/S · " + _NRBP_SUM + " (no cutoff; S intents)", "",
+                  "Clarke et al. 2009 (ICTIR) NRBP; = " + _NDEVAL + " NRBP",
+                  (_ALPHA_DCG, _PATIENCE, REL), cutoff=False),
+    _intent_aware("nnrbp", "nrbp / the nrbp of α-nDCG's greedy ideal over every relevant "
+                  "item, not cut at K (each step the largest Σ_a (1−α)^{c_a}; ties: lowest "
+                  "id); 0 where that is 0",
+                  "as recsys: ndeval nNRBP with ties to the lowest id (ndeval's go to the "
+                  "larger document name, and it gives NaN, 0/0, for a topic without a "
+                  "relevant document)", "Clarke et al. 2009 (ICTIR), ideal as ndeval",
+                  (_ALPHA_DCG, _PATIENCE, REL), cutoff=False),
 )
 
 # issue 17, item 4: GAUC, RecTools' partial AUCs, list overlap, miscalibration
@@ -590,6 +609,9 @@ _ORACLES = {
     "err_ia": _INTENT_ORACLES,
     "nerr_ia": _oracles(_INTENTS_PY, f"pyndeval: {_INTENTS_PY}"),
     "alpha_dcg": _INTENT_ORACLES,
+    "st_recall": _INTENT_ORACLES,
+    "nrbp": _INTENT_ORACLES,
+    "nnrbp": _oracles(_INTENTS_PY, f"pyndeval: {_INTENTS_PY}"),
     "gauc": _oracles("tests/test_recs.py", "recbole: tests/test_recs.py",
                      "sklearn: tests/test_recs.py", _RECBOLE),
     "partial_auc": _oracles("tests/test_recs.py", "rectools: tests/test_recs.py"),

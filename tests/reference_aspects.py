@@ -340,8 +340,57 @@ def ndeval_alpha_dcg(ids, k, row, aspects, alpha):
     return x / sum(s * (1 - alpha) ** (r - 1) * d(r) for r in range(1, k + 1))
 
 
+def st_recall(ids, k, row, aspects):
+    """S-recall@k (ndeval's strec): the intents covered by a relevant item in the first k,
+    over the intents."""
+    found = intents(row, aspects)
+    covered = {a for _, item in relevant_walk(ids, k, row) for a in aspects[item]}
+    return len(covered) / len(found)
+
+
+def _nrbp_sum(ranked, aspects, alpha, beta):
+    """Σ_r β^(r-1)·Σ_{a of the item at r} (1-α)^(earlier relevant items on a), exact;
+    `ranked` is [(rank, relevant item)]."""
+    covered = {}
+    total = Fraction(0)
+    for rank, item in ranked:
+        total += Fraction(beta) ** (rank - 1) * _alpha_gain(item, covered, aspects, alpha)
+        for a in aspects[item]:
+            covered[a] = covered.get(a, 0) + 1
+    return total
+
+
+def nrbp(ids, k, row, aspects, alpha=0.5, beta=0.5):
+    """NRBP (Clarke et al. 2009, as ndeval): (1 - (1-α)·β)/S times the sum above over the
+    whole list (k: its length)."""
+    s = len(intents(row, aspects))
+    scale = (1 - (1 - Fraction(alpha)) * Fraction(beta)) / s
+    return float(scale * _nrbp_sum(relevant_walk(ids, k, row), aspects, alpha, beta))
+
+
+def nnrbp(ids, k, row, aspects, alpha=0.5, beta=0.5):
+    """NRBP / the NRBP of α-nDCG's greedy ideal over every relevant item, not cut (exact
+    gains, ties: the lowest id); 0 where that is 0."""
+    covered = {}
+    left = sorted(item for item, v in row.items() if v > 0)
+    ideal = []
+    while left:
+        gains = [_alpha_gain(item, covered, aspects, alpha) for item in left]
+        best = max(gains)
+        if best <= 0:
+            break
+        item = left.pop(gains.index(best))  # the first of the largest: the lowest id
+        ideal.append((len(ideal) + 1, item))
+        for a in aspects[item]:
+            covered[a] = covered.get(a, 0) + 1
+    top = _nrbp_sum(ideal, aspects, alpha, beta)
+    if top == 0:
+        return 0.0
+    return float(_nrbp_sum(relevant_walk(ids, k, row), aspects, alpha, beta) / top)
+
+
 def intent_reference(name, ids, k, row, aspects, convention="recsys", alpha=0.5,
-                     max_grade=None, weights=None):
+                     max_grade=None, weights=None, beta=0.5):
     """One user's value of an intent-aware metric under a convention (0 without intents;
     max_grade None: the caller's largest truth value). Under trec (ndeval) a user none of
     whose judged items has an aspect is no topic: None."""
@@ -361,4 +410,10 @@ def intent_reference(name, ids, k, row, aspects, convention="recsys", alpha=0.5,
             ids, k, row, aspects, max_grade, False, weights)
     if name == "nerr_ia":
         return nerr_ia(ids, k, row, aspects, max_grade, trec, weights)
+    if name == "st_recall":
+        return st_recall(ids, k, row, aspects)
+    if name == "nrbp":
+        return nrbp(ids, k, row, aspects, alpha, beta)
+    if name == "nnrbp":
+        return nnrbp(ids, k, row, aspects, alpha, beta)
     raise KeyError(name)

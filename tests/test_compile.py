@@ -54,8 +54,12 @@ fr.evaluate_factors(factors[:2], factors[2:], truth, ["precision@2", "ndcg@2", "
 print("FACTORS=" + json.dumps(compiled))
 train = sp.csr_array(np.array([[0, 1.0, 0, 1], [1, 0, 1, 0]]))
 aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1], [0, 1]], np.int8))
+compiled.clear()
 fr.evaluate(truth, topk, ["novelty@2", "recall_ips@2", "miscalibration@2", "err_ia@2"],
             train=train, item_aspects=aspects)
+print("INTENTS=" + json.dumps(compiled))
+print("INTENT_WALKS=" + json.dumps([str(key[-1]) for key in fk._walks
+                                    if key[0].__name__ == "intent_rows"]))
 fr.ab_ndcg(truth, topk, aspects, user_aspects=np.ones((2, 2)))
 fr.alpha_ndcg(truth, topk, aspects)
 from fastrank._kernels import frames
@@ -107,6 +111,15 @@ def test_the_classic_metrics_compile_the_walk_of_the_core_codes(compile_events):
     classic = compile_events["CLASSIC"]
     assert "_other_slots" not in classic, classic
     assert [key.split(",")[-1] for key in compile_events["RANK_WALKS"]] == ["False"]
+
+
+@pytest.mark.slow
+def test_the_intent_aware_metrics_without_nrbp_compile_none_of_its_code(compile_events):
+    """S-recall, NRBP and nNRBP are in the intent-aware walk made with `novelty` only: a
+    call without them compiles the walk without their sums and nNRBP's ideal."""
+    assert "intent_rows.<locals>.walk" in compile_events["INTENTS"], compile_events["INTENTS"]
+    assert "_full_alpha_ideal" not in compile_events["INTENTS"]
+    assert compile_events["INTENT_WALKS"] == ["False"], compile_events["INTENT_WALKS"]
 
 
 @pytest.mark.slow

@@ -1,12 +1,12 @@
-"""Intent-aware measures (P-IA, MAP-IA, ERR-IA, nERR-IA, α-DCG): the plain-Python
-reference, reductions to the one-intent metrics, edge cases, and TREC's ndeval (pyndeval)
-as the oracle of the trec convention, also through ir-measures' names."""
+"""Intent-aware measures (P-IA, MAP-IA, ERR-IA, nERR-IA, α-DCG, S-recall, NRBP, nNRBP): the
+plain-Python reference, reductions to the one-intent metrics, edge cases, and TREC's ndeval
+(pyndeval) as the oracle of the trec convention, also through ir-measures' names."""
 
 import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastrank as fr
@@ -17,10 +17,12 @@ from .reference_aspects import aspect_sets, intent_reference
 from .test_diversity import aspect_cases
 
 NAMES = ("p_ia", "map_ia", "err_ia", "nerr_ia", "alpha_dcg")
+# the measures of the walk made with `novelty`: S-recall@k, and NRBP, nNRBP (no cutoff)
+NOVELTY = ("st_recall", "nrbp", "nnrbp")
 
 
 def reference_values(truth, topk, aspects, name, k, convention, alpha=0.5, max_grade=None,
-                     rel=None):
+                     rel=None, beta=0.5):
     """Per topk row: the reference value, NaN where the convention does not count it."""
     rows, sets = truth_rows(truth), aspect_sets(aspects)
     if max_grade is None:
@@ -34,7 +36,7 @@ def reference_values(truth, topk, aspects, name, k, convention, alpha=0.5, max_g
             out.append(np.nan)
             continue
         value = intent_reference(name, [int(x) for x in topk[u]], k, view, sets, convention,
-                                 alpha=alpha, max_grade=max_grade)
+                                 alpha=alpha, max_grade=max_grade, beta=beta)
         out.append(np.nan if value is None else value)  # None: no ndeval topic
     return np.array(out)
 
@@ -57,6 +59,33 @@ def test_every_measure_matches_the_reference(case, convention, alpha, rel):
     for label, (name, k) in labels.items():
         want = reference_values(truth, topk, aspects, name, k, convention, alpha=alpha,
                                 rel=rel)
+        np.testing.assert_allclose(res.per_user(label), want, rtol=1e-12, atol=1e-15,
+                                   err_msg=label)
+
+
+@given(aspect_cases(), st.sampled_from(["recsys", "trec"]),
+       st.sampled_from([(0.5, 0.5), (0.0, 0.8), (0.3, 1.0), (1.0, 0.0), (0.0, 1.0)]),
+       st.sampled_from([None, 2]))
+@settings(max_examples=60)
+@pytest.mark.slow
+def test_s_recall_nrbp_and_nnrbp_match_the_reference(case, convention, alpha_beta, rel):
+    """st_recall at cutoffs up to past the list, nrbp and nnrbp (the whole list), against
+    the exact-arithmetic reference; (α, β) = (0, 1) has no NRBP scale (nnrbp: the ratio
+    of the sums)."""
+    truth, topk, aspects, _ = case
+    alpha, beta = alpha_beta
+    k_max = topk.shape[1]
+    params = [f"rel={rel}"] if rel else []
+    text = "st_recall" + (f"({params[0]})" if params else "")
+    labels = {f"{text}@{k}": ("st_recall", k) for k in sorted({1, k_max, k_max + 2})}
+    for name in ("nrbp", "nnrbp"):
+        labels[f"{name}({', '.join(params + [f'alpha={alpha}', f'beta={beta}'])})"] = \
+            (name, k_max + 2)
+    res = fr.evaluate(truth, topk, list(labels), item_aspects=aspects, convention=convention,
+                      k=k_max + 2)  # past the list: padding
+    for label, (name, k) in labels.items():
+        want = reference_values(truth, topk, aspects, name, k, convention, alpha=alpha,
+                                rel=rel, beta=beta)
         np.testing.assert_allclose(res.per_user(label), want, rtol=1e-12, atol=1e-15,
                                    err_msg=label)
 
@@ -138,31 +167,61 @@ def test_edge_cases():
                                     np.int8))
     topk = np.array([[0, 1, 2, -1], [3, 1, -1, -1], [0, -1, -1, -1], [2, 2, -1, 1],
                      [4, 3, 2, 1]])
-    labels = [f"{n}@{k}" for n in NAMES for k in (1, 4)]
+    labels = [f"{n}@{k}" for n in NAMES + ("st_recall",) for k in (1, 4, 6)]
+    labels += ["nrbp", "nnrbp"]
     for convention in ("recsys", "trec"):
-        res = fr.evaluate(truth, topk, labels, item_aspects=aspects, convention=convention)
+        res = fr.evaluate(truth, topk, labels, item_aspects=aspects, convention=convention,
+                          k=6)  # cutoffs past the lists' 4 columns
         for label in labels:
-            name, k = label.split("@")
-            want = reference_values(truth, topk, aspects, name, int(k), convention)
+            name, _, k = label.partition("@")
+            want = reference_values(truth, topk, aspects, name, int(k or 6), convention)
             np.testing.assert_allclose(res.per_user(label), want, rtol=1e-12, err_msg=label)
             values = res.per_user(label)
             assert np.isnan(values[0]) and np.isnan(values[1]) == (convention == "recsys")
             # no judged item with an aspect: 0 under recsys, no ndeval topic under trec
             assert np.isnan(values[2]) if convention == "trec" else values[2] == 0.0
     # the repeated id of user 3 is a miss: as the list without it
-    res = fr.evaluate(truth, topk, ["map_ia@4", "err_ia@4"], item_aspects=aspects)
+    labels = ["map_ia@4", "err_ia@4", "st_recall@4", "nrbp", "nnrbp"]
+    res = fr.evaluate(truth, topk, labels, item_aspects=aspects)
     fixed = topk.copy()
     fixed[3] = [2, -1, -1, 1]
-    again = fr.evaluate(truth, fixed, ["map_ia@4", "err_ia@4"], item_aspects=aspects)
-    for label in ("map_ia@4", "err_ia@4"):
+    again = fr.evaluate(truth, fixed, labels, item_aspects=aspects)
+    for label in labels:
         assert res.per_user(label)[3] == again.per_user(label)[3]
+    # user 4 lists every relevant item: its intents all covered at 4; user 3's first item
+    # (2, aspects {0, 1}) covers both its intents
+    assert res.per_user("st_recall@4")[4] == 1.0 == res.per_user("st_recall@4")[3]
+
+
+def test_nrbp_by_hand_and_its_ideal_over_every_relevant_item():
+    """One user, intents {0, 1, 2}: items 0 {0, 1}, 1 {0}, 2 {2}, 3 {1, 2}, all relevant;
+    the list [1, 5, 0] (5 not relevant). α = β = 1/2: NRBP = (1 - 1/4)/3 · (1 + 0 +
+    (1/2 + 1)/4) = 0.34375. The greedy ideal, not cut at the list's 3: 0 (gain 2), 3
+    (1/2 + 1), 1 (1/2), 2 (1/2): 2 + 3/4 + 1/8 + 1/16 = 47/16, so nNRBP = (11/8)/(47/16) =
+    22/47; cut at 3 it would be 22/46."""
+    truth = sp.csr_array(np.array([[1.0, 2.0, 1.0, 3.0, 0, 0]]))
+    aspects = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0], [0, 0, 1], [0, 1, 1], [1, 1, 1],
+                                     [1, 0, 0]], np.int8))
+    topk = np.array([[1, 5, 0]])
+    for convention in ("recsys", "trec"):
+        res = fr.evaluate(truth, topk, ["nrbp", "nnrbp", "st_recall@1", "st_recall@3"],
+                          item_aspects=aspects, convention=convention)
+        assert res.per_user("nrbp")[0] == pytest.approx(0.34375, rel=1e-15)
+        assert res.per_user("nnrbp")[0] == pytest.approx(22 / 47, rel=1e-15)
+        assert res.per_user("st_recall@1")[0] == pytest.approx(1 / 3, rel=1e-15)
+        assert res.per_user("st_recall@3")[0] == pytest.approx(2 / 3, rel=1e-15)
+    with pytest.raises(ValueError, match="'nrbp' has no cutoff of its own"):
+        fr.evaluate(truth, topk, ["nrbp@3"], item_aspects=aspects)
+    with pytest.raises(ValueError, match="beta=2.*is not a number in"):
+        fr.evaluate(truth, topk, ["nnrbp(beta=2)"], item_aspects=aspects)
 
 
 def test_index_types_read_only_inputs_and_threads_change_no_bit():
     truth, topk = power_law(3000, 200, 10, seed=4)
     rng = np.random.default_rng(1)
     aspects = sp.csr_array((rng.random((200, 12)) < 0.15).astype(np.int8))
-    labels = ["p_ia@5", "map_ia", "err_ia@10", "nerr_ia@10", "alpha_dcg@7"]
+    labels = ["p_ia@5", "map_ia", "err_ia@10", "nerr_ia@10", "alpha_dcg@7", "st_recall@4",
+              "nrbp", "nnrbp(alpha=0.3, beta=0.9)"]
     one = fr.evaluate(truth, topk, labels, item_aspects=aspects, n_threads=1)
     many = fr.evaluate(truth, topk, labels, item_aspects=aspects,
                        n_threads=min(2, numba.config.NUMBA_NUM_THREADS))
@@ -183,7 +242,8 @@ def test_streaming_in_parts_equals_one_call():
     truth, topk = power_law(500, 60, 10, seed=2)
     rng = np.random.default_rng(5)
     aspects = sp.csr_array((rng.random((60, 6)) < 0.3).astype(np.int8))
-    labels = ["err_ia@5", "nerr_ia@10", "p_ia@3", "map_ia@10", "alpha_dcg(alpha=0.3)@10"]
+    labels = ["err_ia@5", "nerr_ia@10", "p_ia@3", "map_ia@10", "alpha_dcg(alpha=0.3)@10",
+              "st_recall@5", "nrbp(alpha=0.3)", "nnrbp"]
     whole = fr.evaluate(truth, topk, labels, item_aspects=aspects)
     ev = fr.Evaluator(truth, labels, item_aspects=aspects)
     for part in np.array_split(np.arange(500), 4):
@@ -233,7 +293,7 @@ def ndeval_inputs(truth, topk, aspects):
 
 
 NDEVAL = {"p_ia": "P-IA", "map_ia": "MAP-IA", "err_ia": "ERR-IA", "nerr_ia": "nERR-IA",
-          "alpha_dcg": "alpha-DCG"}
+          "alpha_dcg": "alpha-DCG", "st_recall": "strec", "nrbp": "NRBP", "nnrbp": "nNRBP"}
 
 
 def random_case(seed, n_users=80, n_items=40, n_aspects=7, k=20, bare=0.0):
@@ -294,16 +354,60 @@ def test_the_trec_convention_is_ndeval(seed):
         assert worst <= 1e-12, (name, worst)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 6])
+def test_s_recall_nrbp_and_nnrbp_are_ndevals(seed):
+    """strec@k, NRBP and nNRBP of pyndeval, at ndeval's α = β = 1/2 and others, on lists
+    with padding, repeated ids, judged non-relevant items and items on several subtopics.
+    Where ndeval's nNRBP is NaN (0/0: a topic whose judged items are none relevant), the
+    user has no intent and fastrank's nnrbp is 0."""
+    pyndeval = pytest.importorskip("pyndeval")
+    truth, topk, aspects = random_case(seed, k=20)
+    truth.data[truth.indptr[0]:truth.indptr[5]] = 0.0  # judged, none relevant: 0/0 in ndeval
+    qrels, run = ndeval_inputs(truth, topk, aspects)
+    cutoffs = [1, 2, 5, 10, 20]
+    report = {}
+    for alpha, beta in ((0.5, 0.5), (0.3, 0.8), (0.0, 0.95), (1.0, 0.2)):
+        params = f"(alpha={alpha}, beta={beta})"
+        labels = [f"st_recall@{k}" for k in cutoffs] + [f"nrbp{params}", f"nnrbp{params}"]
+        res = fr.evaluate(truth, topk, labels, item_aspects=aspects, convention="trec")
+        measures = [f"strec@{k}" for k in cutoffs] + ["NRBP", "nNRBP"]
+        oracle = pyndeval.RelevanceEvaluator(qrels, measures=measures, alpha=alpha,
+                                             beta=beta).evaluate(run)
+        assert len(oracle) > 60
+        for label, measure in zip(labels, measures):
+            values = res.per_user(label)
+            worst = 0.0
+            for q, got in oracle.items():
+                u = int(q[1:])
+                if np.isnan(got[measure]):  # ndeval's nNRBP of a topic without intents
+                    assert measure == "nNRBP" and values[u] == 0.0, (label, q)
+                    assert got["NRBP"] == 0.0
+                    continue
+                worst = max(worst, abs(values[u] - got[measure]))
+            key = label.split("(")[0].split("@")[0] + params
+            report[key] = max(report.get(key, 0.0), worst)
+            assert worst <= 1e-12, (label, worst)
+        # the means: over ndeval's topics (a NaN of ndeval's nNRBP counts 0 here)
+        for label, measure in zip(labels[:-1], measures[:-1]):
+            assert res[label] == pytest.approx(np.mean([v[measure] for v in oracle.values()]),
+                                               rel=1e-12)
+    print(f"seed {seed}: largest |fastrank - ndeval|: "
+          + ", ".join(f"{n} {w:.1e}" for n, w in report.items()))
+    assert sum(np.isnan(v["nNRBP"]) for v in oracle.values()) >= 5
+
+
 def test_users_whose_judged_items_have_no_aspect_are_no_ndeval_topic():
     """A user whose judged items have no aspect has no line in ndeval's qrels, and ndeval
     does not score it: under the trec convention it is NaN and out of the means (ndeval's
     and ir-measures' means), while the recsys convention counts it 0."""
     pyndeval = pytest.importorskip("pyndeval")
     truth, topk, aspects = random_case(5, n_users=60, n_items=12, bare=0.5)
-    labels = ["p_ia@5", "err_ia@5", "nerr_ia@5", "alpha_dcg@5", "map_ia", "alpha_ndcg@5"]
+    labels = ["p_ia@5", "err_ia@5", "nerr_ia@5", "alpha_dcg@5", "map_ia", "alpha_ndcg@5",
+              "st_recall@5", "nrbp"]
     res = fr.evaluate(truth, topk, labels, item_aspects=aspects, convention="trec")
     qrels, run = ndeval_inputs(truth, topk, aspects)
-    measures = ["P-IA@5", "ERR-IA@5", "nERR-IA@5", "alpha-DCG@5", "MAP-IA", "alpha-nDCG@5"]
+    measures = ["P-IA@5", "ERR-IA@5", "nERR-IA@5", "alpha-DCG@5", "MAP-IA", "alpha-nDCG@5",
+                "strec@5", "NRBP"]
     oracle = pyndeval.RelevanceEvaluator(qrels, measures=measures).evaluate(run)
     judged = [u for u, row in enumerate(truth_rows(truth)) if row]
     topics = [u for u in judged if f"q{u}" in oracle]
@@ -332,7 +436,8 @@ def test_ir_measures_names_give_ir_measures_numbers(seed):
     run = [ir_measures.ScoredDoc(q, d, score) for q, d, score in run]
     labels = ["ERR_IA@5", "ERR_IA@10", "P_IA@5", "P_IA@12", "AP_IA", "MAP_IA",
               "alpha_DCG@5", "alpha_DCG(alpha=0.3)@10", "α_DCG@3", "ERR_IA(rel=2)@10",
-              "P_IA(rel=2)@5"]
+              "P_IA(rel=2)@5", "StRecall@5", "StRecall@12", "StRecall(rel=2)@3", "NRBP",
+              "NRBP(alpha=0.3,beta=0.8)", "NRBP(rel=2,beta=0.2)"]
     per_query = {}
     for label in labels:  # one call each: ir-measures 0.4 scores 0 where one call needs
         # several pyndeval settings (rel, alpha), e.g. alpha_DCG@5 with alpha_DCG(alpha=0.3)@10

@@ -1,4 +1,5 @@
-"""Intent-aware measures (Agrawal et al. 2009): P-IA, MAP-IA, ERR-IA, nERR-IA and α-DCG.
+"""Intent-aware measures (Agrawal et al. 2009): P-IA, MAP-IA, ERR-IA, nERR-IA and α-DCG;
+and, in the walk made with `novelty`, S-recall, NRBP and nNRBP (TREC's ndeval).
 
 Arrays in, arrays out, nothing raises; the facade (`fastrank.aspects.intent_values`)
 has checked every index. Users are split into `n_chunks` contiguous ranges run under
@@ -22,6 +23,17 @@ of d, in ascending aspect order:
 * nERR-IA = ERR-IA / the ERR-IA of a greedy ideal over the relevant items: each step
   takes the item of largest P(a)-weighted gain Σ_a P(a)·R_d·s[a] (ties, to within
   rounding: the lower item id), as ndeval's ideal (α-nDCG's greedy) does when R = α.
+
+The walk made with `novelty` (a constant of the closure: the others never compile it)
+also writes, with the intents uniform (ndeval's; `weights` are not read by these):
+
+* S-recall: the intents covered by a relevant item in the first k / the intents.
+* NRBP (Clarke et al. 2009): (1 - (1-α)·β)/S · Σ_r β^(r-1)·Σ_a (1-α)^c[a], the inner sum
+  over the aspects of the relevant item at rank r (α-DCG's gain), β^(r-1) by repeated
+  multiplication at every rank; as ndeval, NRBP is not cut: read it at the list's end.
+* nNRBP = NRBP / the NRBP of α-nDCG's greedy ideal over every relevant item (not cut at
+  the list's length, as ndeval; ties, to within rounding: the lower item id), when
+  `want_full` (0 where that is 0).
 """
 
 import numpy as np
@@ -35,7 +47,11 @@ MAP_IA = 1
 ALPHA_DCG = 2
 ERR_IA = 3
 NERR_IA = 4
-N_FIELDS = 5
+N_CORE = 5  # the fields of the walk made without `novelty` (its `out` has these only)
+ST_RECALL = 5
+NRBP = 6
+NNRBP = 7
+N_FIELDS = 8
 
 _TIE_REL = 2.0 ** -40  # gains this close (relative) are ties (as fastrank._kernels.aspects)
 
@@ -48,16 +64,17 @@ def _grade(value, binary, g_max):
     return np.exp2(value - g_max) - np.exp2(-g_max)
 
 
-def intent_rows(dtypes):
+def intent_rows(dtypes, novelty=False):
     """The walk (`frames.run_ranges`) of a range of rows: out[field, c, i] for every
     field and cutoff c of top-K row i (0 for a user without an intent), n_intents[i] the
-    user's intents. A repeated id counts once.
+    user's intents. A repeated id counts once. The fields ST_RECALL, NRBP and NNRBP are
+    those of the walk made with `novelty` only: the other's `out` has N_CORE fields.
 
     The frame holds, in order: t_indptr, t_indices, t_data, rows, topk, a_indptr,
     a_indices, n_aspects, n_items, w_indptr, w_indices, w_data, has_weights, alpha,
-    binary, g_max, map_full, want_ideal, cutoffs, disc, max_row_nnz, out, n_intents
-    (arrays of the dtypes `dtypes` gives, as `frames.Frame.dtypes`). Returns 1, or 0
-    where the walk's scratch could not be allocated."""
+    binary, g_max, map_full, want_ideal, cutoffs, disc, max_row_nnz, out, n_intents,
+    beta, want_full (arrays of the dtypes `dtypes` gives, as `frames.Frame.dtypes`).
+    Returns 1, or 0 where the walk's scratch could not be allocated."""
 
     # the C wrapper stays: run_ranges calls the walk through it
     @njit(cache=True, no_cpython_wrapper=True)
@@ -85,6 +102,8 @@ def intent_rows(dtypes):
         max_row_nnz = number(frame, 20, dtypes[20])
         out = cube(frame, 21, dtypes[21])
         n_intents = vector(frame, 22, dtypes[22])
+        beta = number(frame, 23, dtypes[23])
+        want_full = number(frame, 24, dtypes[24])
         n_rows = rows.shape[0]
         n_cut = cutoffs.shape[0]
         k_max = cutoffs[n_cut - 1]
@@ -102,7 +121,7 @@ def intent_rows(dtypes):
         used = np.empty(max(max_row_nnz, 1), np.uint8)
         ideal = np.zeros(n_cut, np.float64)
         for i in range(lo, hi):
-            for f in range(N_FIELDS):
+            for f in range(N_FIELDS if novelty else N_CORE):
                 for c in range(n_cut):
                     out[f, c, i] = 0.0
             r = rows[i]
@@ -136,6 +155,12 @@ def intent_rows(dtypes):
             else:
                 for t in range(n_int):
                     pa[touched[t]] = 1.0 / n_int
+            full = 0.0
+            if novelty and want_full:
+                full = _full_alpha_ideal(t_start, t_end, t_indices, t_data, used, a_indptr,
+                                         a_indices, w, decay, beta)
+                for t in range(n_int):
+                    w[touched[t]] = 1.0
             if want_ideal:
                 _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices,
                               pa, s, binary, g_max, k_max, cutoffs, ideal)
@@ -144,6 +169,9 @@ def intent_rows(dtypes):
             n_hits = 0.0  # Σ_a P(a)·hits[a]
             err = 0.0
             dcg = 0.0
+            covered = 0  # intents covered so far (S-recall)
+            nrbp = 0.0
+            patience = 1.0  # β^(r-1)
             c = 0
             for step in range(k_max):
                 item = topk[i, step]
@@ -159,11 +187,17 @@ def intent_rows(dtypes):
                         s[a] *= 1.0 - grade
                         alpha_gain += w[a]
                         w[a] *= decay
+                        if novelty and hits[a] == 0:
+                            covered += 1
                         hits[a] += 1
                         ap[a] += hits[a] / rank
                         n_hits += pa[a]
                     err += gain / rank
                     dcg += alpha_gain * disc[step]
+                    if novelty:
+                        nrbp += alpha_gain * patience
+                if novelty:
+                    patience *= beta
                 while c < n_cut and cutoffs[c] == step + 1:
                     k = cutoffs[c]
                     out[P_IA, c, i] = n_hits / k
@@ -177,6 +211,15 @@ def intent_rows(dtypes):
                     out[ERR_IA, c, i] = err
                     if want_ideal and ideal[c] > 0.0:
                         out[NERR_IA, c, i] = err / ideal[c]
+                    if novelty:
+                        scale = (1.0 - decay * beta) / n_int
+                        out[ST_RECALL, c, i] = covered / n_int
+                        out[NRBP, c, i] = nrbp * scale
+                        if full > 0.0:  # as ndeval: the ratio of the scaled sums
+                            if scale > 0.0:
+                                out[NNRBP, c, i] = (nrbp * scale) / (full * scale)
+                            else:  # α = 0 and β = 1: no scale, the ratio of the sums
+                                out[NNRBP, c, i] = nrbp / full
                     c += 1
             for t in range(n_int):
                 a = touched[t]
@@ -228,6 +271,53 @@ def _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices, 
     while c < n_cut:
         ideal[c] = acc
         c += 1
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _full_alpha_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices, w, decay,
+                      beta):
+    """Σ_r β^(r-1)·G(r) of α-nDCG's greedy ideal over every relevant item (NRBP's sum,
+    unscaled): each step takes the item of largest G = Σ_{a of it} w[a] (ties, to within
+    rounding: the lowest id), then w[a] *= decay = 1 - α on its aspects. Stops where
+    nothing gains or β^(r-1) is 0: what is left adds 0. Consumes w and `used`."""
+    for j in range(t_start, t_end):
+        used[j - t_start] = 0
+    acc = 0.0
+    patience = 1.0
+    while patience > 0.0:
+        top = 0.0
+        for j in range(t_start, t_end):
+            if t_data[j] > 0.0 and not used[j - t_start]:
+                top = max(top, _alpha_gain(t_indices[j], a_indptr, a_indices, w))
+        if top <= 0.0:
+            break  # nothing left that gains
+        floor = top - top * _TIE_REL
+        best = -1
+        for j in range(t_start, t_end):  # ascending ids: the first tie is the lowest id
+            if t_data[j] > 0.0 and not used[j - t_start]:
+                if _alpha_gain(t_indices[j], a_indptr, a_indices, w) >= floor:
+                    best = j
+                    break
+        used[best - t_start] = 1
+        item = t_indices[best]
+        gain = 0.0
+        for q in range(a_indptr[item], a_indptr[item + 1]):
+            a = a_indices[q]
+            gain += w[a]
+            w[a] *= decay
+        acc += gain * patience
+        patience *= beta
+    for j in range(t_start, t_end):
+        used[j - t_start] = 0
+    return acc
+
+
+@njit(cache=True, inline="always")
+def _alpha_gain(item, a_indptr, a_indices, w):
+    gain = 0.0
+    for q in range(a_indptr[item], a_indptr[item + 1]):
+        gain += w[a_indices[q]]
+    return gain
 
 
 @njit(cache=True, inline="always")
