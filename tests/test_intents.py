@@ -452,6 +452,24 @@ def test_ir_measures_names_give_ir_measures_numbers(seed):
             assert values[int(q[1:])] == pytest.approx(value, rel=1e-12, abs=1e-15), (label, q)
 
 
+@pytest.mark.parametrize("label, match", [
+    ("nNRBP", "breaks ties between equal gains by the larger document name"),
+    ("nNRBP(alpha=0.3)", "fastrank's nnrbp with convention='trec'"),
+    ("NRBP@5", "takes no cutoff"),
+    ("StRecall", "needs a cutoff"),
+    ("StRecall(judged_only=True)@2", "takes no judged_only= .*it takes rel="),
+    ("NRBP(beta=1.5)", "beta='1.5' is not a number in"),
+])
+def test_ir_measures_novelty_names_refused_with_the_reason(label, match):
+    """ir-measures' nNRBP is refused (ndeval's ideal breaks ties by document name); NRBP
+    takes no cutoff and StRecall needs one (its provider asks pyndeval for strec@k)."""
+    truth = sp.csr_array(np.array([[3.0, 0, 1.0], [0, 2.0, 0]]))
+    aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1]]))
+    with pytest.raises(ValueError, match=match):
+        fr.evaluate(truth, np.array([[0, 1, 2], [1, 2, 0]]), [label], item_aspects=aspects,
+                    dialect="ir_measures")
+
+
 @given(aspect_cases(max_items=7))
 @pytest.mark.slow
 def test_given_intent_probabilities_match_the_reference(case):
