@@ -452,6 +452,27 @@ def test_ir_measures_names_give_ir_measures_numbers(seed):
             assert values[int(q[1:])] == pytest.approx(value, rel=1e-12, abs=1e-15), (label, q)
 
 
+def test_ndevals_ties_by_document_name_change_its_nnrbp():
+    """Why ir-measures' nNRBP is refused: after item 3 (four intents), items 1, 2, 4 and 5
+    gain 1 each in the greedy ideal; fastrank takes 1 (the lowest id), ndeval 5 (the
+    largest name, with names in id order), and the ideals' NRBP differ by 0.6%. With
+    names that run backwards from the ids, ndeval's ties are fastrank's and the values
+    agree."""
+    pyndeval = pytest.importorskip("pyndeval")
+    aspects = np.array([[1, 0, 0, 0], [0, 1, 1, 0], [0, 1, 0, 1], [1, 1, 1, 1], [0, 1, 0, 1],
+                        [1, 0, 1, 0]], np.int8)
+    truth, topk = sp.csr_array(np.ones((1, 6))), np.arange(6)[None, :]
+    value = fr.evaluate(truth, topk, ["nnrbp"], item_aspects=sp.csr_array(aspects),
+                        convention="trec").per_user("nnrbp")[0]
+    for name, same in ((lambda i: f"d{i}", False), (lambda i: f"d{9 - i}", True)):
+        qrels = [("q0", f"s{a}", name(i), 1) for a in range(4) for i in range(6)
+                 if aspects[i, a]]
+        run = [("q0", name(i), float(6 - i)) for i in range(6)]
+        got = pyndeval.RelevanceEvaluator(qrels, measures=["nNRBP"]).evaluate(run)
+        assert (got["q0"]["nNRBP"] == pytest.approx(value, rel=1e-12)) == same
+    assert value == pytest.approx(0.547077922077922, rel=1e-12)
+
+
 @pytest.mark.parametrize("label, match", [
     ("nNRBP", "breaks ties between equal gains by the larger document name"),
     ("nNRBP(alpha=0.3)", "fastrank's nnrbp with convention='trec'"),
