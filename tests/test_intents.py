@@ -6,7 +6,7 @@ import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import fastrank as fr
@@ -66,7 +66,6 @@ def test_every_measure_matches_the_reference(case, convention, alpha, rel):
 @given(aspect_cases(), st.sampled_from(["recsys", "trec"]),
        st.sampled_from([(0.5, 0.5), (0.0, 0.8), (0.3, 1.0), (1.0, 0.0), (0.0, 1.0)]),
        st.sampled_from([None, 2]))
-@settings(max_examples=60)
 @pytest.mark.slow
 def test_s_recall_nrbp_and_nnrbp_match_the_reference(case, convention, alpha_beta, rel):
     """st_recall at cutoffs up to past the list, nrbp and nnrbp (the whole list), against
