@@ -393,7 +393,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     an infinity at each value instead, and a row's largest value found again at its first
     hit, made it no faster; one unsigned comparison for an index's range, 4% slower. In
     the release build `greater` is inlined, a `vmaxsd`: a profile of a build with
-    NUMBA_DEBUGINFO shows it called, since numba marks debug builds' functions noinline,
+    NUMBA_DEBUGINFO shows it called, as numba's calls of small kernels stay calls there,
     and that build runs the walk 75% slower.) A truth entry's index j is unsigned where
     the walk reads it: numba adds a negative index's wraparound to every signed index
     LLVM cannot prove non-negative, and a row's start is checked but not known to LLVM
