@@ -220,11 +220,22 @@ class Evaluation(Mapping[str, float]):
                              index=pd.Index(self.users, name="user"))
         return frame
 
+    def _over(self, name: str) -> str:
+        """What a mean in the repr is over, where that is not the counted users: the
+        catalogue, or the users whose value is defined (ndeval's topics under trec, the
+        users with a negative for gauc, ...), when per-user values are kept."""
+        if name in self.catalogue:
+            return "  (catalogue)"
+        if self._per_user is None or self.aggregates.get(name) == "sum":
+            return ""
+        n = int(np.count_nonzero(~np.isnan(self._per_user[name])))
+        return "" if n == self.n_users else f"  (over {n} users)"
+
     def __repr__(self) -> str:
         width = max(len(name) for name in self._metrics)
         lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of "
                  f"{self.n_rows} users counted)"]
-        lines += [f"  {name:<{width}}  {self._means[name]:.6f}"
-                  + ("  (catalogue)" if name in self.catalogue else "") for name in self._metrics]
+        lines += [f"  {name:<{width}}  {self._means[name]:.6f}" + self._over(name)
+                  for name in self._metrics]
         lines += [f"  {key}: {value}" for key, value in self.report.items()]
         return "\n".join(lines)

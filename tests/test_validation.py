@@ -165,6 +165,26 @@ def test_result_is_a_read_only_mapping():
         res.per_user("map")[0] = 1.0
     assert res.to_dict() == {"ndcg@2": res["ndcg@2"], "map": res["map"]}
     assert "2 of 2 users counted" in repr(res)
+    assert "over" not in repr(res)  # every mean is over the counted users
+
+
+def test_repr_says_what_a_mean_is_over_where_not_the_counted_users():
+    # under trec, the aspect metrics count ndeval's topics: user 2's judged item has no
+    # aspect, so it is counted by ndcg but no topic of err_ia
+    truth = sp.csr_array(np.array([[1.0, 0, 1, 0], [0, 1, 0, 1], [0, 0, 0, 1]]))
+    aspects = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1], [0, 0]], dtype=np.int8))
+    lists = np.array([[0, 1], [1, 2], [3, 0]])
+    res = fr.evaluate(truth, lists, ["ndcg@2", "err_ia@2", "coverage@2"],
+                      item_aspects=aspects, convention="trec")
+    lines = repr(res).splitlines()
+    assert lines[0] == "Result(trec, 3 of 3 users counted)"
+    assert lines[1].split() == ["ndcg@2", f"{res['ndcg@2']:.6f}"]
+    assert lines[2].split()[2:] == ["(over", "2", "users)"]
+    assert np.isnan(res.per_user("err_ia@2")[2])
+    assert lines[3].endswith("(catalogue)")
+    means_only = fr.evaluate(truth, lists, ["err_ia@2"], item_aspects=aspects,
+                             convention="trec", per_user=False)
+    assert "over" not in repr(means_only)  # no per-user values to count
 
 
 def test_to_frame_has_one_row_per_user():
