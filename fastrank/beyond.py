@@ -1,9 +1,9 @@
-"""Beyond-accuracy measures inside `fastrank.evaluate`: coverage, gini, novelty, arp, ild,
-serendipity (the registry's "beyond" engine). Their side inputs (`train=`, `item_aspects=`
+"""Beyond-accuracy measures inside `fastrank.evaluate`: coverage, gini, entropy, novelty, arp,
+ild, serendipity (the registry's "beyond" engine). Their side inputs (`train=`, `item_aspects=`
 / `item_vectors=`, `baseline=`) are checked once here; the walk is `fastrank._kernels.beyond`.
 
-coverage and gini describe the catalogue, not a user: they have one value (the mean
-slot of the Result) and no per-user values. The rest are per user, NaN where the
+coverage, gini and entropy describe the catalogue, not a user: they have one value (the
+mean slot of the Result) and no per-user values. The rest are per user, NaN where the
 convention does not count the user, like every other metric.
 """
 
@@ -285,18 +285,29 @@ class BeyondPlan:
         return places
 
     def catalogue_means(self, shown: IntArray | None) -> dict[str, float]:
-        """{label: value} of coverage and gini from the exposure of `run` (summed over
+        """{label: value} of coverage, gini and entropy from the exposure of `run` (summed over
         blocks). With no counted user (or before any block) both are NaN, as every mean
         over no user is: a gini of 0 would read as an equal exposure."""
         if shown is None or shown[0, -1] == 0:
             return {spec.label: np.nan for spec in self.catalogue}
         cumulative = np.cumsum(shown[:, :-1], axis=0)
-        return {spec.label: (_coverage if spec.name == "coverage" else _gini)(
-            cumulative[self.position[spec.k]]) for spec in self.catalogue}
+        measure = {"coverage": _coverage, "gini": _gini, "entropy": _entropy}
+        return {spec.label: measure[spec.name](cumulative[self.position[spec.k]])
+                for spec in self.catalogue}
 
 
 def _coverage(exposure: IntArray) -> float:
     return float(np.count_nonzero(exposure) / exposure.shape[0]) if exposure.size else 0.0
+
+
+def _entropy(exposure: IntArray) -> float:
+    """Shannon entropy (natural log) of the exposure shares, divided by the number of
+    items shown (RecBole's ShannonEntropy); 0 when nothing is shown."""
+    x = exposure[exposure > 0].astype(np.float64)
+    if x.size == 0:
+        return 0.0
+    p = x / x.sum()
+    return float(-(p * np.log(p)).sum() / x.size)
 
 
 def _gini(exposure: IntArray) -> float:

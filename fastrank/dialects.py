@@ -269,10 +269,9 @@ RECBOLE: Table = {
     "GAUC": Meaning("gauc", "recsys", cutoff="none"),
     "AUC": Refusal("RecBole's AUC is one global AUC over every scored pair; fastrank's "
                    "auc is per user (fr.evaluate_factors computes its full-ranking form)"),
-    "ShannonEntropy": Refusal(
-        "RecBole's ShannonEntropy@k is -Σ p(i)·ln p(i), p(i) item i's share of the n·k "
-        "slots of the evaluated users' top k, divided by the number of distinct items in "
-        "them; fastrank does not compute it yet"),
+    # -Σ p·ln p over the items in the lists, / their number; RecBole counts every slot
+    # (padding item 0 and repeats too): the same number on lists of k distinct items
+    "ShannonEntropy": Meaning("entropy", "recsys", cutoff="required"),
     "TailPercentage": Refusal(
         "RecBole's TailPercentage@k is each user's share of the top k that is long-tail "
         "(tail_ratio > 1: at most tail_ratio training interactions; else the max("

@@ -474,6 +474,10 @@ _ENTRIES = (
     Metric("gini", "Gini index of the exposure x over all n_items: Σ_j (2j − n − 1)·x_(j) / "
            "(n·Σx), x sorted ascending (one value)", engine="beyond",
            aggregate="catalogue", family="catalogue", source="Fleder & Hosanagar 2009"),
+    Metric("entropy", "−Σ_i p(i)·ln p(i) / D, p(i) = x_i / Σx the share of the exposure x "
+           "(a list shows an item once: padding and repeats are skipped) of the D items shown "
+           "(RecBole's ShannonEntropy; one value)", engine="beyond",
+           aggregate="catalogue", family="catalogue", source="RecBole 1.2 ShannonEntropy"),
     Metric("ab_ndcg", "Σ_{i≤k} G(i)·d(i) / greedy IDCG@k, G(i) = 1 − Π_φ (1 − p(i,φ)·s[φ]), "
            "s the user's remaining interest in each aspect (from γ_u, its aspect "
            "preferences), p(i,φ) = α for an unrated item with aspect φ, β·r/r_max for a "
@@ -597,6 +601,7 @@ _ORACLES = {
     "unjudged": _TREC_EVAL_ONLY,
     **{name: _oracles("tests/test_beyond.py")
        for name in ("novelty", "arp", "ild", "serendipity", "coverage", "gini")},
+    "entropy": _oracles("tests/test_beyond.py", _RECBOLE),
     "ab_ndcg": _oracles("tests/test_diversity.py", "spec: tests/test_diversity.py"),
     "alpha_ndcg": _oracles("tests/test_diversity.py", "pyndeval: tests/test_diversity.py"),
     "rmse": _oracles("tests/test_ratings.py", "sklearn: tests/test_ratings.py"),

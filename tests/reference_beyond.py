@@ -71,3 +71,16 @@ def gini(lists, n_items):
     if total == 0:
         return 0.0
     return sum(abs(a - b) for a in x for b in x) / (2 * n_items * total)
+
+
+def entropy(lists):
+    """-Σ p(i)·ln p(i) over the items the lists show, p(i) = item i's share of all the
+    shown slots, divided by how many distinct items are shown (RecBole's ShannonEntropy)."""
+    counts = {}
+    for items in lists:
+        for i in items:
+            counts[i] = counts.get(i, 0) + 1
+    total = sum(counts.values())
+    if total == 0:
+        return 0.0
+    return -sum(c / total * math.log(c / total) for c in counts.values()) / len(counts)

@@ -1,4 +1,4 @@
-"""coverage, gini, novelty, arp, ild and serendipity in fr.evaluate, against references."""
+"""coverage, gini, entropy, novelty, arp, ild and serendipity in fr.evaluate, against references."""
 
 import numpy as np
 import pytest
@@ -243,3 +243,34 @@ def test_side_inputs_a_measure_reads_are_refused_by_name(labels, side, error, ma
     topk = np.array([[0, 1], [1, 2], [2, 3], [3, 0]])
     with pytest.raises(error, match=match):
         fr.evaluate(truth, topk, labels, **side)
+
+
+def test_entropy_matches_reference(data):
+    truth, topk, _, _, _, _ = data
+    res = fr.evaluate(truth, topk, ["entropy@1", "entropy@3", "entropy"])
+    rows = truth_rows(truth)
+    lists = {k: [ref.distinct(topk[u].tolist(), k) for u in range(400)
+                 if n_relevant(rows[u]) > 0] for k in (1, 3, 8)}
+    for label, k in (("entropy@1", 1), ("entropy@3", 3), ("entropy", 8)):
+        assert res[label] == pytest.approx(ref.entropy(lists[k]), rel=1e-12), label
+    assert res.catalogue == ("entropy@1", "entropy@3", "entropy")
+    with pytest.raises(ValueError, match="describes the catalogue"):
+        res.per_user("entropy")
+    for dtype in (np.int32, np.int64):
+        again = fr.evaluate(truth, topk.astype(dtype), ["entropy@3"], n_threads=1)
+        assert again["entropy@3"] == res["entropy@3"]
+
+
+def test_entropy_edges():
+    truth = sp.csr_array(np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0]]))
+    # padding and a repeat are not items shown; an uncounted row (no relevant) shows nothing
+    topk = np.array([[0, 0, -1], [1, 2, 0], [3, 3, 3]])
+    res = fr.evaluate(truth, topk, ["entropy@3", "entropy@1"])
+    assert res["entropy@3"] == pytest.approx(ref.entropy([[0], [1, 2, 0]]), rel=1e-12)
+    assert res["entropy@1"] == pytest.approx(ref.entropy([[0], [1]]), rel=1e-12)
+    # one item everywhere: entropy 0; no counted user: NaN like every mean over no user
+    assert fr.evaluate(truth, np.array([[1], [1], [0]]), ["entropy"])["entropy"] == 0.0
+    empty = sp.csr_array((3, 4))
+    assert np.isnan(fr.evaluate(empty, topk, ["entropy"])["entropy"])
+    # every slot padded: nothing shown, 0
+    assert fr.evaluate(truth, np.full((3, 2), -1), ["entropy"])["entropy"] == 0.0

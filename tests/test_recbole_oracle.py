@@ -317,3 +317,23 @@ def test_the_refusals_of_itemcoverage_giniindex_averagepopularity_hold(seed):
     twice = {i: 2 * c for i, c in once.items()}  # every interaction repeated
     arp = popularity.metric_info(popularity.get_pop(items, twice))[:, k - 1].mean()
     assert arp == pytest.approx(2 * plain[f"arp@{k}"], rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_shannon_entropy_is_recboles(seed):
+    """recbole:ShannonEntropy@k against RecBole's ShannonEntropy on its Collector's lists:
+    equal where every evaluated user's top k holds k items (no padding item 0); a list
+    shorter than k is where RecBole counts its padding item and fastrank does not."""
+    n_users, n_items = 50, 40
+    values, stored, scores, history = make_case(seed, n_users, n_items, 0.1, 0.1, 0.1)
+    ks = [1, 3, 10]
+    cfg = config(["ShannonEntropy"], ks)
+    data, _ = collect(scores, values > 0, history, cfg)
+    assert (data.get("rec.items").numpy() > 0).all()  # k items each
+    want = rb.ShannonEntropy(cfg).calculate_metric(data)
+    lists = ranked_lists(scores, history, max(ks))
+    truth = as_truth(values, stored, "csr_array", np.float64)
+    got = fr.evaluate(truth, lists, [f"recbole:ShannonEntropy@{k}" for k in ks])
+    for k in ks:
+        assert got[f"recbole:ShannonEntropy@{k}"] == pytest.approx(
+            want[f"shannonentropy@{k}"], rel=1e-12, abs=1e-15), k

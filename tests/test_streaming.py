@@ -94,18 +94,19 @@ def test_beyond_accuracy_and_catalogue_measures_across_blocks(workload):
     train, _ = power_law(3000, 400, 5, seed=9)
     aspects = sp.random_array((400, 7), density=0.3, format="csr", rng=np.random.default_rng(2))
     aspects.data[:] = 1
-    metrics = ["coverage@5", "gini", "novelty@10", "arp", "ild@5", "serendipity", "ndcg@10"]
+    metrics = ["coverage@5", "gini", "entropy@3", "novelty@10", "arp", "ild@5", "serendipity",
+               "ndcg@10"]
     options = dict(train=train, item_aspects=aspects, baseline="popular")
     want = fr.evaluate(truth, topk, metrics, **options)
     ev = fr.Evaluator(truth, metrics, **options)
     for part in np.array_split(np.random.default_rng(4).permutation(3000), 5):
         ev.update(np.sort(part), topk[np.sort(part)])
     got = ev.result()
-    assert got.catalogue == ("coverage@5", "gini")
+    assert got.catalogue == ("coverage@5", "gini", "entropy@3")
     for name in metrics:
         assert got[name] == pytest.approx(want[name], rel=1e-12)
     order = got.users
-    for name in metrics[2:]:
+    for name in metrics[3:]:
         np.testing.assert_array_equal(got.per_user(name), want.per_user(name)[order])
 
 
