@@ -273,11 +273,14 @@ RECBOLE: Table = {
     # (padding item 0 and repeats too): the same number on lists of k distinct items
     "ShannonEntropy": Meaning("entropy", "recsys", cutoff="required"),
     "TailPercentage": Refusal(
-        "RecBole's TailPercentage@k is each user's share of the top k that is long-tail "
-        "(tail_ratio > 1: at most tail_ratio training interactions; else the max("
+        "RecBole's TailPercentage@k is each evaluated user's count of long-tail items in "
+        "its top k slots (its padding item 0 is never long-tail but fills a slot; a "
+        "repeated id counts each time) over k, averaged over users; long-tail: with "
+        "tail_ratio > 1, at most tail_ratio training interactions (repeats counted, not "
+        "training users); otherwise (tail_ratio unset or <= 0 means 0.1) the max("
         "⌊tail_ratio·n⌋, 1) of the n items seen in training with the fewest, ties to the "
-        "lower id; an item never seen in training is never long-tail), averaged over users; "
-        "fastrank does not compute it yet"),
+        "lower id; an item never seen in training is never long-tail. fastrank does not "
+        "compute it yet"),
     "LogLoss": Refusal("LogLoss scores predicted probabilities, not rankings"),
     "RMSE": Refusal("RMSE scores rating predictions: use fr.rmse(truth, predictions)"),
     "MAE": Refusal("MAE scores rating predictions: use fr.mae(truth, predictions)"),
