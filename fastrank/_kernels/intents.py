@@ -119,6 +119,7 @@ def intent_rows(dtypes, novelty=False):
         ap = np.zeros(n_aspects, np.float64)
         touched = np.empty(n_aspects, np.int64)
         used = np.empty(max(max_row_nnz, 1), np.uint8)
+        gains = np.empty(max(max_row_nnz, 1), np.float64)  # the greedy ideals' candidates
         ideal = np.zeros(n_cut, np.float64)
         for i in range(lo, hi):
             for f in range(N_FIELDS if novelty else N_CORE):
@@ -157,13 +158,13 @@ def intent_rows(dtypes, novelty=False):
                     pa[touched[t]] = 1.0 / n_int
             full = 0.0
             if novelty and want_full:
-                full = _full_alpha_ideal(t_start, t_end, t_indices, t_data, used, a_indptr,
-                                         a_indices, w, decay, beta)
+                full = _full_alpha_ideal(t_start, t_end, t_indices, t_data, used, gains,
+                                         a_indptr, a_indices, w, decay, beta)
                 for t in range(n_int):
                     w[touched[t]] = 1.0
             if want_ideal:
-                _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices,
-                              pa, s, binary, g_max, k_max, cutoffs, ideal)
+                _greedy_ideal(t_start, t_end, t_indices, t_data, used, gains, a_indptr,
+                              a_indices, pa, s, binary, g_max, k_max, cutoffs, ideal)
                 for t in range(n_int):
                     s[touched[t]] = 1.0
             n_hits = 0.0  # Σ_a P(a)·hits[a]
@@ -233,30 +234,24 @@ def intent_rows(dtypes, novelty=False):
 
     return walk
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices, pa, s,
+def _greedy_ideal(t_start, t_end, t_indices, t_data, used, gains, a_indptr, a_indices, pa, s,
                   binary, g_max, k_max, cutoffs, ideal):
     """ideal[c]: the ERR-IA of the greedy ideal at each cutoff. Consumes s."""
     n_cut = cutoffs.shape[0]
     acc = 0.0
     c = 0
     for step in range(k_max):
-        top = 0.0
         for j in range(t_start, t_end):
-            if t_data[j] > 0.0 and not used[j - t_start]:
-                top = max(top, _gain(t_indices[j], t_data[j], a_indptr, a_indices, pa, s,
-                                     binary, g_max))
-        if top <= 0.0:
-            break  # nothing left that gains
-        floor = top - top * _TIE_REL
-        best = -1
-        for j in range(t_start, t_end):  # ascending ids: the first tie is the lowest id
+            gain = 0.0
             if t_data[j] > 0.0 and not used[j - t_start]:
                 gain = _gain(t_indices[j], t_data[j], a_indptr, a_indices, pa, s, binary,
                              g_max)
-                if gain >= floor:
-                    best = j
-                    break
-        used[best - t_start] = 1
+            gains[j - t_start] = gain
+        best = _first_best(gains, t_end - t_start)
+        if best < 0:
+            break  # nothing left that gains
+        used[best] = 1
+        best += t_start
         item = t_indices[best]
         grade = _grade(t_data[best], binary, g_max)
         gain = 0.0
@@ -274,8 +269,8 @@ def _greedy_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices, 
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _full_alpha_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indices, w, decay,
-                      beta):
+def _full_alpha_ideal(t_start, t_end, t_indices, t_data, used, gains, a_indptr, a_indices, w,
+                      decay, beta):
     """Σ_r β^(r-1)·G(r) of α-nDCG's greedy ideal over every relevant item (NRBP's sum,
     unscaled): each step takes the item of largest G = Σ_{a of it} w[a] (ties, to within
     rounding: the lowest id), then w[a] *= decay = 1 - α on its aspects. Stops where
@@ -285,20 +280,16 @@ def _full_alpha_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indic
     acc = 0.0
     patience = 1.0
     while patience > 0.0:
-        top = 0.0
         for j in range(t_start, t_end):
+            gain = 0.0
             if t_data[j] > 0.0 and not used[j - t_start]:
-                top = max(top, _alpha_gain(t_indices[j], a_indptr, a_indices, w))
-        if top <= 0.0:
+                gain = _alpha_gain(t_indices[j], a_indptr, a_indices, w)
+            gains[j - t_start] = gain
+        best = _first_best(gains, t_end - t_start)
+        if best < 0:
             break  # nothing left that gains
-        floor = top - top * _TIE_REL
-        best = -1
-        for j in range(t_start, t_end):  # ascending ids: the first tie is the lowest id
-            if t_data[j] > 0.0 and not used[j - t_start]:
-                if _alpha_gain(t_indices[j], a_indptr, a_indices, w) >= floor:
-                    best = j
-                    break
-        used[best - t_start] = 1
+        used[best] = 1
+        best += t_start
         item = t_indices[best]
         gain = 0.0
         for q in range(a_indptr[item], a_indptr[item + 1]):
@@ -310,6 +301,23 @@ def _full_alpha_ideal(t_start, t_end, t_indices, t_data, used, a_indptr, a_indic
     for j in range(t_start, t_end):
         used[j - t_start] = 0
     return acc
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _first_best(gains, n):
+    """The greedy ideals' pick: the first of gains[:n] (ascending ids: the lowest id)
+    within _TIE_REL (relative) of their largest, or -1 where none is above 0 (a candidate
+    used or not relevant has gain 0: it never wins). Each gain is computed once a step."""
+    top = 0.0
+    for j in range(n):
+        top = max(top, gains[j])
+    if top <= 0.0:
+        return -1
+    floor = top - top * _TIE_REL
+    for j in range(n):
+        if gains[j] >= floor:
+            return j
+    return -1
 
 
 @njit(cache=True, inline="always")
