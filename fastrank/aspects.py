@@ -8,6 +8,7 @@ sets, which the αβ-nDCG ideal treats as one candidate each.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
@@ -296,10 +297,12 @@ def alpha_ndcg_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspe
     n = rows.shape[0]
     out = np.empty((cutoffs.shape[0], n), np.float64)
     n_relevant = np.empty(n, np.int64)
-    chunks = max(n_ranges(n, threads, n * int(cutoffs[-1]), data.n_items), 1)
+    # ranks walked: the list's, up to the largest cutoff, and the ideal's (at most m)
+    walked = min(int(cutoffs[-1]), max(topk.shape[1], data.max_row_nnz, 1))
+    chunks = max(n_ranges(n, threads, n * walked, data.n_items), 1)
     check_scratch(data.n_items, 8, chunks)
     args = (data.indptr, data.indices, data.data, rows, topk, aspects.indptr, aspects.indices,
-            aspects.n_aspects, data.n_items, alpha, cutoffs, discounts(int(cutoffs[-1])),
+            aspects.n_aspects, data.n_items, alpha, cutoffs, discounts(walked),
             data.max_row_nnz, out, n_relevant)
     frame = frames.Frame(*args)
     done = frames.run(frames.walk(alpha_rows, frame.dtypes), frame, chunks)
@@ -325,27 +328,57 @@ def intent_values(data: Truth, topk: AnyArray, rows: IntArray, aspects: Aspects,
     from ._kernels.intents import N_CORE, N_FIELDS, intent_rows
 
     n = rows.shape[0]
-    k_max = int(cutoffs[-1])
-    if topk.shape[1] < k_max:  # lists that end before the largest cutoff
-        topk = np.pad(topk, ((0, 0), (0, k_max - topk.shape[1])), constant_values=-1)
+    walked = max(min(int(cutoffs[-1]), topk.shape[1]), 1)  # the ranks past a list are empty
     out = np.empty((N_FIELDS if novelty else N_CORE, cutoffs.shape[0], n), np.float64)
     n_intents = np.empty(n, np.int64)
     has_weights = weights is not None
     if weights is None:
         weights = (np.zeros(data.n_users + 1, np.int64), np.zeros(0, np.int64),
                    np.zeros(0, np.float64))
-    chunks = max(n_ranges(n, threads, n * k_max, data.n_items), 1)
+    chunks = max(n_ranges(n, threads, n * walked, data.n_items), 1)
     check_scratch(data.n_items, 16, chunks)
     args = (data.indptr, data.indices, data.data, rows, topk, aspects.indptr, aspects.indices,
             aspects.n_aspects, data.n_items, weights[0], weights[1], weights[2], has_weights,
             float(alpha), bool(binary), float(max_grade), bool(map_full), bool(want_ideal),
-            cutoffs, discounts(k_max), data.max_row_nnz, out, n_intents, float(beta),
+            cutoffs, discounts(walked), data.max_row_nnz, out, n_intents, float(beta),
             bool(want_full))
     frame = frames.Frame(*args)
     done = frames.run(frames.walk(intent_rows, frame.dtypes, bool(novelty)), frame, chunks)
     if not done.all():  # the walk's C wrapper cannot raise: it returned 0
         raise out_of_memory("the intent-aware kernel")
     return out, n_intents
+
+
+# ndeval's ideal sums: ranks summed at a time (the first span, doubling up to the last), and
+# the most ranks summed before a sum that still grows is refused (its cost grows with k)
+_FIRST_SPAN, _LAST_SPAN, _MOST_RANKS = 1 << 12, 1 << 20, 1 << 26
+
+
+def _ideal_sums(term: Callable[[FloatArray], FloatArray], cutoffs: IntArray,
+                name: str) -> FloatArray:
+    """Σ_{r≤k} term(r) at each cutoff k, added rank by rank as np.cumsum adds them. The
+    terms never grow: once a whole span of them leaves the sum as it was, so do all the
+    later ones, and a cutoff past the lists costs no more than the ranks that count."""
+    out = np.empty(cutoffs.shape[0], np.float64)
+    total, done, c, span = 0.0, 0, 0, _FIRST_SPAN
+    while c < cutoffs.shape[0]:
+        if done >= _MOST_RANKS:
+            raise ValueError(
+                f"metrics: {name}@{int(cutoffs[-1])} under the trec convention is divided "
+                f"by ndeval's ideal over {int(cutoffs[-1]):,} ranks, whose sum has not "
+                f"settled after {_MOST_RANKS:,} (alpha near 0); use a cutoff up to "
+                f"{_MOST_RANKS:,} or a larger alpha")
+        hi = min(done + span, int(cutoffs[-1]))
+        ranks = np.arange(done + 1, hi + 1, dtype=np.float64)
+        sums = np.cumsum(np.concatenate(([total], term(ranks))))[1:]
+        while c < cutoffs.shape[0] and cutoffs[c] <= hi:
+            out[c] = sums[cutoffs[c] - done - 1]
+            c += 1
+        if sums[-1] == total:  # settled: every later rank adds nothing
+            out[c:] = total
+            break
+        total, done, span = float(sums[-1]), hi, min(2 * span, _LAST_SPAN)
+    return out
 
 
 def ndeval_scale(values: FloatArray, n_intents: IntArray, cutoffs: IntArray, field: int,
@@ -358,20 +391,21 @@ def ndeval_scale(values: FloatArray, n_intents: IntArray, cutoffs: IntArray, fie
     relevant, S the number of the user's intents the first item covers."""
     from ._kernels.intents import ERR_IA
 
-    k_max = int(cutoffs[-1])
-    ranks = np.arange(1, k_max + 1, dtype=np.float64)
     if field == ERR_IA:
-        ideal = np.cumsum(0.5 ** ranks / ranks)  # R(1-R)^(r-1)/r, R = 1/2
+        ideal = _ideal_sums(lambda ranks: 0.5 ** ranks / ranks,  # R(1-R)^(r-1)/r, R = 1/2
+                            cutoffs, "err_ia")
         first = 2.0 * n_intents  # ERR-IA@1 = (1/S)·(1/2)·covered: ndeval's is covered
     else:
-        ideal = np.cumsum((1.0 - alpha) ** (ranks - 1) * discounts(k_max)[:k_max])
+        ideal = _ideal_sums(  # (1-α)^(r-1)·d(r), d as discounts() computes it
+            lambda ranks: (1.0 - alpha) ** (ranks - 1) * (1.0 / np.log2(ranks + 1)),
+            cutoffs, "alpha_dcg")
         first = np.ones(n_intents.shape[0])
     out = np.empty_like(values)
     for c, k in enumerate(cutoffs):
         if k == 1:
             out[c] = values[c] * first
         else:
-            norm = ideal[k - 1] * (1.0 if field == ERR_IA else n_intents)
+            norm = ideal[c] * (1.0 if field == ERR_IA else n_intents)
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[c] = np.where(n_intents > 0, values[c] / norm, 0.0)
     return out

@@ -141,9 +141,9 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
                                  meta=sums_meta)
     rows = dask.compute(sums)[0]  # one row per partition: added exactly, in any order
     totals = {c: math.fsum(rows[c].tolist()) for c in rows.columns}
-    means, common = means_of_sums(totals, labels, k, convention, dialect)
+    means, common, users_of = means_of_sums(totals, labels, k, convention, dialect)
     return DaskResult(means, totals["counted"], totals["rows"], common,
-                      values if per_user else None)
+                      values if per_user else None, users_of)
 
 
 def _check_frame(frame: Any, name: str, needed: Iterable[str]) -> None:

@@ -32,12 +32,15 @@ from .validation import (_csr_parts, check_bool, check_int, check_pattern,
                          memory_guard, out_of_memory, rows_or_all, summed_copy)
 
 
-def _check_cutoffs(k: int | Iterable[int] | None, k_max: int | None, name: str = "k") -> IntArray:
-    """k as a sorted int64 array of distinct cutoffs (an int or a sequence of ints)."""
+def _check_cutoffs(k: int | Iterable[int] | None, width: int | None,
+                   name: str = "k") -> IntArray:
+    """k as a sorted int64 array of distinct cutoffs (an int or a sequence of ints);
+    without k, the lists' `width`. A cutoff past the lists is computed: the ranks past
+    a list are empty."""
     if k is None:
-        if k_max is None:
+        if width is None:
             raise TypeError(f"{name} is required here: pass the cutoff(s), e.g. {name}=10")
-        k = k_max
+        k = width
     if isinstance(k, np.ndarray) and k.ndim == 0:
         values = [k.item()]  # np.array(10) as 10 (check_int refuses np.array(1.5))
     elif isinstance(k, (str, bytes)) or not isinstance(k, Iterable):
@@ -47,17 +50,7 @@ def _check_cutoffs(k: int | Iterable[int] | None, k_max: int | None, name: str =
     if not values:
         raise ValueError(f"{name} is empty; pass a cutoff such as {name}=10")
     cutoffs = sorted({check_int(v, name) for v in values})
-    if k_max is not None:
-        _check_fits(cutoffs[-1], k_max, name)
     return np.array(cutoffs, dtype=np.int64)
-
-
-def _check_fits(top: int, k_max: int, name: str = "k") -> None:
-    """Refuse a largest cutoff `top` beyond the k_max columns of topk."""
-    if top > k_max:
-        raise ValueError(
-            f"{name}={top} is larger than the {k_max} columns of topk; use {name} <= "
-            f"{k_max} or pass longer lists")
 
 
 def _nonnegative_rows(matrix: SparseMatrix | ArrayLike, name: str, shape: Sequence[int],
@@ -470,9 +463,9 @@ class AlphaBetaNDCG:
             raise ValueError(
                 f"topk has {topk.shape[0]} rows but this scorer was built for {n} users; "
                 f"pass one list per user, in the order of users=")
-        _check_fits(int(self.cutoffs[-1]), topk.shape[1])
+        walked = max(min(int(self.cutoffs[-1]), topk.shape[1]), 1)  # past a list: empty
         values = np.empty((self.cutoffs.shape[0], n), np.float64)
-        lookups = n * int(self.cutoffs[-1])
+        lookups = n * walked
         with numba_threads(n_threads) as threads, memory_guard("the αβ-nDCG walk"):
             at = dcg_scratch(t.n_items, a.n_aspects)
             share = int(at[-1])  # float64s of a range's scratch
@@ -480,7 +473,7 @@ class AlphaBetaNDCG:
             check_scratch(t.n_items, -(-8 * share // max(t.n_items, 1)), chunks)
             args = (t.indptr, t.indices, t.data, self.users, topk, *self._gam, a.indptr,
                     a.indices, a.table_for(lookups), a.n_aspects, t.n_items, self.alpha,
-                    self.beta, self.r_max, self.cutoffs, discounts(int(self.cutoffs[-1])),
+                    self.beta, self.r_max, self.cutoffs, discounts(walked),
                     self.idcg, self.status, values)
             with borrowed((lent, np.float64)) as (floats,):
                 frame = frames.Frame(*args, at, floats)
@@ -533,8 +526,7 @@ def ab_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix, *,
     # the lists are checked before the ideal is computed: a bad id fails at once, not
     # seconds later (a truth without a shape fails first, in the scorer)
     lists = check_topk(topk, size[1]) if size is not None else np.asarray(topk)
-    k_max = lists.shape[1] if lists.ndim == 2 else None
-    cutoffs = _check_cutoffs(k, k_max)
+    cutoffs = _check_cutoffs(k, lists.shape[1] if lists.ndim == 2 else None)
     if users is None and lists.ndim == 2 and size is not None:
         check_users(None, lists.shape[0], size[0])  # one list per truth row
     elif users is not None and lists.ndim == 2 and np.ndim(users) == 1 and \

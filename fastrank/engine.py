@@ -41,6 +41,8 @@ _RANK_BYTES = 8
 # order, so that evaluating spans of whole blocks without keeping per-user values
 # (evaluate(per_user=False)) gives the same means to the bit. Fewer rows are one part.
 SUM_ROWS = 1 << 16
+# (numerator, denominator, users) of a mean: means.sum_parts
+Sums = tuple[float, float, float]
 _K = TypeVar("_K")
 
 
@@ -153,16 +155,19 @@ class Plan:
                                   baseline_later=baseline_later)
                        if beyond else None)
         self.beyond_baseline = baseline
-        debiased = [r for r in own if r.metric.engine == "debiased"]
-        self.debiased = (DebiasedPlan(debiased, n_items, train=train, propensity=propensity)
-                         if debiased else None)
-        # engines with a plan of their own: run(data, topk, rows, counted, threads)
-        self.side: list[AUCPlan | CalibrationPlan] = [plan for plan in (
-            AUCPlan([r for r in own if r.metric.engine == "auc"], n_items),
-            CalibrationPlan([r for r in own if r.metric.engine == "calibration"],
-                            n_items, train=train, item_aspects=item_aspects)
-            if any(r.metric.engine == "calibration" for r in own) else None)
-            if plan is not None and plan.per_user]
+        # one debiased plan per relevance threshold: each reads the truth at its own
+        self.debiased = [(rel, DebiasedPlan(group, n_items, train=train, propensity=propensity))
+                         for rel, group in _group([r for r in own if r.metric.engine ==
+                                                   "debiased"], lambda r: r.rel).items()]
+        # engines with a plan of their own: run(data, topk, rows, counted, threads), with
+        # the truth at the plan's relevance threshold
+        self.side: list[tuple[Any, AUCPlan | CalibrationPlan]] = [
+            (rel, AUCPlan(group, n_items)) for rel, group in
+            _group([r for r in own if r.metric.engine == "auc"], lambda r: r.rel).items()]
+        if any(r.metric.engine == "calibration" for r in own):
+            self.side.append((None, CalibrationPlan(
+                [r for r in own if r.metric.engine == "calibration"], n_items, train=train,
+                item_aspects=item_aspects)))
         self.labels = list(self.requests)
         per_user = [r.label for p in self.passes for r in p.requests]
         per_user += [r.label for p in self.trec for r in p.requests]
@@ -170,12 +175,14 @@ class Plan:
         per_user += [r.label for p in self.intents for r in p.requests]
         if self.beyond:
             per_user += [r.label for r in self.beyond.per_user]
-        if self.debiased:
-            per_user += [r.label for r in self.debiased.per_user]
-        for plan in self.side:
+        for _, plan in (*self.debiased, *self.side):
             per_user += [r.label for r in plan.per_user]
         self.per_user = per_user + self.external
         self.catalogue = [label for label in self.labels if label not in self.per_user]
+        # the relevance threshold that decides which users each per-user label counts
+        # (None: the convention's rule for the truth as given)
+        self.thresholds = [counting_threshold(self.requests[label], self.judged)
+                           for label in self.per_user]
 
     def checks_in_walk(self, width: int) -> tuple[bool, bool]:
         """What the ranking walk alone reads, and so checks as it reads it (evaluate then
@@ -187,6 +194,17 @@ class Plan:
                  and not (self.trec or self.aspects or self.intents or self.beyond
                           or self.debiased or self.side or self.external))
         return alone, alone and int(self.passes[0].cutoffs[-1]) >= width
+
+    def _view(self, data: Truth, rel: Any) -> Truth:
+        """The truth at relevance threshold `rel` (`at_least`), made once per truth."""
+        if rel is None:
+            return data
+        if getattr(self, "_views", (None,))[0] is not data:
+            self._views: tuple[Truth, dict[Any, Truth]] = (data, {})
+        views = self._views[1]
+        if rel not in views:
+            views[rel] = at_least(data, rel)
+        return views[rel]
 
     def empty(self, n_rows: int) -> Block:
         """An unfilled Block for n_rows rows (its memory checked first)."""
@@ -214,7 +232,7 @@ class Plan:
                         block.counted.view(np.uint8))
         for ranking in self.passes:
             n_slots = len(ranking.requests)
-            view = _at_least(data, ranking.rel)
+            view = self._view(data, ranking.rel)
             if ranking.rel is None:
                 rank_into(view, topk, rows, ranking, self.judged, threads,
                           block.values[row:row + n_slots], block.n_relevant,
@@ -242,7 +260,8 @@ class Plan:
             row += n_slots
         for group in self.intents:
             n_slots = len(group.requests)
-            intent_into(data, topk, rows, group, self.item_aspects, threads,
+            intent_into(self._view(data, group.rel), topk, rows, group, self.item_aspects,
+                        threads,
                         block.values[row:row + n_slots], topics)
             row += n_slots
         if self.beyond:
@@ -250,28 +269,26 @@ class Plan:
                                                   baseline=baseline)
             block.values[row:row + values.shape[0]] = values
             row += values.shape[0]
-        if self.debiased:
-            values = self.debiased.run(data, topk, rows, block.counted, threads)
-            block.values[row:row + values.shape[0]] = values
-            row += values.shape[0]
-        for plan in self.side:
-            values = plan.run(data, topk, rows, block.counted, threads)
+        for rel, plan in (*self.debiased, *self.side):
+            values = plan.run(self._view(data, rel), topk, rows, block.counted, threads)
             block.values[row:row + values.shape[0]] = values
             row += values.shape[0]
         for label in self.external:
             block.values[row] = external[label]  # type: ignore[index]  # given with labels
             row += 1
+        if any(rel is not None for rel in self.thresholds):
+            count_by_threshold(self._view, data, rows, self.thresholds, threads, block)
         if into is not None:
             into.shown = added_exposure(into.shown, block.shown)
         return block
 
-    def sums(self, block: Block, totals: Mapping[str, tuple[float, float]] | None = None
-             ) -> dict[str, tuple[float, float]]:
-        """{label: (numerator, denominator)} of every per-user mean over a Block: parts
-        over the counted rows that add up across blocks (means.sum_parts), taken over
-        blocks of SUM_ROWS rows and added in order (to `totals`, when given)."""
+    def sums(self, block: Block, totals: Mapping[str, Sums] | None = None
+             ) -> dict[str, Sums]:
+        """{label: (numerator, denominator, users)} of every per-user mean over a Block:
+        parts over the counted rows that add up across blocks (means.sum_parts), taken
+        over blocks of SUM_ROWS rows and added in order (to `totals`, when given)."""
         out = dict(totals) if totals is not None else \
-            {label: (0.0, 0.0) for label in self.per_user}
+            {label: (0.0, 0.0, 0.0) for label in self.per_user}
         n_rows = block.n_relevant.shape[0]
         for lo in range(0, n_rows, SUM_ROWS):
             part = slice(lo, lo + SUM_ROWS)
@@ -281,15 +298,15 @@ class Plan:
             for label, values in zip(self.per_user, block.values):
                 request = self.requests[label]
                 picked = values[part] if all_counted else values[part][counted]
-                num, den = sum_parts(picked, request.aggregate, m, request.k)
-                out[label] = (out[label][0] + num, out[label][1] + den)
+                parts = sum_parts(picked, request.aggregate, m, request.k)
+                out[label] = (out[label][0] + parts[0], out[label][1] + parts[1],
+                              out[label][2] + parts[2])
         return out
 
-    def means(self, sums: Mapping[str, tuple[float, float]],
-              shown: IntArray | None) -> dict[str, float]:
+    def means(self, sums: Mapping[str, Sums], shown: IntArray | None) -> dict[str, float]:
         """{label: mean} from accumulated `sums` and catalogue exposure."""
         means = {label: mean_of(num, den, self.requests[label].aggregate)
-                 for label, (num, den) in sums.items()}
+                 for label, (num, den, _) in sums.items()}
         if self.beyond:
             means.update(self.beyond.catalogue_means(shown))
         return means
@@ -304,12 +321,14 @@ class Plan:
         return self._result([values.get(label) for label in self.labels], means, users=rows,
                             counted=block.counted, n_relevant=block.n_relevant)
 
-    def means_result(self, sums: Mapping[str, tuple[float, float]], shown: IntArray | None,
+    def means_result(self, sums: Mapping[str, Sums], shown: IntArray | None,
                      n_rows: int, n_counted: int) -> Result:
         """The means-only Result of accumulated `sums` (and exposure) over n_rows rows, of
         which n_counted count: no per-user values."""
         return self._result(None, self.means(sums, shown), users=None, counted=None,
-                            n_relevant=None, n_rows=n_rows, n_counted=n_counted)
+                            n_relevant=None, n_rows=n_rows, n_counted=n_counted,
+                            users_of={label: int(users) for label, (_, _, users)
+                                      in sums.items()})
 
     def _result(self, per_user: Sequence[FloatArray | None] | None,
                 means: Mapping[str, float], **rows: Any) -> Result:
@@ -405,11 +424,11 @@ def _ranking_passes(requests: Iterable[Request]) -> list[_Pass]:
 STORED = "stored"
 
 
-# the loop of _at_least's comparison: in float64, whatever the grades' dtype
+# the loop of at_least's comparison: in float64, whatever the grades' dtype
 _AT_LEAST = (np.float64, np.float64, np.bool_)
 
 
-def _at_least(data: Truth, rel: Any) -> Truth:
+def at_least(data: Truth, rel: Any) -> Truth:
     """The truth with entries below `rel` stored as 0 (judged, not relevant); with
     rel=STORED, every stored entry as 1."""
     if rel is None:
@@ -421,6 +440,33 @@ def _at_least(data: Truth, rel: Any) -> Truth:
         values = np.where(np.greater_equal(data.data, rel, signature=_AT_LEAST), data.data, 0.0)
     return Truth(indptr=data.indptr, indices=data.indices, data=values, n_users=data.n_users,
                  n_items=data.n_items)
+
+
+def counting_threshold(request: Request, judged: bool) -> Any:
+    """The relevance threshold whose relevant items decide which users `request` counts:
+    its rel= where the convention counts users by their relevant items (recsys,
+    implicit: a user counts when m >= 1 at that threshold), else None (the truth as
+    given; under trec every judged user counts, whatever the threshold, as trec_eval's
+    -l counts every judged query)."""
+    return None if judged else request.rel
+
+
+def count_by_threshold(view: Callable[[Truth, Any], Truth], data: Truth, rows: IntArray,
+                       thresholds: Sequence[Any], threads: int, block: Block) -> None:
+    """The one rule of thresholds, applied to a Block's values: a user with no item
+    relevant at a label's threshold is not counted by that label (NaN), and the Block's
+    counted users are those some label counts."""
+    counted_by: dict[Any, BoolArray] = {None: block.counted.copy()}
+    some = np.zeros(block.counted.shape[0], np.bool_)
+    for values, rel in zip(block.values, thresholds):
+        if rel not in counted_by:
+            counted = np.empty(rows.shape[0], np.uint8)
+            counts_into(view(data, rel), rows, False, threads,
+                        np.empty(rows.shape[0], np.int64), counted)
+            counted_by[rel] = counted.view(np.bool_) & counted_by[None]
+        values[~counted_by[rel]] = np.nan
+        some |= counted_by[rel]
+    block.counted &= some
 
 
 class InputFlagged(Exception):
@@ -576,9 +622,6 @@ def aspect_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspec
     without a relevant item (the trec convention counts judged users: `counted` is then
     ndeval's topics, `ndeval_topics`)."""
     cutoffs = group.cutoffs
-    if topk.shape[1] < cutoffs[-1]:  # lists that end before the largest cutoff
-        topk = np.pad(topk, ((0, 0), (0, int(cutoffs[-1]) - topk.shape[1])),
-                      constant_values=-1)
     alpha = group.requests[0].metric.kernel_value(group.requests[0].params)
     values, _ = alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads)
     position = {int(k): c for c, k in enumerate(cutoffs)}
@@ -647,10 +690,10 @@ def _intent_passes(requests: Iterable[Request]) -> list[_Pass]:
 
 def intent_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspects: Any,
                 threads: int, out: FloatArray, counted: BoolArray) -> None:
-    """The intent-aware metrics of one pass: NaN where not counted, 0 for a counted user
-    without an intent (no relevant item, or relevant items without aspects; under trec
-    `counted` is ndeval's topics, `ndeval_topics`)."""
-    view = _at_least(data, group.rel)
+    """The intent-aware metrics of one pass, `data` the truth at its relevance threshold:
+    NaN where not counted, 0 for a counted user without an intent (no relevant item, or
+    relevant items without aspects; under trec `counted` is ndeval's topics,
+    `ndeval_topics`)."""
     largest = float(data.data.max()) if data.data.size else 0.0
     max_grade = group.max_grade
     if max_grade == 0.0:
@@ -662,7 +705,7 @@ def intent_into(data: Truth, topk: AnyArray, rows: IntArray, group: _Pass, aspec
             f"{largest:g} or leave it out (default: the largest value in truth)")
     names = {r.name for r in group.requests}
     values, n_intents = intent_values(
-        view, topk, rows, aspects, group.cutoffs, alpha=group.alpha, binary=group.trec,
+        data, topk, rows, aspects, group.cutoffs, alpha=group.alpha, binary=group.trec,
         max_grade=max_grade, map_full=group.trec, want_ideal="nerr_ia" in names,
         threads=threads, novelty=bool(names & set(NOVELTY)), beta=group.beta,
         want_full="nnrbp" in names)

@@ -64,9 +64,10 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
     users : int array, shape (n_rows,), optional
         The truth row of each topk row; by default row i of topk is row i of truth.
     k : int, optional
-        The list length K (what a name without @k means, and the largest cutoff).
-        Default: topk's columns. Lists narrower than k end early: their slots past the
-        columns are empty (precision@k still divides by k); columns past k are not read.
+        The list length K: what a name without @k means. Default: topk's columns.
+        Lists narrower than k end early: their slots past the columns are empty
+        (precision@k still divides by k); columns past k are not read. A cutoff past
+        the lists is computed without k: the ranks past them are empty.
     n_threads : int, optional
         Numba threads for this call; the previous setting is restored afterwards.
         Results are bit-identical for any thread count.
@@ -123,6 +124,8 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
         raise
     walk_checks, ids_too = (plan.checks_in_walk(ids.shape[1])
                             if users is None and n_rows == data.n_users else (False, False))
+    cut = k < ids.shape[1]  # lists cut at k, every column checked first
+    ids_too = ids_too and not cut
     if not walk_checks:
         data = scan_truth(data)
     if not ids_too:
@@ -131,6 +134,8 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
         except ValueError:
             scan_truth(data)  # the truth's error first, as the scans name them
             raise
+    if cut:  # no cutoff past k reads the columns past it
+        ids = np.ascontiguousarray(ids[:, :k])
     with numba_threads(n_threads) as threads:
         try:
             return _evaluate(plan, data, ids, rows, per_user, show_progress, threads)

@@ -85,7 +85,8 @@ class Evaluation(Mapping[str, float]):
                  pooled: Mapping[str, Any] | None = None, k: int | None = None,
                  aggregates: Mapping[str, str] | None = None,
                  requests: Mapping[str, Request] | None = None, n_rows: int | None = None,
-                 n_counted: int | None = None) -> None:
+                 n_counted: int | None = None, users_of: Mapping[str, int] | None = None
+                 ) -> None:
         self._metrics = tuple(metrics)
         self.catalogue = tuple(catalogue)
         self._per_user: dict[str, FloatArray] | None = None if per_user is None else {
@@ -100,6 +101,9 @@ class Evaluation(Mapping[str, float]):
         self.n_rows = (int(n_rows) if users is None  # type: ignore[arg-type]
                        else self.users.shape[0])  # type: ignore[union-attr]
         self._n_counted = n_counted
+        # how many users each mean of a means-only result is over (with per-user values,
+        # counted from them)
+        self._users_of = dict(users_of or {})
         self.report = dict(report or {})
         self.pooled = dict(pooled or {})
         self.k = k
@@ -220,16 +224,25 @@ class Evaluation(Mapping[str, float]):
                              index=pd.Index(self.users, name="user"))
         return frame
 
+    def n_users_of(self, name: str) -> int:
+        """How many users the mean of `name` is over: n_users, or fewer where the metric
+        leaves some counted users out (NaN): a relevance threshold under the recsys and
+        implicit conventions (a user counts when it has an item relevant at rel=),
+        ndeval's topics under trec, the users with a negative for gauc, ..."""
+        self._check_metric(name, "name")
+        if name in self.catalogue:
+            raise ValueError(f"{name!r} describes the catalogue, not users: its value is "
+                             f"over every list")
+        if self._per_user is None:
+            return int(self._users_of.get(name, self.n_users))
+        return int(np.count_nonzero(~np.isnan(self._per_user[name])))
+
     def _over(self, name: str) -> str:
         """What a mean in the repr is over, where that is not the counted users: the
-        catalogue, or the users whose value is defined (ndeval's topics under trec, the
-        users with a negative for gauc, ...), when per-user values are kept."""
+        catalogue, or the users the metric counts (`n_users_of`)."""
         if name in self.catalogue:
             return "  (catalogue)"
-        if self._per_user is None or self.aggregates.get(name) == "sum":
-            return ""
-        n = int(np.count_nonzero(~np.isnan(self._per_user[name])))
-        return "" if n == self.n_users else f"  (over {n} users)"
+        return over(self.n_users_of(name), self.n_users)
 
     def __repr__(self) -> str:
         width = max(len(name) for name in self._metrics)
@@ -239,3 +252,8 @@ class Evaluation(Mapping[str, float]):
                   for name in self._metrics]
         lines += [f"  {key}: {value}" for key, value in self.report.items()]
         return "\n".join(lines)
+
+
+def over(n: int, n_users: int) -> str:
+    """What a repr says beside a mean over n of the n_users counted users."""
+    return "" if n == n_users else f"  (over {n} user{'' if n == 1 else 's'})"

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
+from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from ._blas import single_threaded_blas
-from .engine import parse_requests
+from .engine import at_least, parse_requests
 from .means import counted_rows
 from .progress import progress_bar
 from .streaming import Evaluator
@@ -262,7 +262,8 @@ def parse_factor_metrics(metrics: str | Iterable[str], convention: str,
     a cutoff (lists are ranked down to the largest one), except `auc`, which without one
     is the exact AUC over the whole catalogue."""
     requests = parse_requests(metrics, LARGEST_INT, convention, dialect)
-    full = [r.label for r in requests if (r.name == "auc" and r.bare and not r.params)
+    full = [r.label for r in requests if (r.name == "auc" and r.bare
+                                          and set(dict(r.params)) <= {"rel"})
             or r.metric.engine == "factors"]
     requests = tuple(dataclasses.replace(r, computed=_FULL_AUC if r.name == "auc"
                                          else r.metric.describe(r.convention))
@@ -356,6 +357,9 @@ def evaluate_scorer(scorer: _Scorer, data: Truth, specs: FactorSpecs, rows: IntA
     requests, full = specs
     requests_by = {r.label: r for r in requests}
     want_auc = bool(full)
+    # the truth at each relevance threshold of the full-ranking labels: one AUC each
+    views = {rel: at_least(data, rel) for rel in
+             dict.fromkeys(requests_by[label].rel for label in full)}
     ranked = [r for r in requests if r.label not in full]
     k = max((r.k for r in ranked), default=1)
     evaluator = Evaluator(data, [r.label for r in requests], convention=convention,
@@ -376,22 +380,35 @@ def evaluate_scorer(scorer: _Scorer, data: Truth, specs: FactorSpecs, rows: IntA
             # coverage and gini)
             scored = np.flatnonzero(counted)
             ids, _, values, negatives = scorer.rank(span_rows[scored], k, threads,
-                                                    truth=data if want_auc else None)
+                                                    truth=next(iter(views.values()), None))
             lists = np.full((hi - lo, width), -1, dtype=scorer.id_dtype)
             lists[scored] = ids
             external: dict[str, FloatArray] | None = None
             if want_auc:
-                auc = np.where(counted, 0.0, np.nan)
-                m = n_relevant[scored]
-                auc[scored] = np.where(m > 0, values, 0.0)
-                # GAUC leaves out a user without a relevant or a non-relevant item
-                gauc = np.full(hi - lo, np.nan)
-                gauc[scored] = np.where((m > 0) & (negatives > 0), values, np.nan)
-                external = {label: gauc if requests_by[label].name == "gauc" else auc
-                            for label in full}
+                external = {}
+                for j, (rel, view) in enumerate(views.items()):
+                    if j > 0:  # another threshold: its AUC, the lists as they are
+                        _, _, values, negatives = scorer.rank(span_rows[scored], k, threads,
+                                                              truth=view)
+                    auc, gauc = _full_aucs(values, negatives, scored, counted,
+                                           positive_counts(view, span_rows[scored]))
+                    external.update({label: gauc if requests_by[label].name == "gauc" else auc
+                                     for label in full if requests_by[label].rel == rel})
             evaluator.update(span_rows, lists, _external=external)
             bar.update(hi - lo)
     return evaluator.result()
+
+
+def _full_aucs(values: FloatArray, negatives: IntArray, scored: IntArray, counted: BoolArray,
+               m: IntArray) -> tuple[FloatArray, FloatArray]:
+    """(auc, gauc) of a span's rows from the scorer's AUC of its `scored` rows (m relevant
+    items each): auc 0 for a counted user without a relevant item; GAUC leaves out a user
+    without a relevant or a non-relevant item (NaN)."""
+    auc = np.where(counted, 0.0, np.nan)
+    auc[scored] = np.where(m > 0, values, 0.0)
+    gauc = np.full(counted.shape[0], np.nan)
+    gauc[scored] = np.where((m > 0) & (negatives > 0), values, np.nan)
+    return auc, gauc
 
 
 def span_users(width: int) -> int:

@@ -184,7 +184,8 @@ def split_labels(text: str) -> list[str]:
 
 def parse(label: str, k_max: int = LARGEST_INT, convention: str = "recsys",
           dialect: str | None = None) -> Request:
-    """The Request of one label for lists of length k_max (LARGEST_INT: any length)."""
+    """The Request of one label for lists of length k_max, what a label without @k means
+    (LARGEST_INT: lists of any length); a cutoff may exceed it."""
     if not isinstance(label, str):
         raise TypeError(f"metrics must be strings such as 'ndcg@10'; got {label!r} of type "
                         f"{type(label).__name__}")
@@ -299,7 +300,7 @@ def _finish(label: str, metric: Metric, params: dict[str, Any], cut: str | None,
             f"metrics: {metric.name!r} has no cutoff of its own ({metric.formula}); write "
             f"{metric.name!r} without @k")
     bare = cut is None
-    k = k_max if cut is None else parse_cutoff(label, metric.name, cut, k_max)
+    k = k_max if cut is None else parse_cutoff(label, metric.name, cut)
     for param in metric.params:
         if param.needed and param.name not in dict(params):
             raise ValueError(f"metrics: {label!r} needs the parameter {param.name} "
@@ -354,10 +355,9 @@ def _value(label: str, param: Param, text: str) -> str | float:
     return value
 
 
-def parse_cutoff(label: str, name: str, k_text: str, k_max: int) -> int:
-    """The cutoff written after '@' in label: an integer in [1, k_max], k_max being the
-    list length K (topk's columns, or the k= given), or 2**62 where any length goes (a
-    cutoff is below it)."""
+def parse_cutoff(label: str, name: str, k_text: str) -> int:
+    """The cutoff written after '@' in label: an integer in [1, 2**62). A cutoff past the
+    lists is computed as every peer computes it: the ranks past a list are empty."""
     k_text = k_text.strip()
     if not _CUTOFF.fullmatch(k_text):
         raise ValueError(
@@ -367,12 +367,7 @@ def parse_cutoff(label: str, name: str, k_text: str, k_max: int) -> int:
         raise ValueError(f"metrics: cutoff in {label!r} must be at least 1")
     if k >= LARGEST_INT:  # (2**62 itself stands for "no cutoff given" in a Request)
         raise ValueError(f"metrics: cutoff in {label!r} is not below 2**62, the bound of "
-                         f"every cutoff; use a cutoff no larger than the lists")
-    if k > k_max:
-        raise ValueError(
-            f"metrics: cutoff in {label!r} is larger than K = {k_max}, the list length "
-            f"(topk's columns, or the k= given); use cutoffs up to {k_max}, or longer lists "
-            f"or a larger k=")
+                         f"every cutoff; use a smaller cutoff")
     return k
 
 

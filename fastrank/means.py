@@ -15,6 +15,11 @@ A metric's mean is one of (the registry's `aggregate`):
   weighs nothing);
 - "available": the plain mean over the counted users with a value (NaN: the metric
   leaves the user out, e.g. RecTools' insufficient_handling="exclude").
+In every aggregate a NaN value weighs nothing: the user is not counted by that metric.
+
+A relevance threshold decides which users a metric counts (`engine.counting_threshold`):
+under recsys and implicit, a metric with rel=t counts the users with an item of value
+>= t; under trec every judged user counts, as trec_eval's -l counts every judged query.
 """
 
 from __future__ import annotations
@@ -60,24 +65,27 @@ def counted_mean(values: FloatArray, counted: BoolArray) -> float:
 
 
 def sum_parts(values: FloatArray, aggregate: str, n_relevant: IntArray | None = None,
-              k: int | None = None) -> tuple[float, float]:
-    """(numerator, denominator) of a mean over the counted rows' `values`, mergeable by
-    adding parts: the mean is numerator / denominator, except "geometric", whose mean is
-    exp(numerator / denominator), and "sum", whose denominator only says whether any
-    user counted."""
-    if aggregate in ("weighted", "available"):
-        finite = ~np.isnan(values)
-        if aggregate == "available":
-            return float(values[finite].sum()), float(np.count_nonzero(finite))
-        weights = np.asarray(n_relevant, dtype=np.float64)[finite]
-        return float((values[finite] * weights).sum()), float(weights.sum())
+              k: int | None = None) -> tuple[float, float, float]:
+    """(numerator, denominator, users) of a mean over the counted rows' `values`,
+    mergeable by adding parts: the mean is numerator / denominator, except "geometric",
+    whose mean is exp(numerator / denominator), and "sum", whose denominator only says
+    whether any user counted; users is how many users the mean is over. A NaN value is a user the metric leaves out (its
+    threshold's rule, or a value it does not define): it weighs nothing, in every
+    aggregate."""
+    left_out = np.isnan(values)
+    if left_out.any():
+        values = values[~left_out]
+        n_relevant = None if n_relevant is None else np.asarray(n_relevant)[~left_out]
+    if aggregate == "weighted":
+        weights = np.asarray(n_relevant, dtype=np.float64)
+        return float((values * weights).sum()), float(weights.sum()), float(values.shape[0])
     n = float(values.shape[0])
     if aggregate == "pooled":
         hits, denom = pooled_parts(values, n_relevant, k)  # type: ignore[arg-type]  # given
-        return float(hits.sum()), float(denom.sum())
+        return float(hits.sum()), float(denom.sum()), n
     if aggregate == "geometric":
-        return float(np.log(np.maximum(values, MIN_GEO_MEAN)).sum()), n
-    return float(values.sum()), n
+        return float(np.log(np.maximum(values, MIN_GEO_MEAN)).sum()), n, n
+    return float(values.sum()), n, n
 
 
 def mean_of(num: float, den: float, aggregate: str) -> float:

@@ -24,6 +24,7 @@ from .result import Result
 from .engine import Block, Plan, common_convention, parse_requests
 from .grammar import metric_labels
 from .io.tables import from_tables
+from .evaluation import over
 from .means import mean_of
 from .streaming import Evaluator
 from .validation import LARGEST_INT, check_int
@@ -39,12 +40,22 @@ class PartitionedResult(Mapping[str, float]):
     kept."""
 
     def __init__(self, means: Mapping[str, float], n_users: float, n_rows: float,
-                 convention: str | None, per_user: DataFrame | None) -> None:
+                 convention: str | None, per_user: DataFrame | None,
+                 users_of: Mapping[str, float] | None = None) -> None:
         self._means = dict(means)
         self.n_users = int(n_users)
         self.n_rows = int(n_rows)
         self.convention = convention
         self.per_user = per_user
+        self._users_of = {name: int(n) for name, n in (users_of or {}).items()}
+
+    def n_users_of(self, name: str) -> int:
+        """How many users the mean of `name` is over: fewer than n_users where the metric
+        leaves some out (a relevance threshold under recsys, a value it does not
+        define)."""
+        if name not in self._means:
+            raise KeyError(name)
+        return self._users_of.get(name, self.n_users)
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -65,7 +76,8 @@ class PartitionedResult(Mapping[str, float]):
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of {self.n_rows} "
                  f"users counted)"]
-        lines += [f"  {name}  {value:.6f}" for name, value in self._means.items()]
+        lines += [f"  {name}  {value:.6f}" + over(self.n_users_of(name), self.n_users)
+                  for name, value in self._means.items()]
         return "\n".join(lines)
 
 
@@ -147,7 +159,7 @@ def per_user_columns(res: Result, labels: Iterable[str]) -> dict[str, AnyArray |
 
 def sum_columns(labels: Iterable[str]) -> list[str]:
     return ["rows", "counted"] + [f"{label}:{part}" for label in labels
-                                  for part in ("num", "den")]
+                                  for part in ("num", "den", "users")]
 
 
 def partial_sums(values: Mapping[str, Any], labels: Sequence[str], convention: str,
@@ -164,17 +176,18 @@ def partial_sums(values: Mapping[str, Any], labels: Sequence[str], convention: s
                   if plan.per_user else np.empty((0, n)),
                   np.asarray(values["n_relevant"], np.int64), counted, None)
     row = {"rows": float(n), "counted": float(np.count_nonzero(counted))}
-    for label, (num, den) in plan.sums(block).items():
-        row[f"{label}:num"], row[f"{label}:den"] = num, den
+    for label, (num, den, users) in plan.sums(block).items():
+        row[f"{label}:num"], row[f"{label}:den"], row[f"{label}:users"] = num, den, users
     return {c: row[c] for c in sum_columns(labels)}
 
 
 def means_of_sums(totals: Mapping[str, float], labels: Sequence[str], k: int,
                   convention: str, dialect: str | None
-                  ) -> tuple[dict[str, float], str | None]:
-    """({label: mean}, convention) of the partitions' summed rows (a mapping of
-    `sum_columns`)."""
+                  ) -> tuple[dict[str, float], str | None, dict[str, float]]:
+    """({label: mean}, convention, {label: users the mean is over}) of the partitions'
+    summed rows (a mapping of `sum_columns`)."""
     specs = parse_requests(labels, k, convention, dialect)
     means = {label: mean_of(totals[f"{label}:num"], totals[f"{label}:den"], spec.aggregate)
              for label, spec in zip(labels, specs)}
-    return means, common_convention(specs)
+    return means, common_convention(specs), {label: totals[f"{label}:users"]
+                                            for label in labels}

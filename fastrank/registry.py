@@ -187,7 +187,7 @@ _DEBIASED_SOURCE = ("Yang et al. 2018 (RecSys), IPS and SNIPS; propensities p_i 
 def _debiased(name: str, formula: str, code: int) -> Metric:
     """A debiased metric: the same formula under every convention (only the counted
     users differ: trec counts a judged user with m = 0, as 0)."""
-    return Metric(name, formula, family="debiased", engine="debiased", params=(GAMMA,),
+    return Metric(name, formula, family="debiased", engine="debiased", params=(GAMMA, REL),
                   needs=("propensity|train",), codes=_same(code), kernel_param="gamma",
                   source=_DEBIASED_SOURCE)
 
@@ -275,12 +275,12 @@ _ISSUE_17_ITEM_4 = (
            source="Zhou et al. 2018 (KDD, DIN); RecBole GAUC"),
     Metric("partial_auc", "Σ over the list's hits with f < k non-relevant items above them "
            "of (k − f), over k·m; k counts non-relevant items, the whole list is read",
-           family="auc", engine="auc", params=(INSUFFICIENT,), aggregate="available",
+           family="auc", engine="auc", params=(INSUFFICIENT, REL), aggregate="available",
            conventions={"trec": "as recsys; a judged user with m = 0 scores 0"},
            source=_RECTOOLS_AUC + "; RecTools PartialAUC"),
     Metric("pap", "Σ over the list's first k hits with f < k non-relevant items above them "
            "of (k − f), over k·min(k, m); the whole list is read",
-           family="auc", engine="auc", params=(INSUFFICIENT,), aggregate="available",
+           family="auc", engine="auc", params=(INSUFFICIENT, REL), aggregate="available",
            conventions={"trec": "as recsys; a judged user with m = 0 scores 0"},
            source=_RECTOOLS_AUC + "; RecTools PAP"),
     Metric("jaccard", "|A_k ∩ B_k| / |A_k ∪ B_k| of two systems' first k items (padding "

@@ -147,8 +147,8 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
         sums = parts.mapInArrow(functools.partial(_sums_batches, **how), sums_schema)
     rows = _run(sums.collect)  # one small row per partition
     totals = {c: math.fsum(row[j] for row in rows) for j, c in enumerate(sum_columns(labels))}
-    means, common = means_of_sums(totals, labels, k, convention, dialect)
-    return SparkResult(means, totals["counted"], totals["rows"], common, values)
+    means, common, users_of = means_of_sums(totals, labels, k, convention, dialect)
+    return SparkResult(means, totals["counted"], totals["rows"], common, values, users_of)
 
 
 def _col(name: str) -> Any:

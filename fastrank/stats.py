@@ -113,11 +113,11 @@ class Parts:
 
 
 def kept_users(result: Evaluation, metric: str) -> BoolArray | None:
-    """For a metric that leaves users out (the "weighted" and "available" means: a NaN
-    value), which counted users have a value; None for the others, which keep every one."""
-    if result.aggregates.get(metric, "mean") not in ("weighted", "available"):
-        return None
-    return ~np.isnan(result.per_user(metric)[result.counted])
+    """For a metric that leaves some counted users out (a NaN value: its relevance
+    threshold under recsys, the "weighted" and "available" means), which counted users
+    have a value; None where it keeps every one."""
+    kept = ~np.isnan(result.per_user(metric)[result.counted])
+    return None if kept.all() else kept
 
 
 def mean_parts(result: Evaluation, metric: str, kept: BoolArray | None = None) -> Parts:
@@ -133,22 +133,21 @@ def mean_parts(result: Evaluation, metric: str, kept: BoolArray | None = None) -
             f" (as trec_eval reports it); intervals, tests and segments are taken of "
             f"arithmetic means: use a per-user mean instead (e.g. 'hits@k' for "
             f"num_rel_ret, 'map' for gm_map)")
-    if aggregate in ("weighted", "available"):  # NaN: a user the metric leaves out
-        finite = ~np.isnan(num) if kept is None else kept
-        if aggregate == "available":
-            return Parts(num[finite])
-        # per_user() above raised if the result kept no rows: n_relevant is an array
-        weights = result.n_relevant[counted][finite].astype(  # type: ignore[index]
-            np.float64)
-        return Parts(num[finite] * weights, weights)
+    # per_user() above raised if the result kept no rows: n_relevant is an array
+    m = result.n_relevant[counted]  # type: ignore[index]
+    finite = ~np.isnan(num) if kept is None else kept
+    if not finite.all():  # NaN: a user the metric leaves out
+        num, m = num[finite], m[finite]
+    if aggregate == "weighted":
+        weights = m.astype(np.float64)
+        return Parts(num * weights, weights)
     pooled = result.pooled.get(metric)
     if pooled is None:
         return Parts(num)
     if isinstance(pooled, tuple):  # ("entries", power): rating errors over all entries
-        den = result.n_relevant[counted].astype(np.float64)  # type: ignore[index]
+        den = m.astype(np.float64)
         return Parts(num ** pooled[1] * den, den, pooled[1])
-    hits, den = pooled_parts(num, result.n_relevant[counted],  # type: ignore[index]
-                             pooled)
+    hits, den = pooled_parts(num, m, pooled)
     return Parts(hits, den)
 
 
@@ -340,9 +339,10 @@ def _pair(res: Evaluation, reference: Evaluation, metric: str,
     leaves users out (a NaN value, which may differ between systems), the counted users
     both keep; else every counted user (base_parts as given)."""
     kept, kept_base = kept_users(res, metric), kept_users(reference, metric)
-    if kept is None or kept_base is None:
+    if kept is None and kept_base is None:
         return mean_parts(res, metric), base_parts
-    both = kept & kept_base
+    both = (kept_base if kept is None else kept if kept_base is None  # None: every user
+            else kept & kept_base)
     return mean_parts(res, metric, both), mean_parts(reference, metric, both)
 
 

@@ -321,11 +321,12 @@ def iprec(row, ids, rel_level, point):
     return max(hits[r] / (r + 1) for r in range(first, len(docs)))
 
 
-def counts(row, convention):
-    """Does this user count in the means?"""
+def counts(row, convention, rel=None):
+    """Does this user count in the mean of a metric with threshold rel? trec: every
+    judged user (trec_eval -l); recsys, implicit: a user with an item relevant at rel."""
     if convention == "trec":
         return len(row) > 0
-    return any(v > 0 for v in row.values())
+    return any(is_relevant(v, rel) for v in row.values())
 
 
 def reference(truth, topk, metrics, convention="recsys", users=None):
@@ -343,7 +344,7 @@ def reference(truth, topk, metrics, convention="recsys", users=None):
         per_user = []
         for ids, u in zip(topk, users):
             row = rows[u]
-            if not counts(row, convention):
+            if not counts(row, convention, params.get("rel")):
                 per_user.append(None)
                 continue
             per_user.append(user_metric(name, k, row, ids, n_items, convention, uncut,

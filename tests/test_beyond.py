@@ -131,7 +131,6 @@ def test_popular_baseline_at_k_is_the_k_most_popular_whatever_the_lists_width(da
     ("serendipity@5", {"baseline": np.array([45])}, "outside"),
     ("arp@5", {"train": sp.csr_array((3, 7))}, "train has 7 columns"),
     ("ild@5", {"item_vectors": np.ones((39, 2))}, "item_vectors must be"),
-    ("coverage@9", {}, "larger than K = 8, the list length"),
 ])
 def test_missing_or_bad_side_inputs(data, metric, kwargs, match):
     truth, topk, _, _, _, _ = data

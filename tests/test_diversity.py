@@ -310,7 +310,6 @@ def test_exclude_defaults_to_the_profile():
     ({"alpha": 1.5}, "alpha must lie in"),
     ({"beta": -0.1}, "beta must lie in"),
     ({"k": 0}, "k must be at least 1"),
-    ({"k": 9}, "larger than the 2 columns"),
     ({"r_max": 2.0}, "r_max=2.0 is below the largest relevance"),
     ({"user_aspects": np.array([[1.0, -1.0], [1.0, 0.0]])}, "user_aspects must hold finite, non"),
     ({"user_aspects": np.array([[1.0, 1.0], [0.0, 0.0]])}, "user_aspects row 1 is all zero"),

@@ -31,7 +31,8 @@ def reference_values(truth, topk, aspects, name, k, convention, alpha=0.5, max_g
     out = []
     for u, row in enumerate(rows):
         view = {i: (v if (v > 0 if rel is None else v >= rel) else 0.0) for i, v in row.items()}
-        counted = bool(row) if convention == "trec" else any(v > 0 for v in row.values())
+        # trec: every judged user; recsys: a user with an item relevant at the threshold
+        counted = bool(row) if convention == "trec" else any(v > 0 for v in view.values())
         if not counted:
             out.append(np.nan)
             continue

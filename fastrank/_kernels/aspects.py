@@ -1285,6 +1285,7 @@ def ab_dcg_rows(dtypes):
         width = a_table.shape[1]
         n_cut = cutoffs.shape[0]
         k_max = cutoffs[n_cut - 1]
+        steps = min(k_max, topk.shape[1])  # the ranks past the lists' columns are empty
         p_scale = beta / r_max
         lo, hi = bounds(n_rows, chunk, n_chunks)
         if floats.shape[0] > 0:  # lent: zeroed here
@@ -1306,7 +1307,7 @@ def ab_dcg_rows(dtypes):
                 for a in range(n_aspects):
                     s[a] = shares[i, a]
             elif dense:  # only the aspects of the listed items: the rest are never read
-                for step in range(k_max):
+                for step in range(steps):
                     item = topk[i, step]
                     if item >= 0:
                         for a in range(a_indptr[item], a_indptr[item + 1]):
@@ -1322,7 +1323,7 @@ def ab_dcg_rows(dtypes):
                 mark[2 * item + 1] = max(t_data[j], 0.0)
             acc = 0.0
             c = 0
-            for step in range(k_max):
+            for step in range(steps):
                 item = topk[i, step]
                 if item >= 0 and mark[2 * item] != base + 1:  # not padding, not a repeat
                     p = alpha
@@ -1349,8 +1350,11 @@ def ab_dcg_rows(dtypes):
                 while c < n_cut and cutoffs[c] == step + 1:
                     out[c, i] = acc / idcg[c, i] if idcg[c, i] > 0 else 0.0
                     c += 1
+            while c < n_cut:
+                out[c, i] = acc / idcg[c, i] if idcg[c, i] > 0 else 0.0
+                c += 1
             if dense and not copy:
-                for step in range(k_max):
+                for step in range(steps):
                     item = topk[i, step]
                     if item >= 0:
                         for a in range(a_indptr[item], a_indptr[item + 1]):
@@ -1467,10 +1471,10 @@ def alpha_rows(dtypes):
                 ideal[c] = acc
                 c += 1
             _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
-            # the list
+            # the list; the ranks past its columns are empty
             acc = 0.0
             c = 0
-            for step in range(k_max):
+            for step in range(min(k_max, topk.shape[1])):
                 item = topk[i, step]
                 if item >= 0 and mark[item] == base:  # relevant, first time
                     mark[item] = base + 1
@@ -1482,6 +1486,9 @@ def alpha_rows(dtypes):
                 while c < n_cut and cutoffs[c] == step + 1:
                     out[c, i] = acc / ideal[c] if ideal[c] > 0.0 else 0.0
                     c += 1
+            while c < n_cut:
+                out[c, i] = acc / ideal[c] if ideal[c] > 0.0 else 0.0
+                c += 1
             _alpha_reset(t_start, t_end, t_indices, t_data, a_indptr, a_indices, w)
         return np.int64(1)
 

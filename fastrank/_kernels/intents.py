@@ -107,6 +107,7 @@ def intent_rows(dtypes, novelty=False):
         n_rows = rows.shape[0]
         n_cut = cutoffs.shape[0]
         k_max = cutoffs[n_cut - 1]
+        steps = min(k_max, topk.shape[1])
         decay = 1.0 - alpha
         lo, hi = bounds(n_rows, chunk, n_chunks)
         mark = np.zeros(n_items, np.int64)
@@ -174,8 +175,13 @@ def intent_rows(dtypes, novelty=False):
             nrbp = 0.0
             patience = 1.0  # β^(r-1)
             c = 0
-            for step in range(k_max):
-                item = topk[i, step]
+            step = 0
+            while c < n_cut:  # the ranks past the list's columns are empty
+                if step < steps:
+                    item = topk[i, step]
+                else:
+                    item = -1
+                    step = cutoffs[n_cut - 1] - 1  # straight to the last cutoff
                 if item >= 0 and mark[item] == base:  # relevant, first time
                     mark[item] = base + 1
                     grade = _grade(value[item], binary, g_max)
@@ -199,7 +205,8 @@ def intent_rows(dtypes, novelty=False):
                         nrbp += alpha_gain * patience
                 if novelty:
                     patience *= beta
-                while c < n_cut and cutoffs[c] == step + 1:
+                step += 1
+                while c < n_cut and cutoffs[c] <= step:
                     k = cutoffs[c]
                     out[P_IA, c, i] = n_hits / k
                     mean_ap = 0.0
