@@ -7,6 +7,7 @@ just before it with `<!-- no-run: the reason -->`: counted, and refused without 
 
 import contextlib
 import io as stdio
+import logging
 import re
 import shlex
 from pathlib import Path
@@ -106,6 +107,72 @@ def test_the_site_reads_the_pages_as_github_does():
                     and not LIST_ITEM.match(before):
                 wrong.append(f"docs/{page.name}:{i + 1}: leave a blank line before the list")
     assert not wrong, "\n".join(wrong)
+
+
+def test_ci_builds_the_docs_as_a_user_does():
+    """CI's docs build fails on a warning, as a user's `mkdocs build --strict` does:
+    `--quiet` drops the warnings before strict mode counts them, and the build passes."""
+    # the script's lines without their comments and quoted text
+    code = [re.sub(r"'[^']*'|\"[^\"]*\"", "''", line).split("#")[0].split()
+            for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    builds = [words for words in code if "mkdocs" in words and "build" in words]
+    assert builds, ".ci/run no longer builds the docs site"
+    for words in builds:
+        assert "--strict" in words and not {"-q", "--quiet"} & set(words), words
+
+
+def test_every_docstring_reads_as_numpy_style():
+    """The API reference reads the docstrings in numpy style (mkdocs.yml), and the build
+    stops on what griffe warns about, e.g. a paragraph inside Parameters read as
+    parameters named by its words. Every docstring of the package is checked, shown on the
+    site or not; and every item of an Attributes section is a name with a description
+    (griffe takes free text there for attributes, without a word)."""
+    griffe = pytest.importorskip("griffe", reason="the docs extra: pip install '.[docs]'")
+    warned = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            warned.append(record.getMessage())
+
+    handler = Collect(logging.WARNING)
+    package = griffe.load("fastrank", search_paths=[str(ROOT)], docstring_parser="numpy")
+    logger = logging.getLogger("griffe")
+    logger.addHandler(handler)
+    wrong, seen = [], set()
+    try:
+        pending = [package]
+        while pending:
+            obj = pending.pop()
+            if obj.is_alias or obj.path in seen:
+                continue
+            seen.add(obj.path)
+            pending.extend(obj.members.values())
+            if obj.docstring is None:
+                continue
+            for section in obj.docstring.parse("numpy"):
+                if section.kind.value != "attributes":
+                    continue
+                wrong += [f"{obj.path}: attribute {item.name!r} has no description (free "
+                          "text in Attributes? move it to Notes)"
+                          for item in section.value if not item.description.strip()
+                          or not re.fullmatch(r"\w+(, \w+)*", item.name)]
+    finally:
+        logger.removeHandler(handler)
+    assert len(seen) > 500  # the whole package was read
+    assert not warned + wrong, "\n".join(warned + wrong)
+
+
+def test_the_api_reference_shows_the_result_docstring():
+    """fastrank.Result takes its docstring from Evaluation at run time (`__doc__ =`), which
+    griffe does not run: docs/griffe_extensions.py gives it to the reference."""
+    griffe = pytest.importorskip("griffe", reason="the docs extra: pip install '.[docs]'")
+    extension = griffe.load_extensions(
+        f"{ROOT / 'docs' / 'griffe_extensions.py'}:DocstringOfOtherClass")
+    package = griffe.load("fastrank", search_paths=[str(ROOT)], docstring_parser="numpy",
+                          extensions=extension)
+    shown = package["result.Result"].docstring
+    assert shown is not None and shown.value == package["evaluation.Evaluation"].docstring.value
+    assert "Attributes" in shown.value
 
 
 @pytest.mark.filterwarnings("ignore")
