@@ -567,8 +567,11 @@ def alpha_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix,
     Parameters
     ----------
     truth : scipy.sparse matrix, users x items
+        The judgments: an item with a value > 0 is relevant.
     topk : int array (n_rows, K), -1 pads
+        The ranked lists.
     item_aspects : scipy.sparse matrix, items x aspects, 0/1
+        The aspects (subtopics) of each item.
     k : int or sequence of int, optional
         Cutoff(s); default K.
     alpha : float in [0, 1]
@@ -576,6 +579,7 @@ def alpha_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix,
     users : int array, optional
         The truth row of each topk row.
     n_threads : int, optional
+        Numba threads for this call (default: numba's thread count).
     """
     data = check_truth(truth)
     aspects = check_aspects(item_aspects, data.n_items)

@@ -73,6 +73,8 @@ class Evaluation(Mapping[str, float]):
         {label: fastrank.grammar.Request}: what each label computed (its canonical name,
         convention and dialect); see `describe`.
 
+    Notes
+    -----
     A result of `fr.evaluate(..., per_user=False)` holds the means only: `per_user`,
     `users`, `counted` and `n_relevant` are then None, and what needs per-user values
     (`per_user()`, `to_frame`, intervals, segments, curves) says so.

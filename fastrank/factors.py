@@ -307,7 +307,9 @@ def evaluate_factors(user_factors: ArrayLike, item_factors: ArrayLike, test: Spa
 
     Parameters
     ----------
-    user_factors, item_factors : arrays (n_users, n_factors), (n_items, n_factors)
+    user_factors : array, shape (n_users, n_factors)
+    item_factors : array, shape (n_items, n_factors)
+        As for `topk`.
     test : scipy.sparse matrix, shape (n_users, n_items)
         Held-out graded relevance; a stored value > 0 is relevant.
     metrics : str or list of str
@@ -328,6 +330,7 @@ def evaluate_factors(user_factors: ArrayLike, item_factors: ArrayLike, test: Spa
         `recommend` (float32 scores a few ulps apart may round, and so order, differently
         in the two products).
     n_threads : int, optional
+        Numba threads for this call (default: numba's thread count).
     show_progress : bool
         A progress bar (tqdm) over spans of users, with users/s.
 

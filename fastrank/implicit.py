@@ -157,6 +157,8 @@ class EvalCallback:
         Stop once `monitor` has not improved by more than `min_delta` for this many
         evaluations in a row. None (default) never stops.
     min_delta : float
+        An evaluation improves on the best only by exceeding it by more than this
+        (default 0.0).
     restore_best : bool
         When stopping, put the factors of the best evaluation back into the model.
     verbose : bool
@@ -175,8 +177,10 @@ class EvalCallback:
         Per evaluation: iteration (1-based), train_seconds (this iteration), eval_seconds,
         loss (ALS's, if it computes one; else None), correct and skipped (BPR's counts of
         its training samples, for BPR only) and one entry per metric.
-    best_iteration, best_value : the best evaluation of `monitor` so far.
-    stopped_iteration : the iteration at which training was stopped, or None.
+    best_iteration, best_value : int, float
+        The best evaluation of `monitor` so far.
+    stopped_iteration : int or None
+        The iteration at which training was stopped, or None.
     """
 
     def __init__(self, test: SparseMatrix, metrics: str | Iterable[str], *,

@@ -92,7 +92,8 @@ def evaluate_model(model: Model, test: SparseMatrix, metrics: str | Iterable[str
 
     Returns
     -------
-    Result over every row of test (NaN for the users not counted).
+    Result
+        Over every row of test (NaN for the users not counted).
     """
     specs = parse_factor_metrics(metrics, convention, dialect)
     batch_size = check_int(batch_size, "batch_size")

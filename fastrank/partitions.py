@@ -71,6 +71,7 @@ class PartitionedResult(Mapping[str, float]):
         return len(self._means)
 
     def to_dict(self) -> dict[str, float]:
+        """{metric: mean} as a plain dict."""
         return dict(self._means)
 
     def __repr__(self) -> str:

@@ -224,13 +224,15 @@ def compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str] | No
         p-value for a seed whatever the thread count).
     correction : {"holm", "bonferroni", None}
         Adjusts the p-values over all (system, metric) comparisons of the call.
+    seed : int, optional
+        Seed of the randomization test (default: a fresh one each call).
+    n_permutations : int
+        Sign flips of the randomization test (default 10,000).
     level : float
         Confidence of the interval of each difference (t interval) and the significance
         threshold 1 - level of the adjusted p-value.
-
-    A metric that leaves some users out (a NaN value: e.g. `insufficient="exclude"`)
-    is tested on the counted users that both the system and the baseline keep; `users`
-    says how many (`mean` and `delta` are the reported means, each over its own users).
+    n_threads : int, optional
+        Numba threads of the randomization test (default: numba's thread count).
 
     Returns
     -------
@@ -238,6 +240,12 @@ def compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str] | No
         A table: `.to_frame()` (one row per system and metric: system, metric, mean,
         delta, ci_low, ci_high, effect, p_value, p_adjusted, significant, users), and
         `.to_text()`, `.to_markdown()`, `.to_latex()`.
+
+    Notes
+    -----
+    A metric that leaves some users out (a NaN value: e.g. `insufficient="exclude"`)
+    is tested on the counted users that both the system and the baseline keep; `users`
+    says how many (`mean` and `delta` are the reported means, each over its own users).
     """
     level = check_level(level)
     test = check_choice(test, "test", TESTS)

@@ -57,6 +57,7 @@ class Evaluator:
     propensity : float array (n_items,), optional
         The item propensities of the debiased metrics, as for `fr.evaluate`.
     n_threads : int, optional
+        Numba threads of each `update` (default: numba's thread count).
     show_progress : bool
         A progress bar (tqdm) over the truth's users, with users/s.
 
