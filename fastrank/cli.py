@@ -26,7 +26,7 @@ from .progress import stage_bar
 from .registry import CONVENTIONS, METRICS
 from .stats import compare
 from .synthetic import power_law
-from .trec import _ATOL, evaluate_files
+from .trec import _ATOL, c_long, evaluate_files
 from .validation import check_memory
 from .warm import warm_up
 
@@ -34,12 +34,17 @@ DEMO_METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number (underscores allowed) of at least `minimum`."""
+    """An argparse type: a whole number in ASCII digits (underscores allowed: 1_000) of at
+    least `minimum`; other scripts' digits ('１０'), which int() takes, are refused as a
+    label's cutoff is."""
     def parse(text: str) -> int:
         try:
-            value = int(text.replace("_", ""))
+            value = int(text.replace("_", "")) if text.isascii() else None
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+            value = None
+        if value is None:
+            raise argparse.ArgumentTypeError(f"expected a whole number in ASCII digits, got "
+                                             f"{text!r}")
         if value < minimum:
             raise argparse.ArgumentTypeError(
                 f"expected a number of at least {minimum}, got {value}")
@@ -65,7 +70,7 @@ def _c_long(minimum: int) -> Callable[[str], int]:
         match = _ATOL.match(text)
         if match is None:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-        value = int(match.group(1))
+        value = c_long(match)
         if value < minimum:
             raise argparse.ArgumentTypeError(
                 f"expected a number of at least {minimum}, got {text!r}")
@@ -433,6 +438,23 @@ def version_text() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command: its exit code. A reader that stops early (`fastrank ... | head -1`)
+    ends any command quietly with status 0, as Python's documentation on SIGPIPE says:
+    stdout is flushed here, inside the handler, where the last buffered output would
+    otherwise fail at exit ("Exception ignored ... BrokenPipeError", status 120), and is
+    then pointed at devnull so that nothing is written to the closed pipe again."""
+    try:
+        try:
+            return _run(argv)
+        finally:  # also after --version and --help, which end with SystemExit
+            if sys.stdout is not None:
+                sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -441,9 +463,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)  # type: ignore[no-any-return]  # run_*: an exit code
-    except BrokenPipeError:  # `| head` stopped reading: not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    except BrokenPipeError:
+        raise  # the reader has gone: main ends quietly (an OSError, but not an error)
     except (ValueError, TypeError, OSError, ImportError, MemoryError) as exc:
         print(f"fastrank {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2

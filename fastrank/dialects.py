@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from .digits import decimal_number
+
 DIALECTS = ("fastrank", "ir_measures", "ranx", "trec_eval", "pytrec_eval", "recbole",
             "rectools")
 # how users write them in a prefix (`ir-measures:nDCG@10`) or a dialect= argument
@@ -392,10 +394,7 @@ def translate(label: str, dialect: str, name: str, meaning: Meaning,
                 raise Refused(f"metrics: {label!r} is refused: {_RECTOOLS_NDCG}")
         elif dialect == "rectools" and key_name == "ndcg" and key == "log_base":
             # the ratio of two sums in the same base does not depend on it, where it has one
-            try:
-                base = float(value)
-            except ValueError:
-                base = math.nan
+            base = decimal_number(value.strip())  # as every number of a label is read
             if not (base > 0 and base != 1 and math.isfinite(base)):
                 raise ValueError(f"metrics: {label!r}: RecTools' log_base must be a number "
                                  f"> 0 other than 1 (a logarithm's base); got {value!r}")
@@ -442,10 +441,7 @@ def _check_ir_params(label: str, name: str, raw: dict[str, str]) -> None:
             raise Refused(f"metrics: {label!r} is refused: ir-measures computes RBP only "
                           f"with rel= (binary, from a relevance level; it has no graded "
                           f"RBP): write 'RBP(rel=1)'")
-        try:
-            p = float(raw.get("p", "0.8"))
-        except ValueError:
-            p = math.nan
+        p = decimal_number(raw.get("p", "0.8").strip())
         if not 0 < p < 1:
             raise ValueError(f"metrics: {label!r}: ir-measures' RBP takes a persistence p "
                              f"strictly between 0 and 1; got p={raw['p']!r}")

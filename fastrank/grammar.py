@@ -29,25 +29,35 @@ import numpy as np
 
 from . import dialects
 from ._kernels import codes
+from .digits import decimal_number, whole_number
 from .registry import CONVENTIONS, METRICS, Metric, Param
 from .validation import LARGEST_INT
 
+# The patterns below read a label in time linear in its length: no two neighbouring
+# repeats can take the same character (blanks are read once, after the name or after the
+# parameters, never by two `\s*` in a row), so a failed match gives up after one pass
+# instead of trying every split of a run of blanks or digits between them.
 # name, optional (params), optional @cutoff
 _LABEL = re.compile(r"^\s*(?P<name>[^\W\d][\w\-]*)\s*"
-                    r"(?:\((?P<params>[^()]*)\))?\s*(?:@(?P<cut>.*))?$", re.S)
+                    r"(?:\((?P<params>[^()]*)\)\s*)?(?:@(?P<cut>.*))?$", re.S)
 # trec_eval's name_cutoff and pytrec_eval's name.cutoff, optionally (params)
 _TREC = re.compile(r"^\s*(?P<name>P|recall|ndcg_cut|map_cut|success|iprec_at_recall"
                    r"|Rprec_mult|relative_P|unj)"
-                   r"[._](?P<cut>[0-9.]+)\s*(?:\((?P<params>[^()]*)\))?\s*$")
+                   r"[._](?P<cut>[0-9.]+)\s*(?:\((?P<params>[^()]*)\)\s*)?$")
 # ranx's rbp.8 (persistence 0.8), and its relevance level suffix: ndcg@10-l2
 _RANX_DOT = re.compile(r"^\s*(?P<name>[a-z_]+)\.(?P<p>[0-9]+)\s*(?:@(?P<cut>.*))?$")
 _RANX_LEVEL = re.compile(r"^(?P<label>.*?)-l(?P<level>[0-9]+)\s*$")
 _CUTOFF = re.compile(r"[0-9]+")
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # trec_eval's set_F with its beta, as it prints it (-m set_F.0.5 prints set_F_0.5)
 _TREC_SET_F = re.compile(r"^\s*set_F[._](?P<beta>[0-9.]+)\s*$")
 _TREC_LIST = re.compile(r"^(?P<name>[A-Za-z_]+?)(?P<sep>[._])[0-9][0-9.]*$")
-_PARAM = re.compile(r"^\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>.+?)\s*$")
+_PARAM_KEY = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=")
+
+# The longest label read. A label is a name, a few parameters and a cutoff: the longest a
+# metric needs, "miscalibration(alpha=0.01, weights=equal, positions=equal)@1000", has 63
+# characters. A longer text is a mistake (a paste, a file's contents): it is refused by
+# its length before any pattern reads it, with its start quoted rather than all of it.
+LONGEST_LABEL = 1000
 
 
 @dataclass(frozen=True)
@@ -189,10 +199,33 @@ def parse(label: str, k_max: int = LARGEST_INT, convention: str = "recsys",
     if not isinstance(label, str):
         raise TypeError(f"metrics must be strings such as 'ndcg@10'; got {label!r} of type "
                         f"{type(label).__name__}")
+    check_label_length(label)
     check_convention(convention)
     if not isinstance(dialect, (str, type(None))):
         dialects.check_dialect(dialect)  # the TypeError naming it
     return _parse(label, int(k_max), convention, dialect)
+
+
+def check_label_length(label: str) -> None:
+    """A ValueError for a label longer than LONGEST_LABEL characters."""
+    if len(label) > LONGEST_LABEL:
+        raise ValueError(
+            f"metrics: a label of {len(label):,} characters ({label[:40]!r}...) is not a "
+            f"metric label: a label is a name, its parameters and a cutoff, as in "
+            f"'precision(rel=2)@5', at most {LONGEST_LABEL:,} characters; pass the labels "
+            f"themselves")
+
+
+def read_own(label: str) -> tuple[str, dict[str, str], str | None] | None:
+    """(name as written, {parameter: value text}, cutoff text or None) of a label written
+    as fastrank writes its own, `name(key=value, ...)@k` with blanks around the parts, or
+    None where it is not of that form; the parameters are checked for their form only.
+    For the functions whose names are not the registry's (fr.evaluate_sampled)."""
+    check_label_length(label)
+    match = _LABEL.match(label)
+    if match is None:
+        return None
+    return match["name"], _raw_params(label, match["params"]), match["cut"]
 
 
 @lru_cache(maxsize=4096)
@@ -341,9 +374,7 @@ def _value(label: str, param: Param, text: str) -> str | float:
             raise ValueError(f"metrics: {label!r}: {param.name}={text!r} is not one of "
                              f"{', '.join(param.examples)}; {param.describe()}")
         return text.lower()
-    # a decimal number as written in ASCII: float() would also take 1_0, full-width
-    # digits, 'inf' and 'nan'
-    value = float(text) if _NUMBER.fullmatch(text) else math.nan
+    value = decimal_number(text)  # in ASCII: float() would also take 1_0, '１', inf, nan
     if not math.isfinite(value) or not param.low <= value <= param.high or (
             param.name == "rel" and value <= 0):
         raise ValueError(
@@ -358,17 +389,24 @@ def _value(label: str, param: Param, text: str) -> str | float:
 def parse_cutoff(label: str, name: str, k_text: str) -> int:
     """The cutoff written after '@' in label: an integer in [1, 2**62). A cutoff past the
     lists is computed as every peer computes it: the ranks past a list are empty."""
-    k_text = k_text.strip()
-    if not _CUTOFF.fullmatch(k_text):
-        raise ValueError(
-            f"metrics: cutoff in {label!r} must be a positive integer, as in '{name}@10'")
-    k = int(k_text)
+    k = read_cutoff(label, name, k_text)
     if k < 1:
         raise ValueError(f"metrics: cutoff in {label!r} must be at least 1")
     if k >= LARGEST_INT:  # (2**62 itself stands for "no cutoff given" in a Request)
         raise ValueError(f"metrics: cutoff in {label!r} is not below 2**62, the bound of "
                          f"every cutoff; use a smaller cutoff")
     return k
+
+
+def read_cutoff(label: str, name: str, k_text: str) -> int:
+    """The whole number written after '@' in label, as every entry point reads it: ASCII
+    digits with blanks around them (no sign, '_' or other scripts' digits, which int()
+    would take); a number past 2**62, however many digits it has, reads as 2**62."""
+    k_text = k_text.strip()
+    if not _CUTOFF.fullmatch(k_text):
+        raise ValueError(
+            f"metrics: cutoff in {label!r} must be a positive integer, as in '{name}@10'")
+    return whole_number(k_text, LARGEST_INT)
 
 
 # -- other tools' names ------------------------------------------------------------------
@@ -425,11 +463,11 @@ def _raw_params(label: str, text: str | None) -> dict[str, str]:
     """{key: value text} of a '(key=value, ...)' text, checked for its form only."""
     out: dict[str, str] = {}
     for part in filter(str.strip, (text or "").split(",")):
-        match = _PARAM.match(part)
-        if match is None:
+        found = _param(part)
+        if found is None:
             raise ValueError(f"metrics: {label!r}: parameters are written name=value, as in "
                              f"'precision(rel=2)@5'; got {part.strip()!r}")
-        key, value = match["key"], match["value"].strip()
+        key, value = found
         if key in out:
             raise ValueError(f"metrics: {label!r} gives the parameter {key} twice; give "
                              f"it once")
@@ -441,6 +479,22 @@ def _raw_params(label: str, text: str | None) -> dict[str, str]:
             value = value[1:-1].strip()
         out[key] = value
     return out
+
+
+def _param(part: str) -> tuple[str, str] | None:
+    """(key, value) of one 'key = value' part, the value without its surrounding blanks;
+    None where the part is not of that form. The value is one line; a blank value reads
+    as '' (then refused as a value) where a blank other than a line break follows '='.
+    (By hand rather than as one pattern: a lazy value followed by optional blanks tries
+    every split of a run of blanks, a time quadratic in its length.)"""
+    match = _PARAM_KEY.match(part)
+    if match is None:
+        return None
+    rest = part[match.end():]
+    value = rest.strip()
+    if "\n" in value or not rest.replace("\n", ""):
+        return None
+    return match["key"], value
 
 
 def _request(label: str, written: str, meaning: dialects.Meaning | dialects.Refusal,

@@ -49,7 +49,6 @@ the rows sqrt(w_R) P(r | R) (log space, lgamma tables) are folded into a QR fact
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -58,6 +57,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._types import AnyArray, BoolArray, FloatArray, IntArray
 
+from .grammar import metric_labels, read_cutoff, read_own
 from .result import Result
 from .threads import numba_threads
 from .validation import check_choice, check_int, check_memory, check_number
@@ -69,7 +69,6 @@ TAGS = {"none": "sampled", "adjusted": "adjusted", "mes": "mes", "bv": "bv"}
 TIES = ("pessimistic", "optimistic", "average")
 SAMPLING = ("binomial", "hypergeometric")
 _NEEDS_K = ("recall", "hit_rate", "precision")
-_LABEL = re.compile(r"^([a-z_]+)(?:@(\d+))?$")
 _BLOCK = 1 << 15  # full ranks R per block of the fit
 # the most probabilities (n_items × (m + 1 + metrics)) a fit computes: about half an hour
 # on a 2-core machine where 10^6 items and 100 negatives took 5 s; more is refused by name
@@ -102,7 +101,8 @@ def evaluate_sampled(scores: ArrayLike, n_items: int, metrics: str | Iterable[st
         items). At least the number of columns.
     metrics : str or list of str
         `recall@k`, `hit_rate@k` (the same), `precision@k`, `ndcg[@k]`, `map[@k]` (= `ap`),
-        `mrr[@k]`, `auc`; k in 1..n_items (k may exceed m + 1).
+        `mrr[@k]`, `auc`; k in 1..n_items (k may exceed m + 1). Read as `fr.evaluate`
+        reads its labels: any case, blanks around the parts, k in ASCII digits.
     positive : int, 1-D int array or 2-D bool array
         Where the held-out items are: one column for every row (default 0), one column per
         row, or a mask of `scores`' shape. With a mask a row may hold several positives:
@@ -462,29 +462,25 @@ def _check_ranks(ranks: ArrayLike, m: int) -> IntArray:
 
 
 def _check_metrics(metrics: str | Iterable[str], n_items: int) -> list[_Request]:
-    """[(label, name, k)] with k None where the metric has no cutoff."""
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    try:
-        metrics = list(metrics)
-    except TypeError:
-        raise TypeError(f"metrics must be a label or a list of labels such as "
-                        f"['recall@10', 'ndcg@10']; got {metrics!r}") from None
-    if not metrics:
-        raise ValueError("metrics is empty; name at least one, e.g. ['ndcg@10']")
+    """[(label, name, k)] with k None where the metric has no cutoff: the labels as
+    fr.evaluate reads them (a list, or one string of labels joined by commas), each of
+    fastrank's form with a sampled metric's name."""
     out: list[_Request] = []
-    for label in metrics:
-        if not isinstance(label, str):
-            raise TypeError(f"metrics must be strings such as 'ndcg@10'; got {label!r}")
-        match = _LABEL.match(label)
-        if not match or match[1] not in METRICS:
+    for label in metric_labels(metrics):
+        parts = read_own(label)  # fastrank's grammar: its blanks, case, digits and errors
+        name = parts[0].lower() if parts else ""
+        if parts is None or name not in METRICS:
             raise ValueError(f"unknown sampled metric {label!r}; known: "
                              f"{', '.join(METRICS)}, as 'name@k' (auc takes no @k)")
-        name, k = match[1], match[2]
-        if k is not None:
-            k = int(k)
+        _, params, cut = parts
+        if params:
+            raise ValueError(f"{label!r}: the sampled metrics take no parameters; write "
+                             f"the name and its cutoff alone, as in 'ndcg@10'")
+        k = None
+        if cut is not None:
             if name == "auc":
                 raise ValueError(f"{label!r}: auc takes no cutoff; write 'auc'")
+            k = read_cutoff(label, name, cut)
             if not 1 <= k <= n_items:
                 raise ValueError(f"{label!r}: the cutoff must lie in [1, n_items = {n_items}]")
         elif name in _NEEDS_K:

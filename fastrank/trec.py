@@ -28,6 +28,7 @@ from . import dialects, io
 from ._kernels import codes
 from .io.lists import factorize
 from .io.text import readable
+from .digits import whole_number
 from .engine import trec_values
 from .threads import numba_threads
 from .validation import check_int, check_truth
@@ -194,6 +195,12 @@ _ATOF = re.compile(r"\s*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-
                    r"|inf(?:inity)?|nan))", re.IGNORECASE)
 
 
+def c_long(match: re.Match[str]) -> int:
+    """The whole number an _ATOL match read, clamped to C's long as atol clamps it (where
+    int() would refuse a text of more than 4,300 digits)."""
+    return whole_number(match.group(1), _LONG_MAX)
+
+
 def _atof(text: str) -> float:
     """C's atof: the number at the start of the text (hex, inf and nan included), else 0."""
     match = _ATOF.match(text)
@@ -221,7 +228,7 @@ def _parse_params(name: str, kind: str, params: str, text: str) -> tuple[Any, ..
                                  f"finite number")
         else:
             match = _ATOL.match(part)
-            value = int(match.group(1)) if match else 0
+            value = c_long(match) if match else 0
             if value < 1:
                 raise ValueError(
                     f"measures: cutoff {part!r} in {text!r} is not a positive integer "
@@ -611,7 +618,7 @@ def kernel_slots(slots: Sequence[Slot], chosen: Mapping[str, Chosen]) -> tuple[A
             if name != "rbp_resid":
                 for key, v in values:
                     if _WHOLE.fullmatch(key):
-                        extra_level.append(max(min(int(key), _LONG_MAX), -_LONG_MAX))
+                        extra_level.append(whole_number(key, _LONG_MAX))
                         extra_value.append(v)
         hi.append(len(extra_value))
     return (np.array(code, np.int64), np.array(cut, np.int64), np.array(point, np.float64),

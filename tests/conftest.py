@@ -17,14 +17,15 @@ settings.load_profile(os.environ.get("FASTRANK_HYPOTHESIS_PROFILE", "default"))
 TREC_EVAL_SOURCE = Path(__file__).resolve().parent / "oracles" / "trec_eval-10.0"
 
 
-def run_fresh(script, cache):
+def run_fresh(script, cache, timeout=900):
     """Run a Python script in a fresh process with numba's cache in `cache`: {name:
-    value} of the `NAME=json` lines it printed."""
+    value} of the `NAME=json` lines it printed. A script still running after `timeout`
+    seconds is killed and the test fails (subprocess.TimeoutExpired)."""
     import json
     import sys
 
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)), timeout=900)
+                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)), timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
     return {name: json.loads(value) for name, _, value in
             (line.partition("=") for line in done.stdout.splitlines() if "=" in line)}

@@ -666,3 +666,26 @@ def test_every_name_in_the_dialect_table_is_accepted_as_written():
         text = label.replace("[@k]", "").replace("@k", "@3").replace("_k", "_3")
         request = parse(f"{dialect}:{text}", 3)
         assert request.metric.name == meaning.metric, (dialect, label)
+
+
+NDCG = "rectools:NDCG(divide_by_achievable=True, log_base={})@5"
+RBP = "ir_measures:RBP(rel=1, p={})"
+
+
+@pytest.mark.parametrize("label, accepted", [
+    *((NDCG.format(v), True) for v in ("10", "2.5", "1e1", " 10 ")),
+    *((NDCG.format(v), False) for v in ("１０", "٣", "1_0", "0x10")),
+    *((RBP.format(v), True) for v in ("0.5", ".5", "5e-1")),
+    *((RBP.format(v), False) for v in ("０.５", "٠.٥")),
+])
+def test_a_dialects_number_is_written_as_every_label_number_is(label, accepted):
+    """A number in a dialect's parameter (RecTools' log_base, ir-measures' RBP p) is read
+    as fastrank's own parameters are: ASCII decimal digits only, where float() also took
+    other scripts' digits and '1_0'."""
+    truth, topk = judged_lists(1)
+    if accepted:
+        fr.evaluate(truth, topk, [label])
+    else:
+        with pytest.raises(ValueError, match="RecTools' log_base must be a number|RBP takes "
+                                             "a persistence p strictly between 0 and 1"):
+            fr.evaluate(truth, topk, [label])

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.optimize import lsq_linear
 from scipy.stats import binom, hypergeom
 
@@ -434,3 +435,52 @@ def test_a_metric_constant_over_the_catalogue_and_other_edges():
         fr.evaluate_sampled(np.ones((1, 2), np.longdouble), 50, ["recall@1"],
                             correction=["none"])
     assert math.isnan(fr.evaluate_sampled_ranks([], 50, ["mrr"], n_negatives=5)["mrr[sampled]"])
+
+
+# -- labels: fastrank's grammar ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cut", ["１０", "٣", "²", "+10", "1_0", "10.0", "1e1", "-1", "0x10",
+                                 "", "1 0", "10\n1", "ten", "1" * 5000])
+def test_a_cutoff_is_read_as_fr_evaluate_reads_it(cut):
+    """A sampled label's cutoff follows the registry's grammar: ASCII digits only (int()
+    takes other scripts' digits: recall@１０ was k = 10 here while fr.evaluate refused
+    ndcg@１０), refused with fr.evaluate's own message."""
+    label = f"ndcg@{cut}"
+    with pytest.raises(ValueError) as own:
+        fr.evaluate(sp.csr_array(np.eye(3)), np.array([[0], [1], [2]]), [label])
+    scores = np.arange(12.0).reshape(3, 4)
+    for call in (lambda: fr.evaluate_sampled(scores, 100, [label]),
+                 lambda: fr.evaluate_sampled_ranks([1, 2], 100, [label], n_negatives=3),
+                 lambda: correction_table(100, 3, label)):
+        with pytest.raises(ValueError) as sampled:
+            call()
+        assert str(sampled.value) == str(own.value)
+    with pytest.raises(ValueError, match=r"cutoff in 'recall@１０' must be a positive integer"):
+        fr.evaluate_sampled(scores, 100, ["recall@１０"])
+
+
+def test_blanks_and_case_are_read_as_fr_evaluate_reads_them():
+    """' NDCG @ 10 ' is ndcg@10 in fr.evaluate, and so here; parameters are refused by
+    name, as no sampled metric takes one (an empty pair of parentheses is none); a string
+    of labels joined by commas is split as fr.evaluate splits it."""
+    scores = np.random.default_rng(0).normal(size=(5, 8))
+    want = fr.evaluate_sampled(scores, 100, ["ndcg@10", "mrr", "recall@3"])
+    got = fr.evaluate_sampled(scores, 100, [" NDCG @ 10 ", "Mrr()", "recall@\t3\n"])
+    for tag in ("sampled", "adjusted", "mes", "bv"):
+        np.testing.assert_array_equal(got.per_user(f" NDCG @ 10 [{tag}]"),
+                                      want.per_user(f"ndcg@10[{tag}]"))
+        np.testing.assert_array_equal(got.per_user(f"Mrr()[{tag}]"), want.per_user(f"mrr[{tag}]"))
+        np.testing.assert_array_equal(got.per_user(f"recall@\t3\n[{tag}]"),
+                                      want.per_user(f"recall@3[{tag}]"))
+    with pytest.raises(ValueError, match=r"'ndcg\(rel=2\)@10': the sampled metrics take no "
+                                         r"parameters"):
+        fr.evaluate_sampled(scores, 100, ["ndcg(rel=2)@10"])
+    with pytest.raises(ValueError, match=r"metrics: 'ndcg\(rel\)@10': parameters are written "
+                                         r"name=value"):
+        fr.evaluate_sampled(scores, 100, ["ndcg(rel)@10"])
+    with pytest.raises(ValueError, match="unknown sampled metric 'recbole:ndcg@10'"):
+        fr.evaluate_sampled(scores, 100, ["recbole:ndcg@10"])
+    # one string of labels joined by commas, as fr.evaluate and the command line take it
+    assert fr.evaluate_sampled(scores, 100, "recall@3, ndcg@10", correction="none").metrics \
+        == ("recall@3[sampled]", "ndcg@10[sampled]")

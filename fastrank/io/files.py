@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._types import AnyArray, IntArray, PathLike, SparseMatrix
+from ..digits import whole_number
 from ..validation import check_truth
 from .tables import arrow_column, from_tables, lists, number_column, one_sided
 from .text import lines, parse_number, readable
@@ -514,11 +515,11 @@ def _text_positions(text: AnyArray, column: str, n: int, path: PathLike,
             raise ValueError(
                 f"{path}: column {column!r} must hold integers, the {what}, because --truth "
                 f"is a .npz matrix; got {value!r}")
-        if not 0 <= int(value) < n:
+        if not 0 <= whole_number(value.strip(), n) < n:
             raise ValueError(
                 f"{path}: column {column!r} has values outside [0, {n}), the {what}: "
                 f"{value.strip()}")
-    return np.array([int(value) for value in text], np.int64)  # each one in [0, n)
+    return np.array([whole_number(value.strip(), n) for value in text], np.int64)  # in [0, n)
 
 
 def _load_npz(path: PathLike) -> SparseMatrix:

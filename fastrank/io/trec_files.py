@@ -30,6 +30,7 @@ import scipy.sparse as sp
 
 from .._types import AnyArray, FloatArray, IntArray, PathLike, SparseMatrix
 
+from ..digits import whole_number
 from .lists import by_score, factorize, lookup, pack
 from ..validation import check_int
 from .text import chunks, parse_number
@@ -146,10 +147,11 @@ def _levels(texts: Sequence[str], path: PathLike) -> FloatArray:
     bad = None
     for j, text in enumerate(values.tolist()):
         match = _LEADING_INTEGER.match(text)
-        if match is None or abs(int(match.group())) > _LARGEST_LEVEL:
+        value = None if match is None else whole_number(match.group(), _LARGEST_LEVEL + 1)
+        if value is None or abs(value) > _LARGEST_LEVEL:
             bad = j
             break
-        levels[j] = int(match.group())
+        levels[j] = value
     if bad is None:
         return levels
     for j, (number, line, parts) in enumerate(_records(path, *_QRELS)):
@@ -162,8 +164,9 @@ def _levels(texts: Sequence[str], path: PathLike) -> FloatArray:
 
 
 # a finite number as C writes it (what trec_eval's atof reads whole): no '_' or non-ASCII
-# digits, which Python's float() would also take
-_C_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+# digits, which Python's float() would also take. (The digits after the point belong to
+# the point's group: `[0-9]+\.?[0-9]*` would try every split of a long run of digits.)
+_C_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
                        r"|inf(?:inity)?|nan)", re.IGNORECASE)
 
 
