@@ -224,7 +224,7 @@ def test_a_long_run_of_digits_is_read_without_ints_limit(tmp_path):
     digits = "1" * 5000
     with pytest.raises(ValueError, match=r"^metrics: cutoff in 'ndcg@1{20}.*' is not below "
                                          r"2\*\*62"):
-        grammar.parse_cutoff("ndcg@" + digits, "ndcg", digits, 10)  # past the length bound
+        grammar.parse_cutoff("ndcg@" + digits, "ndcg", digits)  # past the length bound
     assert grammar.parse("ndcg@" + "0" * 900 + "7").k == 7
     with pytest.raises(ValueError, match=r"^measures: cutoff '1{20}.*' is beyond 2\*\*62"):
         trec.parse_measures(["P." + digits])
