@@ -342,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "metric. --truth: a scipy.sparse .npz (users x items) or a table with "
                     "columns user,item,relevance. --topk: a .npy of item ids (row r is "
                     "truth row r, -1 pads) or a table with columns user,item,score (or "
-                    "user,rank,item). Tables are .parquet or .csv/.tsv (optionally .gz) "
+                    "user,rank,item: rank r is position r of the list, a skipped rank an "
+                    "empty slot). Tables are .parquet or .csv/.tsv (optionally .gz) "
                     "with a header line; ids of any type. With --trec, a TREC qrels file "
                     "and a TREC run file.")
     ev.add_argument("--truth", required=True,
@@ -366,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="read the metric names as this tool writes them (default: "
                          "fastrank's names, then any tool's unambiguous name)")
     ev.add_argument("-k", type=_positive_int, default=None,
-                    help="cut every list at k (default: the longest list)")
+                    help="cut every list at k (default: the longest list; by rank, "
+                         "the largest rank)")
     ev.add_argument("--threads", type=_positive_int, default=None,
                     help="numba threads (default: all)")
     shape = ev.add_mutually_exclusive_group()

@@ -32,7 +32,7 @@ from .engine import parse_requests
 from .io.tables import distinct_columns, dtype_kind
 from .partitions import (PartitionedResult, check_columns, check_counts, evaluate_partition,
                          list_metrics, means_of_sums, order_column, partial_sums,
-                         per_user_columns, sum_columns)
+                         per_user_columns, rank_depth, sum_columns)
 from .validation import check_bool, check_int
 
 
@@ -65,7 +65,8 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     k : int, optional
         The list length K: lists are cut at K, and a metric without @k means @K. By default
         K is the largest cutoff asked for, or, if a metric has none, the longest list (one
-        more pass, which shuffles the recs' user column: pass k to save it).
+        more pass, which shuffles the recs' user column: pass k to save it); by rank, the
+        largest rank (ranks are positions, as for `fastrank.io.from_tables`).
     n_items : int, optional
         The catalogue size that `auc` needs: by default the number of distinct items in
         both tables (one more pass), as in the local evaluation.
@@ -98,13 +99,17 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
                "recs": (recs, [user, item])}
     for name, (frame, needed) in columns.items():
         _check_frame(frame, name, needed)
-    distinct_columns(user, item, relevance, order_column(recs.columns, score, rank))
+    order = order_column(recs.columns, score, rank)
+    distinct_columns(user, item, relevance, order)
     for column in (item, user):
         _same_kind(column, truth[column].dtype, recs[column].dtype)
     truth, recs = _same_user_type(truth, recs, user)
     npartitions = npartitions or max(truth.npartitions, recs.npartitions)
     if k is None:
-        if any(r.bare for r in requests):
+        if any(r.bare for r in requests) and order != score:
+            # K is the longest list, which ends at the largest rank: one more pass
+            k = rank_depth(dask.compute(recs[order].max())[0])
+        elif any(r.bare for r in requests):
             # K is the longest list: one more pass, shuffling the user column only
             users = recs[[user]].shuffle(on=user, npartitions=npartitions)
             longest = int(dask.compute(users.map_partitions(_longest, user,

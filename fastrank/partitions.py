@@ -116,6 +116,15 @@ def order_column(columns: Iterable[Any], score: Any, rank: Any) -> Any:
                      f"is unknown; its columns are {list(columns)}")
 
 
+def rank_depth(largest: Any) -> int:
+    """K of lists ordered by a rank column, whose largest rank is `largest` (None where the
+    table is empty): ranks are positions, so the longest list ends at the largest rank.
+    At least 1 and at most 2**62; a rank that is not a whole number from 1 is left to the
+    partitions, whose `from_tables` refuses it naming the column."""
+    value = np.nan if largest is None else float(largest)
+    return int(min(np.ceil(value), LARGEST_INT)) if value >= 1 else 1  # NaN: not >= 1
+
+
 def evaluate_partition(truth: DataFrame | Mapping[Any, Any], recs: DataFrame | Mapping[Any, Any],
                        *, labels: Sequence[str], convention: str, dialect: str | None,
                        k: int | None, n_items: int | None, names: Mapping[str, Any],

@@ -34,7 +34,7 @@ from .engine import parse_requests
 from .io.tables import distinct_columns
 from .partitions import (PartitionedResult, check_columns, check_counts, evaluate_partition,
                          list_metrics, means_of_sums, order_column, partial_sums,
-                         per_user_columns, sum_columns)
+                         per_user_columns, rank_depth, sum_columns)
 from .result import Result
 from .validation import check_bool, check_int
 
@@ -77,7 +77,8 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     k : int, optional
         The list length K: lists are cut at K, and a metric without @k means @K. By default
         K is the largest cutoff asked for, or, if a metric has none, the longest list (one
-        more Spark job over the recs: pass k to save it).
+        more Spark job over the recs: pass k to save it); by rank, the largest rank (ranks
+        are positions, as for `fastrank.io.from_tables`).
     n_items : int, optional
         The catalogue size that `auc` needs: by default the number of distinct items in
         both tables (one more Spark job), as in the local evaluation.
@@ -116,7 +117,10 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     from pyspark.sql.types import BooleanType, DoubleType, LongType
 
     if k is None:
-        if any(r.bare for r in requests):
+        if any(r.bare for r in requests) and order != score:
+            # K is the longest list, which ends at the largest rank: one more job
+            k = rank_depth(_run(lambda: recs.agg(F.max(_col(order))).first()[0]))
+        elif any(r.bare for r in requests):
             # K is the longest list: one more job, counting the rows of each user
             longest = _run(lambda: recs.groupBy(_col(user)).count().agg(
                 F.max("count")).first()[0])
@@ -255,11 +259,7 @@ def _partition(batches: Iterable[Any], *, labels: Sequence[str], convention: str
         .rename_columns([user, item, names["relevance"] or _VALUE])
     recs = table.filter(listed).select([_USER, _ITEM, _VALUE]).rename_columns(
         [user, item, order])
-    by_rank = order != names["score"]
-    if by_rank:
-        ranks = recs.column(order)
-        if pc.all(pc.equal(ranks, pc.round(ranks))).as_py() in (True, None):
-            recs = recs.set_column(2, order, ranks.cast(pa.int64()))  # whole ranks: ints
+    by_rank = order != names["score"]  # ranks travel as doubles: from_tables reads them
     found = dict(user=user, item=item, relevance=names["relevance"],
                  score=None if by_rank else order, rank=order)
     users, res = evaluate_partition(truth, recs, labels=labels, convention=convention,

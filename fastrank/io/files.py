@@ -180,7 +180,7 @@ def _table_topk(recs: Mapping[str, AnyArray], path: PathLike, n_users: int, n_it
         topk = lists(rows, codes, n_users, k, item_ids=used, score=score)
     elif "rank" in recs:
         rank = number_column(recs, "rank", str(path), "rank", keep_integers=True)
-        topk = lists(rows, codes, n_users, k, item_ids=used, rank=rank)
+        topk = lists(rows, codes, n_users, k, item_ids=used, rank=rank, table=str(path))
     else:
         raise ValueError(
             f"{path}: neither a 'score' nor a 'rank' column, so the order of the "

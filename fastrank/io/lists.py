@@ -98,7 +98,7 @@ def text_ranks(ids: AnyArray) -> IntArray:
     return ranks
 
 
-def by_rank(rows: IntArray, ranks: IntArray, n_rows: int) -> tuple[IntArray, int]:
+def by_rank(rows: IntArray, ranks: AnyArray, n_rows: int) -> tuple[IntArray, int]:
     """The order of the records that ranks each row by its rank column, ascending, and the
     position of the first record whose (row, rank) repeats an earlier one (-1 if none)."""
     from .._kernels.lists import group_rows, sort_rows
