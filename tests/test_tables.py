@@ -516,3 +516,30 @@ def test_a_score_column_orders_the_lists_before_a_rank_column():
     assert by_score.topk.tolist() == [[0, 2]]
     by_rank = io.from_tables(RANKED_INTERACTIONS, recs, relevance=None, score=None)
     assert by_rank.topk.tolist() == [[2, -1, -1, -1, -1, -1, -1, -1, 0]]
+
+
+def test_a_repeated_test_pair_counts_once_where_rectools_counts_it_twice():
+    """RecTools' own test (tests/metrics/test_ranking.py::TestMAP::
+    test_when_duplicates_in_interactions, RecTools 0.19) lists user 1's test item 1 twice
+    and expects AP@3 = 3.5/3 > 1: two relevant items of one pair, two hits at rank 1.
+    fastrank counts the pair once (m = 2): AP@3 = (1/1 + 2/2) / 2 = 1, precision@3 = 2/3
+    (RecTools 0.19: 1.0, three hits in three). The dialect table says so for each name."""
+    reco = {"user": [1, 1, 1, 2, 2, 2], "item": [1, 2, 3, 1, 2, 3], "rank": [1, 2, 3, 1, 2, 3]}
+    interactions = {"user": [1, 1, 1, 2, 2, 2], "item": [1, 2, 1, 1, 2, 3]}
+    data = io.from_tables(interactions, reco, relevance=None)
+    assert data.truth.toarray().tolist() == [[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
+    labels = ["rectools:MAP@3", "rectools:Precision@3", "rectools:Recall@3",
+              "rectools:NDCG(divide_by_achievable=True)@3", "rectools:F1Beta@3"]
+    res = data.evaluate(labels)
+    assert res.per_user("rectools:MAP@3").tolist() == [1.0, 1.0]  # RecTools: [3.5/3, 1]
+    assert res.per_user("rectools:Precision@3").tolist() == [2 / 3, 1.0]
+    assert res.per_user("rectools:NDCG(divide_by_achievable=True)@3").tolist() == [1.0, 1.0]
+    table = fr.dialects.markdown().splitlines()
+    for name in ("MAP@k", "Precision@k", "Recall@k", "NDCG(divide_by_achievable=True)@k",
+                 "F1Beta@k"):
+        row = next(line for line in table if f"| RecTools 0.19 | `{name}` |" in line)
+        assert "test pair listed twice counts once; RecTools counts it twice" in row
+        assert "(AP = 3.5/3 in its own test)" in row
+    for name in ("HitRate@k", "MRR@k", "PartialAUC@k", "PAP@k"):  # a repeat changes none
+        row = next(line for line in table if f"| RecTools 0.19 | `{name}` |" in line)
+        assert "twice" not in row

@@ -28,6 +28,7 @@ from ..evaluate import evaluate
 from ..result import Result
 from ..validation import LARGEST_INT, check_int
 from .lists import by_rank, by_score, pack
+from .ties import check_ties, ties_option, wanted
 from .trec_files import ESCAPED_BYTE
 
 LIBRARIES = ("pandas", "pyarrow", "polars", "dict")
@@ -73,10 +74,14 @@ class Tables:
     without_recommendations: int
     without_truth: int
     k: int | None = None  # the list length asked for (from_tables' k), if any
+    ties: str = "trec_eval"  # how equal scores were ordered (from_tables' ties)
+    tied: bool = False  # whether a user's list had two equal scores
 
     def evaluate(self, metrics: str | Iterable[str], **options: Any) -> Result:
         """`fr.evaluate(self.truth, self.topk, metrics, **options)`, with k= the k given
-        to from_tables (lists shorter than it end early), unless options say otherwise."""
+        to from_tables (lists shorter than it end early), unless options say otherwise.
+        Where the lists were built from tied scores, a name whose tool orders them
+        otherwise than `ties` warns (fastrank.dialects.TieOrder)."""
         if options.get("k") is None:  # k=None is k not given
             options.pop("k", None)
         if self.k is not None:
@@ -84,6 +89,11 @@ class Tables:
         elif "k" not in options:
             options["k"] = lists_k(self.topk.shape[1], metrics, options.get("convention"),
                                    options.get("dialect"))
+        if self.tied:
+            convention, dialect = options.get("convention"), options.get("dialect")
+            check_ties(wanted(metrics, convention, dialect, cut=self.k is not None),
+                       self.ties, "Pass {orders} to fastrank.io.from_tables for their "
+                       "tools' order, evaluating those names on their own")
         return evaluate(self.truth, self.topk, metrics, **options)
 
     def per_user(self, result: Result, *, library: str | None = None) -> DataFrame:
@@ -96,7 +106,7 @@ class Tables:
 def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
                 recs: DataFrame | Mapping[Any, ArrayLike], *, k: int | None = None,
                 user: Any = "user", item: Any = "item", relevance: Any = "relevance",
-                score: Any = "score", rank: Any = "rank") -> Tables:
+                score: Any = "score", rank: Any = "rank", ties: str = "trec_eval") -> Tables:
     """Judgments and recommendations from tables to `Tables` (CSR truth and top-K ids).
 
     Parameters
@@ -107,9 +117,8 @@ def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
         `relevance=None` every listed pair has relevance 1.
     recs : table of the same kinds
         One row per recommended (user, item) pair, with a `score` column (higher is better;
-        ties broken by item id descending compared as text, as trec_eval compares document
-        ids: "9" before "10", so a table and a TREC run agree) or, if there is no
-        score column, a `rank` column. A rank is a position, as RecTools and every tool
+        equal scores ordered as `ties` says) or, if there is no score column, a `rank`
+        column. A rank is a position, as RecTools and every tool
         that takes ranks read it: rank r is the r-th slot of the user's list, and a
         skipped rank is an empty slot (a list with ranks 1 and 9 has 7 empty slots
         between its two items). Ranks are whole numbers from 1; a rank given twice to one
@@ -125,11 +134,19 @@ def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
         the name's (a frame with columns [0, 1, 2] answers to user=0 and user="0"); a
         name that matches two columns is an error, as are columns of a dict of unequal
         lengths.
+    ties : {"trec_eval", "docno", "file"}
+        The order of a user's items of equal score: "trec_eval" (the default), by item id
+        descending compared as text, as trec_eval compares document ids ("9" before
+        "10", so a table and a TREC run agree); "docno", ascending (ir-measures' RR@k,
+        Judged and diversity names); "file", in the table's row order (ir-measures' RBP).
+        Evaluating a tool's name that orders them otherwise warns (TieOrder) where a list
+        has tied scores.
     """
     library = _library(truth, "truth")
     _library(recs, "recs")
     if k is not None:
         k = check_int(k, "k")
+    ties = ties_option(ties)
     distinct_columns(user, item, relevance, score if _has(recs, score) else rank)
     t_users = id_column(truth, user, "truth", "user")
     t_items = id_column(truth, item, "truth", "item")
@@ -160,12 +177,12 @@ def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
     if relevance is None:  # a pair listed twice is relevant, as once: 1, not 2
         matrix.data[:] = 1.0
     if scored:
-        topk = lists(r_rows, r_cols, n_users, k, score=key, item_ids=items)
+        topk, tied = lists(r_rows, r_cols, n_users, k, score=key, item_ids=items, ties=ties)
     else:
-        topk = lists(r_rows, r_cols, n_users, k, item_ids=items, rank=key, row_ids=users,
-                     column=rank)
+        topk, tied = lists(r_rows, r_cols, n_users, k, item_ids=items, rank=key,
+                           row_ids=users, column=rank)
     return Tables(truth=matrix, topk=topk, users=users, items=items, library=library,
-                  user_column=user, k=k, **one_sided(matrix, topk))
+                  user_column=user, k=k, ties=ties, tied=tied, **one_sided(matrix, topk))
 
 
 def distinct_columns(user: Any, item: Any, relevance: Any, order: Any) -> None:
@@ -196,19 +213,20 @@ def one_sided(truth: SparseMatrix, topk: ArrayLike) -> dict[str, int]:
 
 def lists(rows: ArrayLike, items: ArrayLike, n_rows: int, k: int | None = None, *,
           item_ids: AnyArray, score: AnyArray | None = None, rank: AnyArray | None = None,
-          row_ids: AnyArray | None = None, column: Any = "rank",
-          table: str = "recs") -> IntArray:
-    """Top-K ids (n_rows, width), padded with -1, from one record per recommended item
-    (`items` are codes into the sorted `item_ids`): ordered by score descending (ties:
-    item id descending as text, trec_eval's rule), or placed by rank: rank r is slot r - 1
-    of the row, a skipped rank an empty slot, and the width the largest rank (cut at k).
-    Errors name the rank `column` of `table` and the user (`row_ids[row]`, or the row)."""
+          row_ids: AnyArray | None = None, column: Any = "rank", table: str = "recs",
+          ties: str = "trec_eval") -> tuple[IntArray, bool]:
+    """(topk, tied): top-K ids (n_rows, width), padded with -1, from one record per
+    recommended item (`items` are codes into the sorted `item_ids`), and whether a row
+    had two equal scores. Ordered by score descending (equal scores as `ties` says:
+    lists.by_score), or placed by rank: rank r is slot r - 1 of the row, a skipped rank
+    an empty slot, and the width the largest rank (cut at k). Errors name the rank
+    `column` of `table` and the user (`row_ids[row]`, or the row)."""
     rows = np.asarray(rows, np.int64)
     items = np.asarray(items, np.int64)
     if score is not None:
-        order = by_score(rows, items, order_key(score), n_rows, item_ids)
+        order, tied = by_score(rows, items, order_key(score), n_rows, item_ids, ties)
         topk, _ = pack(rows[order], items[order], n_rows, k)
-        return topk
+        return topk, tied
     rank = np.asarray(rank)
     where = Where(rows, row_ids, rank, column, table)
     slots = rank_slots(rank, where)
@@ -218,7 +236,7 @@ def lists(rows: ArrayLike, items: ArrayLike, n_rows: int, k: int | None = None, 
             f"{table} column {column!r} gives rank {where.value(repeated)} twice for user "
             f"{where.user(repeated)!r}, so that user's order is ambiguous; give each of a "
             f"user's items its own rank")
-    return placed(rows, slots, items, n_rows, k, where)
+    return placed(rows, slots, items, n_rows, k, where), False
 
 
 # A table's ranks may ask for a padded top-K array of at most this many slots (512 MiB of
