@@ -486,7 +486,7 @@ _NO_TIE_ORDER = {
             "stable: no order of tied scores reproduces it",
     "recbole": "RecBole ranks with torch.topk, whose order among tied scores is its own",
     "rectools": "RecTools reads the rank column of its recommendations, not their scores: "
-                "give the table its ranks (and score=None where it has scores too)"}
+                "give the table its ranks (without a score column, or with score=None)"}
 # metrics whose value on a whole list (no cutoff) does not depend on its order
 _UNORDERED = frozenset({"judged", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret",
                         "set_precision", "set_relative_precision", "set_f", "set_map",

@@ -136,11 +136,18 @@ def test_the_command_line_takes_the_order_of_the_names_tool(tmp_path, capsys):
              for label in labels}
     base = ["evaluate", "--trec", "--truth", str(qrels_path), "--topk", str(run_path),
             "--dialect", "ir_measures", "--json"]
-    code, out, err = run_cli(base + ["-m", "RR@5,Judged@3"], capsys)
-    assert code == 0 and err == ""
-    doc = json.loads(out)
-    for label in ("RR@5", "Judged@3"):
-        assert doc[label] == pytest.approx(means[label], rel=1e-12)
+    (tmp_path / "t.csv").write_text("user,item,relevance\n" + "".join(
+        f"{q},{d},{r}\n" for q, d, r in qrels))
+    (tmp_path / "r.csv").write_text("user,item,score\n" + "".join(
+        f"{q},{d},{s}\n" for q, d, s in run))
+    tables = ["evaluate", "--truth", str(tmp_path / "t.csv"), "--topk",
+              str(tmp_path / "r.csv"), "--dialect", "ir_measures", "--json"]
+    for argv in (base, tables):  # a run file, and the same data as tables
+        code, out, err = run_cli(argv + ["-m", "RR@5,Judged@3"], capsys)
+        assert code == 0 and err == ""
+        doc = json.loads(out)
+        for label in ("RR@5", "Judged@3"):
+            assert doc[label] == pytest.approx(means[label], rel=1e-12)
     code, out, err = run_cli(base + ["-m", "RR@5,P@5"], capsys)
     assert code == 0 and json.loads(out)["P@5"] == pytest.approx(means["P@5"], rel=1e-12)
     assert err.count("\n") == 1 and err.startswith("fastrank evaluate: warning: ")
@@ -179,6 +186,9 @@ def test_tables_warn_where_a_names_tool_orders_ties_otherwise(library):
     with pytest.warns(TieOrder, match="ranx sorts each query's documents with numba's "
                                       "quicksort"):
         data.evaluate(["ranx:mrr@2"])
+    with pytest.warns(TieOrder, match="RecTools reads the rank column of its "
+                                      "recommendations, not their scores"):
+        data.evaluate(["rectools:MAP@2"])
     rows = io.from_tables(make(truth), make(recs), ties="file")
     assert rows.items[rows.topk[0]].tolist() == ["a", "b", "c"]  # the table's row order
     with pytest.raises(ValueError, match="ties must be one of 'trec_eval', 'docno', 'file'"):
