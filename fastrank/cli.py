@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import IO, Any, NoReturn
 
@@ -19,6 +20,7 @@ from .dialects import DIALECTS
 from .evaluate import evaluate
 from .grammar import split_labels
 from .io.files import output_kind, read_inputs, write_per_user
+from .io import ties
 from .io.tables import lists_k, per_user_table
 from .io.text import writable
 from .plots import plot_compare
@@ -178,11 +180,16 @@ def run_evaluate(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         writable(args.per_user, "--per-user")
     convention = args.convention or ("trec" if args.trec else "recsys")
     steps = 3 + bool(args.per_user)
+    asked = [m for text in args.metric or () for m in split_labels(text)]
+    # equal scores in the order of the names' tools, where they agree on one
+    orders = ties.wanted(asked, convention, args.dialect, cut=args.k is not None)
     with stage_bar(steps, _show_progress(args), "fastrank evaluate") as bar:
-        inputs = read_inputs(args.truth, args.topk, k=args.k, trec=args.trec, stage=bar.stage)
+        inputs = read_inputs(args.truth, args.topk, k=args.k, trec=args.trec, stage=bar.stage,
+                             ties=ties.pick(orders))
+        if inputs.tied:
+            _warn_ties(orders)
         k = inputs.topk.shape[1] if args.k is None else args.k
-        metrics = [m for text in (args.metric or [f"{name}@{k}" for name in DEFAULT_METRICS])
-                   for m in split_labels(text)]
+        metrics = asked or [f"{name}@{k}" for name in DEFAULT_METRICS]
         bar.stage(f"evaluating {inputs.topk.shape[0]:,} users")
         # the largest cutoff, past the longest list, as from_tables' evaluate and Dask
         cut = args.k if args.k is not None else lists_k(inputs.topk.shape[1], metrics,
@@ -223,6 +230,19 @@ def run_evaluate(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     return 0
 
 
+def _warn_ties(orders: ties.Wanted) -> None:
+    """`fastrank evaluate: warning: ...` on stderr, one line, for the names whose tool
+    orders the inputs' tied scores otherwise than the lists do."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", dialects.TieOrder)
+        ties.check_ties(orders, ties.pick(orders), "Ask for each tool's names in a call "
+                        "of their own, whose lists then follow that tool's order where "
+                        "fastrank builds it")
+    for warning in caught:
+        print(f"fastrank evaluate: warning: {_one_line(Exception(warning.message))}",
+              file=sys.stderr)
+
+
 def _rounded(value: float, places: int | None) -> float | None:
     """A mean for JSON and CSV: None for NaN, else exact (repr) or rounded to `places`."""
     if value != value:
@@ -247,7 +267,8 @@ def run_metrics(args: argparse.Namespace, out: IO[str] | None = None) -> int:
             print(f"{dialect}:", file=out)
             for name, meaning in table.items():
                 what = (f"refused: {meaning.reason}" if isinstance(meaning, dialects.Refusal)
-                        else f"{meaning.metric} ({meaning.convention})")
+                        else f"{meaning.metric} ({meaning.convention})"
+                        + (f"; {meaning.note}" if meaning.note else ""))
                 print(f"  {name:<24} {what}", file=out)
         for dialect, (base, overrides) in dialects.VARIANTS.items():
             print(f"{dialect}: {base}'s names, but for", file=out)
@@ -347,7 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "metric. --truth: a scipy.sparse .npz (users x items) or a table with "
                     "columns user,item,relevance. --topk: a .npy of item ids (row r is "
                     "truth row r, -1 pads) or a table with columns user,item,score (or "
-                    "user,rank,item). Tables are .parquet or .csv/.tsv (optionally .gz) "
+                    "user,rank,item: rank r is position r of the list, a skipped rank an "
+                    "empty slot). Tables are .parquet or .csv/.tsv (optionally .gz) "
                     "with a header line; ids of any type. With --trec, a TREC qrels file "
                     "and a TREC run file.")
     ev.add_argument("--truth", required=True,
@@ -371,7 +393,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="read the metric names as this tool writes them (default: "
                          "fastrank's names, then any tool's unambiguous name)")
     ev.add_argument("-k", type=_positive_int, default=None,
-                    help="cut every list at k (default: the longest list)")
+                    help="cut every list at k (default: the longest list; by rank, "
+                         "the largest rank)")
     ev.add_argument("--threads", type=_positive_int, default=None,
                     help="numba threads (default: all)")
     shape = ev.add_mutually_exclusive_group()

@@ -32,7 +32,7 @@ from .engine import parse_requests
 from .io.tables import distinct_columns, dtype_kind
 from .partitions import (PartitionedResult, check_columns, check_counts, evaluate_partition,
                          list_metrics, means_of_sums, order_column, partial_sums,
-                         per_user_columns, sum_columns)
+                         partition_ties, per_user_columns, rank_depth, sum_columns)
 from .validation import check_bool, check_int
 
 
@@ -65,7 +65,8 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     k : int, optional
         The list length K: lists are cut at K, and a metric without @k means @K. By default
         K is the largest cutoff asked for, or, if a metric has none, the longest list (one
-        more pass, which shuffles the recs' user column: pass k to save it).
+        more pass, which shuffles the recs' user column: pass k to save it); by rank, the
+        largest rank (ranks are positions, as for `fastrank.io.from_tables`).
     n_items : int, optional
         The catalogue size that `auc` needs: by default the number of distinct items in
         both tables (one more pass), as in the local evaluation.
@@ -98,13 +99,18 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
                "recs": (recs, [user, item])}
     for name, (frame, needed) in columns.items():
         _check_frame(frame, name, needed)
-    distinct_columns(user, item, relevance, order_column(recs.columns, score, rank))
+    order = order_column(recs.columns, score, rank)
+    distinct_columns(user, item, relevance, order)
     for column in (item, user):
         _same_kind(column, truth[column].dtype, recs[column].dtype)
     truth, recs = _same_user_type(truth, recs, user)
     npartitions = npartitions or max(truth.npartitions, recs.npartitions)
+    cut = k is not None or not any(r.bare for r in requests)  # K cuts a list
     if k is None:
-        if any(r.bare for r in requests):
+        if any(r.bare for r in requests) and order != score:
+            # K is the longest list, which ends at the largest rank: one more pass
+            k = rank_depth(dask.compute(recs[order].max())[0])
+        elif any(r.bare for r in requests):
             # K is the longest list: one more pass, shuffling the user column only
             users = recs[[user]].shuffle(on=user, npartitions=npartitions)
             longest = int(dask.compute(users.map_partitions(_longest, user,
@@ -113,6 +119,8 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
         else:
             k = max(r.k for r in requests)
     k = check_int(k, "k")
+    tie_order = partition_ties(labels, convention, dialect, cut, order == score,
+                               lambda: _tied(recs, user, score))
     on = _KEY if _KEY in truth.columns else user
     truth = truth.shuffle(on=on, npartitions=npartitions)
     recs = recs.shuffle(on=on, npartitions=npartitions)
@@ -120,7 +128,8 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     if n_items is None and any(s.name == "auc" for s in specs):
         n_items = int(dask.compute(_distinct_items(truth, recs, item))[0])
 
-    names = dict(user=user, item=item, relevance=relevance, score=score, rank=rank)
+    names = dict(user=user, item=item, relevance=relevance, score=score, rank=rank,
+                 ties=tie_order)
     # int64 ids in one table and uint64 in the other, past both: Python ints
     ids = pd.Series(dtype=object) if on == _KEY else truth[user]._meta.iloc[:0]
     meta = pd.DataFrame({user: ids,
@@ -243,6 +252,13 @@ def _bits(ids: Any) -> Any:
     values = ids.to_numpy()
     return pd.Series(values.view(np.uint64) if values.dtype == np.int64 else
                      values.astype(np.uint64), index=ids.index, name=_KEY)
+
+
+def _tied(recs: DataFrame, user: Any, score: Any) -> bool:
+    """Does a user have two recommendations of equal score? (One pass over the recs.)"""
+    import dask
+
+    return bool(dask.compute(recs.groupby([user, score]).size().max())[0] > 1)
 
 
 def _longest(frame: DataFrame, user: Any) -> int:

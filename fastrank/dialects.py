@@ -42,6 +42,7 @@ class Meaning:
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: str = "optional"
     bare_refusal: str = ""   # why the name without a cutoff is refused, if it is
+    note: str = ""   # where the tool's number differs on some inputs and fastrank's is kept
 
 
 class Refused(ValueError):
@@ -288,15 +289,25 @@ RECBOLE: Table = {
     "MAE": Refusal("MAE scores rating predictions: use fr.mae(truth, predictions)"),
 }
 
+# RecTools merges its recommendations with every test row: a (user, item) pair listed
+# twice in the test interactions is two relevant items, each a hit, in these names (its
+# own test, tests/metrics/test_ranking.py::TestMAP::test_when_duplicates_in_interactions,
+# expects AP = 3.5/3 > 1); fastrank counts the pair once, as a set of relevant items
+_RECTOOLS_REPEATS = ("a (user, item) test pair listed twice counts once; RecTools counts "
+                     "it twice, as two relevant items (two hits where recommended), and its "
+                     "value can then exceed 1 (AP = 3.5/3 in its own test)")
+
 # RecTools 0.x: metric classes keyed by the user, conventionally "NDCG@10".
 RECTOOLS: Table = {
-    "Precision": Meaning("precision", "recsys", cutoff="required"),
-    "Recall": Meaning("recall", "recsys", cutoff="required"),
+    "Precision": Meaning("precision", "recsys", cutoff="required", note=_RECTOOLS_REPEATS),
+    "Recall": Meaning("recall", "recsys", cutoff="required", note=_RECTOOLS_REPEATS),
     "HitRate": Meaning("hit_rate", "recsys", cutoff="required"),
     "MRR": Meaning("mrr", "recsys", cutoff="required"),
-    "MAP": Meaning("mar", "recsys", cutoff="required"),   # divide_by_k=False: over m
-    "NDCG": Meaning("ndcg", "implicit", cutoff="required"),  # divide_by_achievable=True
-    "F1Beta": Meaning("f_beta", "recsys", cutoff="required"),
+    # divide_by_k=False: over m
+    "MAP": Meaning("mar", "recsys", cutoff="required", note=_RECTOOLS_REPEATS),
+    # divide_by_achievable=True
+    "NDCG": Meaning("ndcg", "implicit", cutoff="required", note=_RECTOOLS_REPEATS),
+    "F1Beta": Meaning("f_beta", "recsys", cutoff="required", note=_RECTOOLS_REPEATS),
     "MeanInvUserFreq": Refusal(
         "RecTools' MeanInvUserFreq averages over every user with recommendations, counts a "
         "repeated item each time and an item's every training interaction; fastrank counts "
@@ -453,6 +464,61 @@ _RECTOOLS_NDCG = ("RecTools' NDCG divides by default by the ideal of k relevant 
 
 
 
+# How each tool orders documents (items) of equal score, as fastrank's ties= names them:
+# "trec_eval", by id descending as text (trec_eval's qsort, strcmp; pytrec_eval; gdeval,
+# ir-measures' ERR@k and nDCG(dcg='exp-log2')); "docno", by id ascending (ir-measures'
+# msmarco provider of RR@k, its judged provider of Judged, its pyndeval provider of the
+# diversity names: sorted by (-score, id)); "file", in the run's order (ir-measures' RBP:
+# cwl_eval takes a stable sort by score). None: no order fastrank builds (ranx: numba's
+# quicksort, not stable, of a dict's or a Run's documents; RecBole: torch.topk; RecTools
+# reads the ranks of its recommendations, not their scores).
+TIE_ORDERS = ("trec_eval", "docno", "file")
+TIE_RULES = {"trec_eval": "by item id descending, compared as text (trec_eval's order)",
+             "docno": "by item id ascending, compared as text",
+             "file": "in the order of their records (the run's lines, the table's rows)"}
+_IR_DOCNO = frozenset({"judged", "err_ia", "p_ia", "map_ia", "alpha_dcg", "nrbp", "st_recall"})
+_NO_TIE_ORDER = {
+    "ranx": "ranx sorts each query's documents with numba's quicksort, which is not "
+            "stable: no order of tied scores reproduces it",
+    "recbole": "RecBole ranks with torch.topk, whose order among tied scores is its own",
+    "rectools": "RecTools reads the rank column of its recommendations, not their scores: "
+                "give the table its ranks (without a score column, or with score=None)"}
+# metrics whose value on a whole list (no cutoff) does not depend on its order
+_UNORDERED = frozenset({"judged", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret",
+                        "set_precision", "set_relative_precision", "set_f", "set_map",
+                        "recall", "hits", "hit_rate", "precision"})
+
+
+class TieOrder(UserWarning):
+    """A tool's metric name on lists built from tied scores in another order than the
+    tool's: its number may differ from the tool's on the same scores."""
+
+
+def tie_order(dialect: str, metric: str, bare: bool) -> str | None:
+    """The order (one of TIE_ORDERS) in which the tool of `dialect` ranks documents of
+    equal score for its name of `metric` (`bare`: without a cutoff), or None where
+    fastrank builds no such order (`tie_reason` says why)."""
+    if dialect in _NO_TIE_ORDER:
+        return None
+    if dialect == "ir_measures":
+        if metric == "rbp":
+            return "file"
+        if metric in _IR_DOCNO or (metric == "mrr" and not bare):
+            return "docno"
+    return "trec_eval"
+
+
+def tie_reason(dialect: str) -> str:
+    """Why no order of tied scores reproduces a tool's (for a dialect with none)."""
+    return _NO_TIE_ORDER[dialect]
+
+
+def order_matters(metric: str, bare: bool, cut: bool) -> bool:
+    """Whether the order of tied scores can change the metric: always, but for a metric
+    of the whole list's set of items on lists that no cutoff has cut."""
+    return not (bare and not cut and metric in _UNORDERED)
+
+
 def lookup(dialect: str, name: str) -> Meaning | Refusal | None:
     """The Meaning or Refusal of `name` in a foreign dialect, or None."""
     if dialect in VARIANTS:
@@ -515,7 +581,9 @@ def markdown() -> str:
     rows = list(written_names())
     for dialect, tool in TOOLS.items():
         for _, label, meaning in (row for row in rows if row[0] == dialect):
-            lines.append(f"| {tool} | `{label}` | `{meaning.metric}` ({meaning.convention}) |")
+            note = f"; {meaning.note}" if meaning.note else ""
+            lines.append(f"| {tool} | `{label}` | `{meaning.metric}` ({meaning.convention})"
+                         f"{note} |")
         refused = [f"`{name}`" for name, meaning in TABLES[dialect].items()
                    if isinstance(meaning, Refusal)]
         lines.append(f"| {tool} | refused, with the reason | {', '.join(refused)} |")

@@ -12,7 +12,7 @@ is evaluated on its own, like any pair of in-memory tables:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from .grammar import Request
 from .result import Result
 from .engine import Block, Plan, common_convention, parse_requests
 from .grammar import metric_labels
+from .io import ties
 from .io.tables import from_tables
 from .evaluation import over
 from .means import mean_of
@@ -127,6 +128,36 @@ def order_column(columns: Iterable[Any], score: Any, rank: Any) -> Any:
         return rank
     raise ValueError(f"recs has neither a {score!r} nor a {rank!r} column, so its order "
                      f"is unknown; its columns are {list(columns)}")
+
+
+# the orders of equal scores a partition builds (fastrank.io.from_tables' ties=): by item
+# id, as the tools do; a shuffle keeps no row order, so none follows the table's rows
+PARTITION_TIES = ("trec_eval", "docno")
+
+
+def partition_ties(labels: Sequence[str], convention: str, dialect: str | None, cut: bool,
+                   scored: bool, has_ties: Callable[[], bool]) -> str:
+    """The order in which the partitions rank equal scores: that of every label's tool
+    where they agree on one a partition builds, else trec_eval's. Where a label's tool
+    orders them otherwise and the recs (`scored`: ordered by score) have tied scores
+    (`has_ties()`, one more pass, run only then), warns (fastrank.dialects.TieOrder) at
+    the front end's caller."""
+    orders = ties.wanted(labels, convention, dialect, cut)
+    used = ties.pick(orders, PARTITION_TIES)
+    if scored and any(order != used for _, order in orders.values()) and has_ties():
+        ties.check_ties(orders, used, "Ask for each tool's names in a call of their own, "
+                        "whose lists then follow that tool's order where fastrank builds "
+                        "it (by item id: a shuffle keeps no row order)", stacklevel=4)
+    return used
+
+
+def rank_depth(largest: Any) -> int:
+    """K of lists ordered by a rank column, whose largest rank is `largest` (None where the
+    table is empty): ranks are positions, so the longest list ends at the largest rank.
+    At least 1 and at most 2**62; a rank that is not a whole number from 1 is left to the
+    partitions, whose `from_tables` refuses it naming the column."""
+    value = np.nan if largest is None else float(largest)
+    return int(min(np.ceil(value), LARGEST_INT)) if value >= 1 else 1  # NaN: not >= 1
 
 
 def evaluate_partition(truth: DataFrame | Mapping[Any, Any], recs: DataFrame | Mapping[Any, Any],

@@ -34,7 +34,7 @@ from .engine import parse_requests
 from .io.tables import distinct_columns
 from .partitions import (PartitionedResult, check_columns, check_counts, evaluate_partition,
                          list_metrics, means_of_sums, order_column, partial_sums,
-                         per_user_columns, sum_columns)
+                         partition_ties, per_user_columns, rank_depth, sum_columns)
 from .result import Result
 from .validation import check_bool, check_int
 
@@ -77,7 +77,8 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     k : int, optional
         The list length K: lists are cut at K, and a metric without @k means @K. By default
         K is the largest cutoff asked for, or, if a metric has none, the longest list (one
-        more Spark job over the recs: pass k to save it).
+        more Spark job over the recs: pass k to save it); by rank, the largest rank (ranks
+        are positions, as for `fastrank.io.from_tables`).
     n_items : int, optional
         The catalogue size that `auc` needs: by default the number of distinct items in
         both tables (one more Spark job), as in the local evaluation.
@@ -115,8 +116,12 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, DoubleType, LongType
 
+    cut = k is not None or not any(r.bare for r in requests)  # K cuts a list
     if k is None:
-        if any(r.bare for r in requests):
+        if any(r.bare for r in requests) and order != score:
+            # K is the longest list, which ends at the largest rank: one more job
+            k = rank_depth(_run(lambda: recs.agg(F.max(_col(order))).first()[0]))
+        elif any(r.bare for r in requests):
             # K is the longest list: one more job, counting the rows of each user
             longest = _run(lambda: recs.groupBy(_col(user)).count().agg(
                 F.max("count")).first()[0])
@@ -124,6 +129,8 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
         else:
             k = max(r.k for r in requests)
     k = check_int(k, "k")
+    tie_order = partition_ties(labels, convention, dialect, cut, order == score,
+                               lambda: _tied(recs, user, score))
     specs = parse_requests(labels, k, convention, dialect)  # cutoffs > k fail here
     if n_items is None and any(s.name == "auc" for s in specs):
         n_items = _run(lambda: both.select(_ITEM).distinct().count())
@@ -131,7 +138,7 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     how: dict[str, Any] = dict(
         labels=labels, convention=convention, dialect=dialect, k=k, n_items=n_items,
         n_threads=n_threads, names=dict(user=user, item=item, relevance=relevance,
-                                        score=score, rank=rank, order=order))
+                                        score=score, rank=rank, order=order, ties=tie_order))
     # inside, columns are named by position: Spark resolves a label such as
     # "iprec(recall=0.3)" as a nested field
     sums_schema = _positional([DoubleType()] * len(sum_columns(labels)))
@@ -149,6 +156,15 @@ def evaluate(truth: DataFrame, recs: DataFrame, metrics: str | Iterable[str], *,
     totals = {c: math.fsum(row[j] for row in rows) for j, c in enumerate(sum_columns(labels))}
     means, common, users_of = means_of_sums(totals, labels, k, convention, dialect)
     return SparkResult(means, totals["counted"], totals["rows"], common, values, users_of)
+
+
+def _tied(recs: DataFrame, user: str, score: str) -> bool:
+    """Does a user have two recommendations of equal score? (One more Spark job.)"""
+    from pyspark.sql import functions as F
+
+    most = _run(lambda: recs.groupBy(_col(user), _col(score)).count().agg(
+        F.max("count")).first()[0])
+    return int(most or 0) > 1
 
 
 def _col(name: str) -> Any:
@@ -255,13 +271,9 @@ def _partition(batches: Iterable[Any], *, labels: Sequence[str], convention: str
         .rename_columns([user, item, names["relevance"] or _VALUE])
     recs = table.filter(listed).select([_USER, _ITEM, _VALUE]).rename_columns(
         [user, item, order])
-    by_rank = order != names["score"]
-    if by_rank:
-        ranks = recs.column(order)
-        if pc.all(pc.equal(ranks, pc.round(ranks))).as_py() in (True, None):
-            recs = recs.set_column(2, order, ranks.cast(pa.int64()))  # whole ranks: ints
+    by_rank = order != names["score"]  # ranks travel as doubles: from_tables reads them
     found = dict(user=user, item=item, relevance=names["relevance"],
-                 score=None if by_rank else order, rank=order)
+                 score=None if by_rank else order, rank=order, ties=names["ties"])
     users, res = evaluate_partition(truth, recs, labels=labels, convention=convention,
                                     dialect=dialect, k=k, n_items=n_items, names=found,
                                     n_threads=n_threads)

@@ -539,14 +539,21 @@ def test_aspect_weights_far_from_one_are_refused():
 
 
 def test_integer_scores_and_ranks_past_2_to_the_53_keep_their_order():
+    """Scores and ranks past 2**53 are compared exactly: no false tie (in float64 both
+    ranks would be 2**53). Such ranks are positions no list reaches: refused as such, or
+    cut by k."""
     from fastrank import io
 
     truth = {"user": [1], "item": [1], "relevance": [1.0]}
     big = np.array([2**53 + 1, 2**53], np.int64)
     scored = io.from_tables(truth, {"user": [1, 1], "item": [1, 2], "score": big})
     assert scored.evaluate(["precision@1"])["precision@1"] == 1.0
-    ranked = io.from_tables(truth, {"user": [1, 1], "item": [1, 2], "rank": big})
-    assert ranked.items[ranked.topk[0]].tolist() == [2, 1]
+    with pytest.raises(ValueError, match="gives user 1 rank 9007199254740993: a rank is a "
+                                         "position"):
+        io.from_tables(truth, {"user": [1, 1], "item": [1, 2], "rank": big})
+    ranked = io.from_tables(truth, {"user": [1, 1, 1], "item": [1, 2, 3],
+                                    "rank": np.append(big, 1)}, k=2)
+    assert ranked.items[ranked.topk[0]].tolist() == [3]
     with pytest.raises(ValueError, match="gives rank 9007199254740993 twice for user 1"):
         io.from_tables(truth, {"user": [1, 1], "item": [1, 2], "rank": big[[0, 0]]})
 

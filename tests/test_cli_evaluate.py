@@ -348,6 +348,52 @@ def test_npz_truth_with_table_ids_keeps_trec_ties_and_allocates_nothing_per_colu
         assert ranked.topk.tolist() == [[3], [0]] and ranked.without_truth == 1
 
 
+def test_a_rank_column_is_a_position_on_every_kind_of_input(tmp_path, capsys):
+    """RecTools' example: item 3 at rank 1, the relevant item 1 at rank 9 (ranks 2..8
+    empty), m = 2: map@9 = (1/9) / 2 = 1/18 (RecTools 0.19.0's MAP(k=9): 0.0556), K is the
+    largest rank, and -k 5 cuts the item at rank 9. The same through a CSV truth, a parquet
+    pair and a .npz truth whose ids are row and column numbers."""
+    (tmp_path / "t.csv").write_text("user,item\n1,1\n1,2\n")
+    (tmp_path / "r.csv").write_text("user,item,rank\n1,3,1\n1,1,9\n")
+    pq.write_table(pa.table({"user": [1, 1], "item": [1, 2]}), tmp_path / "t.parquet")
+    pq.write_table(pa.table({"user": [1, 1], "item": [3, 1], "rank": [1, 9]}),
+                   tmp_path / "r.parquet")
+    sp.save_npz(tmp_path / "t.npz", sp.csr_array(np.array([[0, 1.0, 1.0, 0]])))
+    (tmp_path / "n.csv").write_text("user,item,rank\n0,3,1\n0,1,9\n")
+    for truth, recs in (("t.csv", "r.csv"), ("t.parquet", "r.parquet"), ("t.npz", "n.csv")):
+        argv = ["evaluate", "--truth", str(tmp_path / truth), "--topk", str(tmp_path / recs),
+                "-m", "map@9,precision@9,mrr@9,recall@9", "--json"]
+        code, out, err = run(argv, capsys)
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["k"] == 9
+        assert doc["map@9"] == pytest.approx(1 / 18, rel=1e-12)
+        assert doc["precision@9"] == pytest.approx(1 / 9, rel=1e-12)
+        assert doc["mrr@9"] == pytest.approx(1 / 9, rel=1e-12) and doc["recall@9"] == 0.5
+        code, out, err = run(argv[:-3] + ["-k", "5", "-m", "map@5,mrr", "--json"], capsys)
+        assert code == 0, err
+        doc = json.loads(out)
+        assert (doc["k"], doc["map@5"], doc["mrr"]) == (5, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("ranks, message", [
+    ("1.5", "column 'rank' holds 1.5 for user 1, which is not a whole number"),
+    ("0", "column 'rank' holds rank 0 for user 1; ranks are positions counted from 1"),
+    ("1", "column 'rank' gives rank 1 twice for user 1"),
+    ("1000000000", "column 'rank' gives user 1 rank 1000000000: a rank is a position"),
+])
+def test_ranks_that_are_no_position_exit_2_naming_the_file_and_column(tmp_path, capsys,
+                                                                       ranks, message):
+    (tmp_path / "t.csv").write_text("user,item\n1,1\n")
+    (tmp_path / "r.csv").write_text(f"user,item,rank\n1,3,1\n1,1,{ranks}\n")
+    sp.save_npz(tmp_path / "t.npz", sp.csr_array(np.array([[0, 1.0, 0, 0]] * 2)))
+    for truth in ("t.csv", "t.npz"):
+        code, out, err = run(["evaluate", "--truth", str(tmp_path / truth), "--topk",
+                              str(tmp_path / "r.csv"), "-m", "map@9"], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert str(tmp_path / "r.csv") in err and message in err
+
+
 def test_valid_positions_may_be_padded_or_signed(tmp_path, capsys):
     sp.save_npz(tmp_path / "t.npz", sp.csr_array(np.eye(3)))
     (tmp_path / "r.csv").write_text("user,item,score\n+0, 00,1\n1,1,1\n2,2,1\n")

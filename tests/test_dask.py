@@ -1,6 +1,7 @@
 """fastrank.dask on a real distributed.LocalCluster with two worker processes: equal to the
 local evaluation of the same tables, per user and in the means; bad input named."""
 
+import warnings
 from functools import partial
 
 import numpy as np
@@ -11,7 +12,7 @@ import fastrank
 import fastrank.dask
 from fastrank import io
 
-from .user_tables import user_tables
+from .user_tables import RANKED_INTERACTIONS, RANKED_RECO, ranked, user_tables
 
 pytestmark = pytest.mark.slow  # a LocalCluster of two worker processes
 
@@ -71,9 +72,7 @@ def test_every_registered_list_metric_and_dialect_names(client):
 
 def test_string_ids_ranks_and_given_k(client):
     t, r = tables(ids="str", seed=1)
-    r = r.sort_values(["user", "score", "item"], ascending=[True, False, False])
-    r["rank"] = r.groupby("user").cumcount() + 1
-    r = r.drop(columns="score").sample(frac=1.0, random_state=0)
+    r = ranked(r)
     metrics = ["ndcg", "precision@3", "auc@5"]
     data = io.from_tables(t, r, k=8)
     local = data.evaluate(metrics)
@@ -85,6 +84,32 @@ def test_string_ids_ranks_and_given_k(client):
                                    dd.from_pandas(r, npartitions=4), metrics, k=8,
                                    npartitions=3, per_user=False)
     assert again.to_dict() == res.to_dict()
+
+
+def test_ranks_are_positions(client):
+    """Ranks 1, 4, 7, ...: two empty slots between a user's items, as from_tables reads
+    them; K without a cutoff is the largest rank. RecTools' example: map@9 = 1/18."""
+    t, r = tables(seed=4)
+    r = ranked(r, spacing=3)
+    metrics = ["map", "ndcg@10", "precision@5", "mrr", "recall"]
+    data = io.from_tables(t, r)
+    assert data.topk.shape[1] == r["rank"].max()
+    local = data.evaluate(metrics)
+    res = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=2), dd.from_pandas(r, npartitions=3),
+                                 metrics)
+    check_equal(res, local, metrics, data.users)
+    inter = dd.from_pandas(pd.DataFrame(RANKED_INTERACTIONS), npartitions=1)
+    reco = dd.from_pandas(pd.DataFrame(RANKED_RECO), npartitions=1)
+    for labels in (["map@9", "precision@9"], ["map", "precision"]):
+        got = fastrank.dask.evaluate(inter, reco, labels, relevance=None)
+        assert list(got.values()) == pytest.approx([1 / 18, 1 / 9], rel=1e-12)
+    half = dd.from_pandas(pd.DataFrame({**RANKED_RECO, "rank": [1.0, 1.5]}), npartitions=1)
+    with pytest.raises(ValueError, match="recs column 'rank' holds 1.5 for user 1"):
+        fastrank.dask.evaluate(inter, half, ["map"], relevance=None)
+    far = dd.from_pandas(pd.DataFrame({**RANKED_RECO, "rank": [1, 10**9]}), npartitions=1)
+    with pytest.raises(ValueError, match="rank 1000000000: a rank is a position"):
+        fastrank.dask.evaluate(inter, far, ["map"], relevance=None)
+    assert fastrank.dask.evaluate(inter, far, ["map@9"], relevance=None)["map@9"] == 0.0
 
 
 def test_means_only_and_user_dtypes_that_differ(client):
@@ -243,3 +268,26 @@ def test_per_user_must_be_a_bool():
         with pytest.raises(TypeError, match="per_user must be True or False"):
             fastrank.dask.evaluate(dd.from_pandas(t, npartitions=1),
                                    dd.from_pandas(r, npartitions=1), ["ndcg"], per_user=value)
+
+
+def test_tied_scores_take_the_names_order_or_warn(client):
+    """ir-measures' RR@2 alone: the partitions rank equal scores by id ascending, as
+    ir-measures does (= from_tables(ties="docno")); with P@2 (trec_eval's order) the lists
+    follow trec_eval's and the call warns; RBP's row order no shuffle keeps: a warning."""
+    t = pd.DataFrame({"user": ["u", "u", "v"], "item": ["a", "c", "b"],
+                       "relevance": [1.0, 1.0, 1.0]})
+    r = pd.DataFrame({"user": ["u", "u", "u", "v", "v"], "item": ["a", "b", "c", "a", "b"],
+                       "score": [1.0, 1.0, 0.5, 2.0, 1.0]})
+    T, R = dd.from_pandas(t, npartitions=1), dd.from_pandas(r, npartitions=2)
+    local = io.from_tables(t, r, ties="docno").evaluate(["RR@2"], dialect="ir_measures")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fastrank.dialects.TieOrder)
+        res = fastrank.dask.evaluate(T, R, ["RR@2"], dialect="ir_measures")
+    assert res["RR@2"] == local["RR@2"] == 0.75
+    with pytest.warns(fastrank.dialects.TieOrder, match="'RR@2': ir-measures 0.4 orders "
+                                                        "them by item id ascending"):
+        res = fastrank.dask.evaluate(T, R, ["RR@2", "P@2"], dialect="ir_measures")
+    assert res["RR@2"] == 0.5
+    with pytest.warns(fastrank.dialects.TieOrder, match="'RBP\\(rel=1\\)': ir-measures 0.4 "
+                                                        "orders them in the order of their"):
+        fastrank.dask.evaluate(T, R, ["RBP(rel=1)"], dialect="ir_measures")

@@ -15,7 +15,7 @@ import pytest
 import fastrank
 from fastrank import io
 
-from .user_tables import user_tables
+from .user_tables import RANKED_INTERACTIONS, RANKED_RECO, ranked, user_tables
 
 pytest.importorskip("pyspark")
 if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
@@ -92,15 +92,38 @@ def test_every_registered_list_metric_and_dialect_names(spark):
 
 def test_string_ids_ranks_given_k_and_more_partitions(spark):
     t, r = tables(ids="str", seed=1)
-    r = r.sort_values(["user", "score", "item"], ascending=[True, False, False])
-    r["rank"] = (r.groupby("user").cumcount() + 1).astype(np.int32)
-    r = r.drop(columns="score").sample(frac=1.0, random_state=0)
+    r = ranked(r).astype({"rank": np.int32})
     metrics = ["ndcg", "precision@3", "auc@5"]
     data = io.from_tables(t, r, k=8)
     local = data.evaluate(metrics)
     res = fastrank.spark.evaluate(spark.createDataFrame(t), spark.createDataFrame(r), metrics,
                                   k=8, npartitions=7, n_threads=2)
     check_equal(res, local, metrics, data.users)
+
+
+def test_ranks_are_positions(spark):
+    """Ranks 1, 4, 7, ...: two empty slots between a user's items, as from_tables reads
+    them; K without a cutoff is the largest rank. RecTools' example: map@9 = 1/18."""
+    t, r = tables(seed=4)
+    r = ranked(r, spacing=3)
+    metrics = ["map", "ndcg@10", "precision@5", "mrr", "recall"]
+    data = io.from_tables(t, r)
+    assert data.topk.shape[1] == r["rank"].max()
+    local = data.evaluate(metrics)
+    res = fastrank.spark.evaluate(spark.createDataFrame(t), spark.createDataFrame(r), metrics)
+    check_equal(res, local, metrics, data.users)
+    inter = spark.createDataFrame(pd.DataFrame(RANKED_INTERACTIONS))
+    reco = spark.createDataFrame(pd.DataFrame(RANKED_RECO))
+    for labels in (["map@9", "precision@9"], ["map", "precision"]):
+        got = fastrank.spark.evaluate(inter, reco, labels, relevance=None)
+        assert list(got.values()) == pytest.approx([1 / 18, 1 / 9], rel=1e-12)
+    half = spark.createDataFrame(pd.DataFrame({**RANKED_RECO, "rank": [1.0, 1.5]}))
+    with pytest.raises(ValueError, match="recs column 'rank' holds 1.5 for user 1"):
+        fastrank.spark.evaluate(inter, half, ["map"], relevance=None)
+    far = spark.createDataFrame(pd.DataFrame({**RANKED_RECO, "rank": [1, 10**9]}))
+    with pytest.raises(ValueError, match="rank 1000000000: a rank is a position"):
+        fastrank.spark.evaluate(inter, far, ["map"], relevance=None)
+    assert fastrank.spark.evaluate(inter, far, ["map@9"], relevance=None)["map@9"] == 0.0
 
 
 def test_empty_partitions_one_sided_users_and_user_types_that_differ(spark):
@@ -218,3 +241,26 @@ def test_per_user_must_be_a_bool():
     for value in ("no", 0):
         with pytest.raises(TypeError, match="per_user must be True or False"):
             fastrank.spark.evaluate(None, None, ["ndcg"], per_user=value)
+
+
+def test_tied_scores_take_the_names_order_or_warn(spark):
+    """ir-measures' RR@2 alone: the partitions rank equal scores by id ascending, as
+    ir-measures does (= from_tables(ties="docno")); with P@2 (trec_eval's order) the lists
+    follow trec_eval's and the call warns; RBP's row order no shuffle keeps: a warning."""
+    t = pd.DataFrame({"user": ["u", "u", "v"], "item": ["a", "c", "b"],
+                       "relevance": [1.0, 1.0, 1.0]})
+    r = pd.DataFrame({"user": ["u", "u", "u", "v", "v"], "item": ["a", "b", "c", "a", "b"],
+                       "score": [1.0, 1.0, 0.5, 2.0, 1.0]})
+    T, R = spark.createDataFrame(t), spark.createDataFrame(r)
+    local = io.from_tables(t, r, ties="docno").evaluate(["RR@2"], dialect="ir_measures")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fastrank.dialects.TieOrder)
+        res = fastrank.spark.evaluate(T, R, ["RR@2"], dialect="ir_measures")
+    assert res["RR@2"] == local["RR@2"] == 0.75
+    with pytest.warns(fastrank.dialects.TieOrder, match="'RR@2': ir-measures 0.4 orders "
+                                                        "them by item id ascending"):
+        res = fastrank.spark.evaluate(T, R, ["RR@2", "P@2"], dialect="ir_measures")
+    assert res["RR@2"] == 0.5
+    with pytest.warns(fastrank.dialects.TieOrder, match="'RBP\\(rel=1\\)': ir-measures 0.4 "
+                                                        "orders them in the order of their"):
+        fastrank.spark.evaluate(T, R, ["RBP(rel=1)"], dialect="ir_measures")

@@ -14,6 +14,7 @@ import fastrank as fr
 from fastrank import io
 
 from .reference import user_metric
+from .user_tables import RANKED_INTERACTIONS, RANKED_RECO
 
 LIBRARIES = ["pandas", "pyarrow", "polars", "dict"]
 METRICS = ["precision@3", "recall@3", "ndcg@3", "map", "mrr"]
@@ -116,7 +117,7 @@ def test_round_trip_through_every_table_type(library, ids, order):
         for u, i, _ in ranked:
             rank = rank + 1 if u == previous else 1
             previous = u
-            rows.append((u, rank * 10, i))  # ranks need not be 1..n
+            rows.append((u, rank, i))  # a rank is a position: 1..n
         rows = rows[::-1]
         r_cols = dict(zip(("user", "rank", "item"), map(list, zip(*rows))))
     data = io.from_tables(make(library, t_cols), make(library, r_cols))
@@ -434,3 +435,112 @@ def test_a_truth_without_its_relevance_column_names_relevance_none():
         fr.io.from_tables(truth, recs)
     data = fr.io.from_tables(truth, recs, relevance=None)
     assert data.evaluate(["rectools:Precision@1"])["rectools:Precision@1"] == 0.5
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint64", "float64"])
+def test_a_rank_is_a_position_as_rectools_reads_it(library, dtype):
+    """Rank r is slot r of the list and a skipped rank an empty slot. The one hit is at
+    position 9: AP@9 = P@9 / m = (1/9) / 2 = 1/18 (RecTools 0.19.0,
+    MAP(k=9).calc(reco, interactions): 0.05555555555555555), P@9 = 1/9, MRR = 1/9, recall
+    1/2, achievable nDCG@9 = (1/log2 10) / (1 + 1/log2 3) (RecTools: 0.18457569677956817);
+    at k=5 the item at rank 9 is cut and every value is 0."""
+    reco = make(library, {**RANKED_RECO, "rank": np.array(RANKED_RECO["rank"], dtype)})
+    data = io.from_tables(make(library, RANKED_INTERACTIONS), reco, relevance=None)
+    assert data.items.tolist() == [1, 2, 3]
+    assert data.topk.tolist() == [[2, -1, -1, -1, -1, -1, -1, -1, 0]]
+    res = data.evaluate(["rectools:MAP@9", "rectools:Precision@9", "rectools:MRR@9",
+                         "rectools:Recall@9", "rectools:NDCG(divide_by_achievable=True)@9"])
+    assert res["rectools:MAP@9"] == pytest.approx(1 / 18, rel=1e-12)
+    assert res["rectools:Precision@9"] == pytest.approx(1 / 9, rel=1e-12)
+    assert res["rectools:MRR@9"] == pytest.approx(1 / 9, rel=1e-12)
+    assert res["rectools:Recall@9"] == 0.5
+    ideal = 1 + 1 / math.log2(3)
+    assert res["rectools:NDCG(divide_by_achievable=True)@9"] == \
+        pytest.approx(1 / math.log2(10) / ideal, rel=1e-12)
+    cut = io.from_tables(make(library, RANKED_INTERACTIONS), reco, relevance=None, k=5)
+    assert cut.topk.tolist() == [[2]]  # the rank past k is cut, the lists end early
+    assert cut.evaluate(["rectools:MAP@5", "mrr"]).to_dict() == {"rectools:MAP@5": 0.0,
+                                                                  "mrr": 0.0}
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_ranks_that_are_no_position_are_refused_naming_the_column(library):
+    """A rank is a whole number from 1: 1.5, 0, -1, NaN and text are errors naming the
+    column (and the user); a rank given twice to a user is ambiguous (RecTools counts both
+    items at that position: Precision@1 = 2.0); a rank that would pad every list to
+    millions of slots is refused unless k cuts it."""
+    truth = make(library, RANKED_INTERACTIONS)
+
+    def ranked(ranks, **options):
+        recs = make(library, {"user": [1, 1], "item": [3, 1], "pos": ranks})
+        return io.from_tables(truth, recs, relevance=None, rank="pos", **options)
+
+    with pytest.raises(ValueError, match=r"recs column 'pos' holds 1\.5 for user 1, which is "
+                                         r"not a whole number"):
+        ranked([1.0, 1.5])
+    for low in ([0, 1], [1, -1], [0.0, 2.0]):
+        with pytest.raises(ValueError, match=r"recs column 'pos' holds rank (0|-1) for user "
+                                             r"1; ranks are positions counted from 1"):
+            ranked(low)
+    with pytest.raises(ValueError, match=r"recs column 'pos' has 1 (NaN or infinite|missing) "
+                                         r"values"):
+        ranked([1.0, float("nan")])
+    with pytest.raises(TypeError, match="recs column 'pos' must hold numbers"):
+        ranked(["1", "2"])
+    with pytest.raises(ValueError, match="recs column 'pos' gives rank 2 twice for user 1"):
+        ranked([2, 2])
+    with pytest.raises(ValueError, match=r"recs column 'pos' gives user 1 rank 1000000000: "
+                                         r"a rank is a position, .* pass k"):
+        ranked([1, 10**9])
+    assert ranked([1, 10**9], k=3).topk.tolist() == [[2]]
+    assert ranked(np.array([1, 2**64 - 1], np.uint64), k=3).topk.tolist() == [[2]]
+
+
+def test_sparse_ranks_within_the_padding_bound_are_kept():
+    """Up to 16 slots per recommendation (or 2**26 slots in all) the lists are padded:
+    100 users with items at ranks 1 and 20 give a (100, 20) array."""
+    users = np.repeat(np.arange(100), 2)
+    data = io.from_tables({"user": users, "item": np.tile([5, 6], 100)},
+                          {"user": users, "item": np.tile([5, 6], 100),
+                           "rank": np.tile([1, 20], 100)}, relevance=None)
+    assert data.topk.shape == (100, 20)
+    assert data.evaluate(["map@20"])["map@20"] == pytest.approx((1 + 2 / 20) / 2, rel=1e-12)
+
+
+def test_a_score_column_orders_the_lists_before_a_rank_column():
+    """RecTools' recommendations carry both a score and a rank: the score orders the lists
+    (its ties broken by item id as trec_eval does) and the ranks are not read; score=None
+    orders them by rank, as positions."""
+    recs = {"user": [1, 1], "item": [3, 1], "score": [0.2, 0.9], "rank": [1, 9]}
+    by_score = io.from_tables(RANKED_INTERACTIONS, recs, relevance=None)
+    assert by_score.topk.tolist() == [[0, 2]]
+    by_rank = io.from_tables(RANKED_INTERACTIONS, recs, relevance=None, score=None)
+    assert by_rank.topk.tolist() == [[2, -1, -1, -1, -1, -1, -1, -1, 0]]
+
+
+def test_a_repeated_test_pair_counts_once_where_rectools_counts_it_twice():
+    """RecTools' own test (tests/metrics/test_ranking.py::TestMAP::
+    test_when_duplicates_in_interactions, RecTools 0.19) lists user 1's test item 1 twice
+    and expects AP@3 = 3.5/3 > 1: two relevant items of one pair, two hits at rank 1.
+    fastrank counts the pair once (m = 2): AP@3 = (1/1 + 2/2) / 2 = 1, precision@3 = 2/3
+    (RecTools 0.19: 1.0, three hits in three). The dialect table says so for each name."""
+    reco = {"user": [1, 1, 1, 2, 2, 2], "item": [1, 2, 3, 1, 2, 3], "rank": [1, 2, 3, 1, 2, 3]}
+    interactions = {"user": [1, 1, 1, 2, 2, 2], "item": [1, 2, 1, 1, 2, 3]}
+    data = io.from_tables(interactions, reco, relevance=None)
+    assert data.truth.toarray().tolist() == [[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
+    labels = ["rectools:MAP@3", "rectools:Precision@3", "rectools:Recall@3",
+              "rectools:NDCG(divide_by_achievable=True)@3", "rectools:F1Beta@3"]
+    res = data.evaluate(labels)
+    assert res.per_user("rectools:MAP@3").tolist() == [1.0, 1.0]  # RecTools: [3.5/3, 1]
+    assert res.per_user("rectools:Precision@3").tolist() == [2 / 3, 1.0]
+    assert res.per_user("rectools:NDCG(divide_by_achievable=True)@3").tolist() == [1.0, 1.0]
+    table = fr.dialects.markdown().splitlines()
+    for name in ("MAP@k", "Precision@k", "Recall@k", "NDCG(divide_by_achievable=True)@k",
+                 "F1Beta@k"):
+        row = next(line for line in table if f"| RecTools 0.19 | `{name}` |" in line)
+        assert "test pair listed twice counts once; RecTools counts it twice" in row
+        assert "(AP = 3.5/3 in its own test)" in row
+    for name in ("HitRate@k", "MRR@k", "PartialAUC@k", "PAP@k"):  # a repeat changes none
+        row = next(line for line in table if f"| RecTools 0.19 | `{name}` |" in line)
+        assert "twice" not in row

@@ -26,3 +26,19 @@ def user_tables(n_users, ids="int", seed=0, object_ids=False):
     r = pd.DataFrame({"user": name(rows[keep] + 5), "item": topk[rows, cols][keep],
                       "score": np.floor((12 - cols[keep]) / 3)})  # ties, and users not judged
     return t, r
+
+
+def ranked(recs, spacing=1):
+    """recs with a rank column for its score (ties: item id descending), and the score
+    dropped, rows shuffled: ranks 1, 1 + spacing, 1 + 2*spacing, ... (spacing - 1 empty
+    slots between two items, since a rank is a position)."""
+    r = recs.sort_values(["user", "score", "item"], ascending=[True, False, False])
+    r = r.assign(rank=spacing * r.groupby("user").cumcount() + 1)
+    return r.drop(columns="score").sample(frac=1.0, random_state=0)
+
+
+# RecTools' reading of ranks: item 3 (not relevant) at rank 1, item 1 (relevant) at rank 9,
+# ranks 2..8 empty; user 1 has m = 2 relevant items (1 and 2). AP@9 = (1/9) / 2 = 1/18
+# (RecTools 0.19.0, MAP(k=9).calc(reco, interactions): 0.05555555555555555)
+RANKED_INTERACTIONS = {"user": [1, 1], "item": [1, 2]}
+RANKED_RECO = {"user": [1, 1], "item": [3, 1], "rank": [1, 9]}

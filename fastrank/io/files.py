@@ -29,7 +29,7 @@ from ..digits import whole_number
 from ..validation import check_truth
 from .tables import arrow_column, from_tables, lists, number_column, one_sided
 from .text import lines, parse_number, readable
-from .trec_files import read_qrels, read_run, trec_arrays
+from .trec_files import read_qrels, read_run, trec_lists
 
 _KINDS = {".npz": "npz", ".npy": "npy", ".parquet": "parquet", ".pq": "parquet",
           ".csv": "csv", ".tsv": "csv"}
@@ -47,6 +47,7 @@ class Inputs:
     user_ids: AnyArray
     without_recommendations: int
     without_truth: int
+    tied: bool = False  # whether a list was built from two equal scores
 
 
 def _kind(path: PathLike) -> str | None:
@@ -72,13 +73,15 @@ def file_kind(path: PathLike, role: str) -> str:
 
 
 def read_inputs(truth_path: PathLike, topk_path: PathLike, *, k: int | None = None,
-                trec: bool = False, stage: Callable[[str], None] | None = None) -> Inputs:
+                trec: bool = False, stage: Callable[[str], None] | None = None,
+                ties: str = "trec_eval") -> Inputs:
     """Load `fastrank evaluate`'s two inputs as an `Inputs`: files named by their suffix,
-    or with trec=True a TREC qrels and run file. `stage`, if given, is called with the
-    name of each step (reading each file, matching ids) as it starts."""
+    or with trec=True a TREC qrels and run file; equal scores ordered as `ties` says
+    (fastrank.io.from_tables). `stage`, if given, is called with the name of each step
+    (reading each file, matching ids) as it starts."""
     stage = stage or (lambda name: None)
     if trec:
-        return _trec_inputs(truth_path, topk_path, k, stage)
+        return _trec_inputs(truth_path, topk_path, k, stage, ties)
     t_kind, r_kind = file_kind(truth_path, "truth"), file_kind(topk_path, "topk")
     if t_kind != "npz":
         if r_kind == "npy":
@@ -95,7 +98,7 @@ def read_inputs(truth_path: PathLike, topk_path: PathLike, *, k: int | None = No
         for column in ("user", "item"):
             _integer_ids(column, truth, recs)
         try:
-            data = from_tables(truth, recs, k=k, relevance=relevance)
+            data = from_tables(truth, recs, k=k, relevance=relevance, ties=ties)
         except (ValueError, TypeError) as err:  # from_tables names "truth" and "recs"
             text = str(err)
             named = (f"--truth {truth_path}: " if text.startswith("truth") else
@@ -103,24 +106,26 @@ def read_inputs(truth_path: PathLike, topk_path: PathLike, *, k: int | None = No
             raise type(err)(named + text) from None
         return Inputs(data.truth, data.topk, data.users,
                       without_recommendations=data.without_recommendations,
-                      without_truth=data.without_truth)
+                      without_truth=data.without_truth, tied=data.tied)
     stage(f"reading {Path(truth_path).name}")
     truth = _load_npz(truth_path)
     n_users, n_items = truth.shape
     stage(f"reading {Path(topk_path).name}")
+    tied = False
     if r_kind == "npy":
         topk = _load_npy(topk_path)
         if k is not None:
             topk = topk[:, :k]
     else:
-        topk = _table_topk(read_table(topk_path), topk_path, n_users, n_items, k)
+        topk, tied = _table_topk(read_table(topk_path), topk_path, n_users, n_items, k, ties)
     if topk.shape[0] != n_users:  # evaluate names the mismatch
         return Inputs(truth, topk, np.arange(n_users), 0, 0)
-    return Inputs(truth, topk, np.arange(n_users), **one_sided(_rows(truth, truth_path), topk))
+    return Inputs(truth, topk, np.arange(n_users), tied=tied,
+                  **one_sided(_rows(truth, truth_path), topk))
 
 
 def _trec_inputs(qrels_path: PathLike, run_path: PathLike, k: int | None,
-                 stage: Callable[[str], None]) -> Inputs:
+                 stage: Callable[[str], None], ties: str) -> Inputs:
     """A TREC qrels and run file as `Inputs`: one row per judged query (every one: a judged
     query without results has an empty list, as with trec_eval's -c, and as a table of the
     same data gives), ordered and cut at k as trec_eval orders its runs; the run's queries
@@ -131,11 +136,11 @@ def _trec_inputs(qrels_path: PathLike, run_path: PathLike, k: int | None,
     qrels = read_qrels(qrels_path)
     stage(f"reading {Path(run_path).name}")
     run = read_run(run_path)
-    truth, topk, queries, _ = trec_arrays(qrels, run, depth=k, complete=True)
+    truth, topk, queries, _, tied = trec_lists(qrels, run, depth=k, complete=True, ties=ties)
     retrieved = np.unique(run.queries)
     without_recommendations = np.setdiff1d(queries, retrieved).size
     return Inputs(truth, topk, queries, without_recommendations=without_recommendations,
-                  without_truth=np.setdiff1d(retrieved, queries).size)
+                  without_truth=np.setdiff1d(retrieved, queries).size, tied=tied)
 
 
 def _rows(truth: SparseMatrix, path: PathLike) -> SparseMatrix:
@@ -169,26 +174,28 @@ def _table_columns(path: PathLike, table: Mapping[str, AnyArray], role: str) -> 
 
 
 def _table_topk(recs: Mapping[str, AnyArray], path: PathLike, n_users: int, n_items: int,
-                k: int | None) -> IntArray:
-    """Top-K ids from a table of recommendations whose ids are the row and column numbers of
-    a .npz truth. Only the items it names are looked at: no array has a slot per column."""
+                k: int | None, ties: str) -> tuple[IntArray, bool]:
+    """(top-K ids, tied) from a table of recommendations whose ids are the row and column
+    numbers of a .npz truth. Only the items it names are looked at: no array has a slot
+    per column."""
     rows = _positions(recs, "user", n_users, path, "rows of the --truth matrix")
     items = _positions(recs, "item", n_items, path, "columns of the --truth matrix")
     used, codes = np.unique(items, return_inverse=True)  # sorted: ties break as before
     codes = codes.reshape(-1).astype(np.int64)
     if "score" in recs:
         score = number_column(recs, "score", str(path), "score", keep_integers=True)
-        topk = lists(rows, codes, n_users, k, item_ids=used, score=score)
+        topk, tied = lists(rows, codes, n_users, k, item_ids=used, score=score, ties=ties)
     elif "rank" in recs:
         rank = number_column(recs, "rank", str(path), "rank", keep_integers=True)
-        topk = lists(rows, codes, n_users, k, item_ids=used, rank=rank)
+        topk, tied = lists(rows, codes, n_users, k, item_ids=used, rank=rank,
+                           table=str(path))
     else:
         raise ValueError(
             f"{path}: neither a 'score' nor a 'rank' column, so the order of the "
             f"recommendations is unknown; its columns are {list(recs)}")
     if used.size:
         topk = np.where(topk >= 0, used[np.maximum(topk, 0)], -1)
-    return topk
+    return topk, tied
 
 
 def read_table(path: PathLike) -> dict[str, AnyArray]:

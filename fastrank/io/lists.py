@@ -57,24 +57,34 @@ def lookup(vocab: AnyArray, values: AnyArray) -> tuple[IntArray, BoolArray]:
 
 
 def by_score(rows: IntArray, items: IntArray, scores: AnyArray, n_rows: int,
-             ids: AnyArray) -> IntArray:
-    """The order of the records that ranks each row by score descending, ties by item id
-    descending as trec_eval breaks them: its qsort compares the document ids as strings
-    (strcmp), the larger first, so "9" ranks above "10".
+             ids: AnyArray, ties: str = "trec_eval") -> tuple[IntArray, bool]:
+    """(order, tied): the order of the records that ranks each row by score descending,
+    and whether two records of one row have the same score. Equal scores go as `ties`
+    says: "trec_eval", by item id descending as text, as trec_eval breaks them (its qsort
+    compares the document ids as strings, strcmp, the larger first, so "9" ranks above
+    "10"); "docno", by id ascending as text; "file", in the records' order.
 
     `items` are codes into `ids`, the sorted distinct ids. Codes of text ids already
     follow the strings' order; for ids of other types the text order is computed, and
     only when a row has a tie.
     """
+    sign = -1 if ties == "docno" else 1
+    second = np.zeros(rows.shape[0], np.int64) if ties == "file" else sign * items
+    order = _sorted(rows, scores, second, n_rows)
+    tied = _tied(rows, scores, order)
+    if tied and ties != "file" and ids.dtype.kind not in "US":
+        order = _sorted(rows, scores, sign * text_ranks(ids)[items], n_rows)
+    return order, tied
+
+
+def _sorted(rows: IntArray, first: AnyArray, second: IntArray, n_rows: int) -> IntArray:
+    """The records' order grouped by row, each row by `first` descending, then `second`
+    descending, then in the records' order."""
     from .._kernels.lists import group_rows, sort_rows
 
     order, starts = group_rows(rows, n_rows)
     with numba_threads(None):
-        sort_rows(order, starts, scores, items)
-    if ids.dtype.kind not in "US" and _tied(rows, scores, order):
-        order, starts = group_rows(rows, n_rows)
-        with numba_threads(None):
-            sort_rows(order, starts, scores, text_ranks(ids)[items])
+        sort_rows(order, starts, first, second)
     return order  # type: ignore[no-any-return]  # the kernel's int64 array
 
 
@@ -98,14 +108,10 @@ def text_ranks(ids: AnyArray) -> IntArray:
     return ranks
 
 
-def by_rank(rows: IntArray, ranks: IntArray, n_rows: int) -> tuple[IntArray, int]:
+def by_rank(rows: IntArray, ranks: AnyArray, n_rows: int) -> tuple[IntArray, int]:
     """The order of the records that ranks each row by its rank column, ascending, and the
     position of the first record whose (row, rank) repeats an earlier one (-1 if none)."""
-    from .._kernels.lists import group_rows, sort_rows
-
-    order, starts = group_rows(rows, n_rows)
-    with numba_threads(None):
-        sort_rows(order, starts, -ranks, np.zeros(ranks.shape[0], np.int64))
+    order = _sorted(rows, -ranks, np.zeros(ranks.shape[0], np.int64), n_rows)
     rows_s, ranks_s = rows[order], ranks[order]
     repeated = np.flatnonzero((rows_s[1:] == rows_s[:-1]) & (ranks_s[1:] == ranks_s[:-1]))
     return order, (int(order[repeated[0] + 1]) if repeated.size else -1)

@@ -28,6 +28,7 @@ from ..evaluate import evaluate
 from ..result import Result
 from ..validation import LARGEST_INT, check_int
 from .lists import by_rank, by_score, pack
+from .ties import check_ties, ties_option, wanted
 from .trec_files import ESCAPED_BYTE
 
 LIBRARIES = ("pandas", "pyarrow", "polars", "dict")
@@ -73,10 +74,14 @@ class Tables:
     without_recommendations: int
     without_truth: int
     k: int | None = None  # the list length asked for (from_tables' k), if any
+    ties: str = "trec_eval"  # how equal scores were ordered (from_tables' ties)
+    tied: bool = False  # whether a user's list had two equal scores
 
     def evaluate(self, metrics: str | Iterable[str], **options: Any) -> Result:
         """`fr.evaluate(self.truth, self.topk, metrics, **options)`, with k= the k given
-        to from_tables (lists shorter than it end early), unless options say otherwise."""
+        to from_tables (lists shorter than it end early), unless options say otherwise.
+        Where the lists were built from tied scores, a name whose tool orders them
+        otherwise than `ties` warns (fastrank.dialects.TieOrder)."""
         if options.get("k") is None:  # k=None is k not given
             options.pop("k", None)
         if self.k is not None:
@@ -84,6 +89,11 @@ class Tables:
         elif "k" not in options:
             options["k"] = lists_k(self.topk.shape[1], metrics, options.get("convention"),
                                    options.get("dialect"))
+        if self.tied:
+            convention, dialect = options.get("convention"), options.get("dialect")
+            check_ties(wanted(metrics, convention, dialect, cut=self.k is not None),
+                       self.ties, "Pass {orders} to fastrank.io.from_tables for their "
+                       "tools' order, evaluating those names on their own")
         return evaluate(self.truth, self.topk, metrics, **options)
 
     def per_user(self, result: Result, *, library: str | None = None) -> DataFrame:
@@ -96,7 +106,7 @@ class Tables:
 def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
                 recs: DataFrame | Mapping[Any, ArrayLike], *, k: int | None = None,
                 user: Any = "user", item: Any = "item", relevance: Any = "relevance",
-                score: Any = "score", rank: Any = "rank") -> Tables:
+                score: Any = "score", rank: Any = "rank", ties: str = "trec_eval") -> Tables:
     """Judgments and recommendations from tables to `Tables` (CSR truth and top-K ids).
 
     Parameters
@@ -107,23 +117,36 @@ def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
         `relevance=None` every listed pair has relevance 1.
     recs : table of the same kinds
         One row per recommended (user, item) pair, with a `score` column (higher is better;
-        ties broken by item id descending compared as text, as trec_eval compares document
-        ids: "9" before "10", so a table and a TREC run agree) or, if there is no
-        score column, a `rank` column (smaller is better; a repeated rank within a user is
-        an error). An item recommended twice to a user stays in the list: fastrank counts
-        its first occurrence only.
+        equal scores ordered as `ties` says) or, if there is no score column, a `rank`
+        column. A rank is a position, as RecTools and every tool
+        that takes ranks read it: rank r is the r-th slot of the user's list, and a
+        skipped rank is an empty slot (a list with ranks 1 and 9 has 7 empty slots
+        between its two items). Ranks are whole numbers from 1; a rank given twice to one
+        user is an error, as is a list longer than 2**26 slots in all and 16 per
+        recommendation (cut it with k). With both columns the score orders the lists and
+        the ranks are not read (pass score=None to order by rank). An item recommended
+        twice to a user stays in the list: fastrank counts its first occurrence only.
     k : int, optional
-        Cut every list at k (trec_eval's -M). Default: the longest list.
+        Cut every list at k (trec_eval's -M; a rank past k is cut). Default: the longest
+        list (by rank: the largest rank).
     user, item, relevance, score, rank : str
         Column names. A label equal to the name is used, else the one label whose text is
         the name's (a frame with columns [0, 1, 2] answers to user=0 and user="0"); a
         name that matches two columns is an error, as are columns of a dict of unequal
         lengths.
+    ties : {"trec_eval", "docno", "file"}
+        The order of a user's items of equal score: "trec_eval" (the default), by item id
+        descending compared as text, as trec_eval compares document ids ("9" before
+        "10", so a table and a TREC run agree); "docno", ascending (ir-measures' RR@k,
+        Judged and diversity names); "file", in the table's row order (ir-measures' RBP).
+        Evaluating a tool's name that orders them otherwise warns (TieOrder) where a list
+        has tied scores.
     """
     library = _library(truth, "truth")
     _library(recs, "recs")
     if k is not None:
         k = check_int(k, "k")
+    ties = ties_option(ties)
     distinct_columns(user, item, relevance, score if _has(recs, score) else rank)
     t_users = id_column(truth, user, "truth", "user")
     t_items = id_column(truth, item, "truth", "item")
@@ -154,12 +177,12 @@ def from_tables(truth: DataFrame | Mapping[Any, ArrayLike],
     if relevance is None:  # a pair listed twice is relevant, as once: 1, not 2
         matrix.data[:] = 1.0
     if scored:
-        topk = lists(r_rows, r_cols, n_users, k, score=key, item_ids=items)
+        topk, tied = lists(r_rows, r_cols, n_users, k, score=key, item_ids=items, ties=ties)
     else:
-        topk = lists(r_rows, r_cols, n_users, k, item_ids=items, rank=key, row_ids=users,
-                     column=rank)
+        topk, tied = lists(r_rows, r_cols, n_users, k, item_ids=items, rank=key,
+                           row_ids=users, column=rank)
     return Tables(truth=matrix, topk=topk, users=users, items=items, library=library,
-                  user_column=user, k=k, **one_sided(matrix, topk))
+                  user_column=user, k=k, ties=ties, tied=tied, **one_sided(matrix, topk))
 
 
 def distinct_columns(user: Any, item: Any, relevance: Any, order: Any) -> None:
@@ -190,25 +213,109 @@ def one_sided(truth: SparseMatrix, topk: ArrayLike) -> dict[str, int]:
 
 def lists(rows: ArrayLike, items: ArrayLike, n_rows: int, k: int | None = None, *,
           item_ids: AnyArray, score: AnyArray | None = None, rank: AnyArray | None = None,
-          row_ids: AnyArray | None = None, column: Any = "rank") -> IntArray:
-    """Top-K ids (n_rows, width), padded with -1, from one record per recommended item
-    (`items` are codes into the sorted `item_ids`): ordered by score descending (ties:
-    item id descending as text, trec_eval's rule) or by rank ascending."""
+          row_ids: AnyArray | None = None, column: Any = "rank", table: str = "recs",
+          ties: str = "trec_eval") -> tuple[IntArray, bool]:
+    """(topk, tied): top-K ids (n_rows, width), padded with -1, from one record per
+    recommended item (`items` are codes into the sorted `item_ids`), and whether a row
+    had two equal scores. Ordered by score descending (equal scores as `ties` says:
+    lists.by_score), or placed by rank: rank r is slot r - 1 of the row, a skipped rank
+    an empty slot, and the width the largest rank (cut at k). Errors name the rank
+    `column` of `table` and the user (`row_ids[row]`, or the row)."""
     rows = np.asarray(rows, np.int64)
     items = np.asarray(items, np.int64)
     if score is not None:
-        order = by_score(rows, items, order_key(score), n_rows, item_ids)
-    else:
-        order, repeated = by_rank(rows, order_key(rank), n_rows)  # type: ignore[arg-type]
-        if repeated >= 0:
-            who = rows[repeated] if row_ids is None else row_ids[rows[repeated]]
-            who = who.item() if isinstance(who, np.generic) else who
-            value = rank[repeated]  # type: ignore[index]  # rank is given without score
-            shown = f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
+        order, tied = by_score(rows, items, order_key(score), n_rows, item_ids, ties)
+        topk, _ = pack(rows[order], items[order], n_rows, k)
+        return topk, tied
+    rank = np.asarray(rank)
+    where = Where(rows, row_ids, rank, column, table)
+    slots = rank_slots(rank, where)
+    _, repeated = by_rank(rows, order_key(slots), n_rows)
+    if repeated >= 0:
+        raise ValueError(
+            f"{table} column {column!r} gives rank {where.value(repeated)} twice for user "
+            f"{where.user(repeated)!r}, so that user's order is ambiguous; give each of a "
+            f"user's items its own rank")
+    return placed(rows, slots, items, n_rows, k, where), False
+
+
+# A table's ranks may ask for a padded top-K array of at most this many slots (512 MiB of
+# int64), or of 16 per recommendation where that is more: beyond, the ranks are refused
+RANK_SLOTS = 2 ** 26
+
+
+@dataclass(frozen=True)
+class Where:
+    """What an error about a record of a rank column names: its user and its value."""
+
+    rows: IntArray
+    row_ids: AnyArray | None
+    rank: AnyArray
+    column: Any
+    table: str
+
+    def user(self, record: int) -> Any:
+        row = self.rows[record]
+        who = row if self.row_ids is None else self.row_ids[row]
+        return who.item() if isinstance(who, np.generic) else who
+
+    def value(self, record: int) -> str:
+        """The rank as the table holds it; a float's whole number as an integer (CSV and
+        Spark give ranks as floats)."""
+        value = self.rank[record]
+        if not isinstance(value, (float, np.floating)):
+            return str(value)
+        return str(int(value)) if abs(value) < 1e16 and value == np.floor(value) else \
+            f"{value:g}"
+
+
+def rank_slots(rank: AnyArray, where: Where) -> IntArray:
+    """The slot (0-based, int64) of each rank: rank r is slot r - 1. A rank is a whole
+    number from 1 (1.0 is 1, as CSV and Spark give integers); ranks past 2**62 (past any
+    list's length) become 2**62."""
+    if rank.dtype.kind == "f":
+        whole = np.isfinite(rank) & (np.floor(rank) == rank)
+        bad = np.flatnonzero(~whole)
+        if bad.size:
             raise ValueError(
-                f"recs gives {column} {shown} twice for user {who!r}, so that user's order "
-                f"is ambiguous; give each of a user's items its own rank")
-    topk, _ = pack(rows[order], items[order], n_rows, k)
+                f"{where.table} column {where.column!r} holds {where.value(bad[0])} for user "
+                f"{where.user(bad[0])!r}, which is not a whole number: a rank is a position "
+                f"in the user's list (rank r is slot r; a skipped rank is an empty slot); "
+                f"give whole ranks 1, 2, ..., or pass a column that only orders the list as "
+                f"score= (higher first)")
+    low = np.flatnonzero(rank < 1)
+    if low.size:
+        raise ValueError(
+            f"{where.table} column {where.column!r} holds rank {where.value(low[0])} for user "
+            f"{where.user(low[0])!r}; ranks are positions counted from 1 (the top of the "
+            f"list): add 1 to ranks counted from 0")
+    if rank.dtype.kind in "fu":  # a rank past 2**62 (past any list) as 2**62, in int64
+        rank = np.minimum(rank, rank.dtype.type(LARGEST_INT))
+    slots: IntArray = rank.astype(np.int64) - 1
+    return slots
+
+
+def placed(rows: IntArray, slots: IntArray, items: IntArray, n_rows: int, depth: int | None,
+           where: Where) -> IntArray:
+    """(n_rows, width) int64 ids, -1 where no record is: each record's item at its row and
+    slot (no two records share one), the slots past `depth` cut. width is the largest slot
+    kept + 1; lists of more than RANK_SLOTS slots, and more than 16 per record kept, are
+    refused (a rank of 10**9 would ask for 10**9 slots for every user)."""
+    kept = slots < depth if depth is not None else np.ones(slots.shape[0], bool)
+    n_kept = int(np.count_nonzero(kept))
+    last = int(np.argmax(np.where(kept, slots, -1))) if n_kept else -1
+    width = int(slots[last]) + 1 if n_kept else 0
+    if n_rows * width > max(RANK_SLOTS, 16 * n_kept):
+        raise ValueError(
+            f"{where.table} column {where.column!r} gives user {where.user(last)!r} rank "
+            f"{where.value(last)}: a rank is a position, so each of the {n_rows:,} lists "
+            f"would be {where.value(last)} slots long, for {n_kept:,} recommendations "
+            f"(fastrank pads lists to at most 2**26 slots in all, or 16 per "
+            f"recommendation); pass k (-k on the command line) to cut the lists at the "
+            f"depth evaluated, or number each user's items 1, 2, ... if the ranks only "
+            f"order them")
+    topk = np.full((n_rows, max(width, 1)), -1, np.int64)
+    topk[rows[kept], slots[kept]] = items[kept]
     return topk
 
 

@@ -32,6 +32,7 @@ from .._types import AnyArray, FloatArray, IntArray, PathLike, SparseMatrix
 
 from ..digits import whole_number
 from .lists import by_score, factorize, lookup, pack
+from .ties import ties_option
 from ..validation import check_int
 from .text import chunks, parse_number
 
@@ -191,9 +192,6 @@ def _numbers(texts: Sequence[str], path: PathLike, layout: tuple[str, str, bool]
     raise AssertionError("unreachable: the first pass found a bad number")  # pragma: no cover
 
 
-_TIES = ("trec_eval", "docno", "file")
-
-
 def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None, complete: bool = False,
                 ties: str = "trec_eval") -> tuple[SparseMatrix, IntArray, AnyArray, AnyArray]:
     """(truth, topk, queries, documents) for `fr.evaluate(..., convention="trec")`.
@@ -207,30 +205,36 @@ def trec_arrays(qrels: Qrels, run: Run, *, depth: int | None = None, complete: b
     retrieved twice for one query within the cut, is an error.
 
     `ties` orders documents of equal score as a tool does: "trec_eval" (and pytrec_eval,
-    ir-measures' pytrec_eval measures), by document id descending; "docno", ascending
-    (ir-measures' RR@k and Judged); "file", in the run's line order (ir-measures' RBP,
-    from cwl_eval).
+    ir-measures' pytrec_eval and gdeval measures), by document id descending; "docno",
+    ascending (ir-measures' RR@k, Judged and its pyndeval diversity names); "file", in the
+    run's line order (ir-measures' RBP, from cwl_eval). fastrank.dialects.tie_order
+    says each tool's; ranx's and RecBole's are none of these.
     """
+    return trec_lists(qrels, run, depth=depth, complete=complete, ties=ties)[:4]
+
+
+def trec_lists(qrels: Qrels, run: Run, *, depth: int | None = None, complete: bool = False,
+               ties: str = "trec_eval"
+               ) -> tuple[SparseMatrix, IntArray, AnyArray, AnyArray, bool]:
+    """trec_arrays' (truth, topk, queries, documents) and whether a query's run had two
+    documents of equal score."""
     for value, name, kind in ((qrels, "qrels", Qrels), (run, "run", Run)):
         if not isinstance(value, kind):
             raise TypeError(f"{name} must be a fastrank.io.{kind.__name__} (from "
                             f"read_{name}); got {type(value).__name__}")
     if depth is not None:
         depth = check_int(depth, "depth")
-    if ties not in _TIES:
-        raise ValueError(f"ties must be one of {', '.join(map(repr, _TIES))} (trec_eval's "
-                         f"order of equal scores, document ids ascending, or the run's "
-                         f"order); got {ties!r}")
+    ties = ties_option(ties)
     if qrels.raw_bytes or run.raw_bytes:
         # ids with bytes that are not UTF-8: the same steps on ids whose code points are
         # their bytes (Latin-1), so that every sort and every tie follows the bytes as
         # trec_eval's strcmp does (UTF-8 text alone sorts so as it is)
-        truth, topk, queries, documents = _arrays(
+        truth, topk, queries, documents, tied = _arrays(
             replace(qrels, queries=_as_bytes(qrels.queries),
                     documents=_as_bytes(qrels.documents)),
             replace(run, queries=_as_bytes(run.queries), documents=_as_bytes(run.documents)),
             depth, complete, ties, _from_bytes)
-        return truth, topk, _from_bytes_array(queries), _from_bytes_array(documents)
+        return truth, topk, _from_bytes_array(queries), _from_bytes_array(documents), tied
     return _arrays(qrels, run, depth, complete, ties, str)
 
 
@@ -250,8 +254,9 @@ def _from_bytes_array(ids: AnyArray) -> AnyArray:
 
 
 def _arrays(qrels: Qrels, run: Run, depth: int | None, complete: bool, ties: str,
-            shown: Callable[[str], str]) -> tuple[SparseMatrix, IntArray, AnyArray, AnyArray]:
-    """trec_arrays' work; `shown` turns an id into the text of a message."""
+            shown: Callable[[str], str]
+            ) -> tuple[SparseMatrix, IntArray, AnyArray, AnyArray, bool]:
+    """trec_lists' work; `shown` turns an id into the text of a message."""
     documents, codes = factorize(np.concatenate([qrels.documents, run.documents]))
     docs_q, docs_r = codes[:qrels.documents.shape[0]], codes[qrels.documents.shape[0]:]
     judged_queries, rows_all = np.unique(qrels.queries, return_inverse=True)
@@ -277,7 +282,7 @@ def _arrays(qrels: Qrels, run: Run, depth: int | None, complete: bool, ties: str
     second = {"trec_eval": docs_r, "docno": -docs_r}.get(ties)
     if second is None:
         second = -np.flatnonzero(ranked).astype(np.int64)
-    order = by_score(rows_r, second, scores, queries.shape[0], documents)
+    order, tied = by_score(rows_r, second, scores, queries.shape[0], documents)
     rows_r, docs_r = rows_r[order], docs_r[order]
     topk, kept = pack(rows_r, docs_r, queries.shape[0], depth)
     repeated = _repeated_pair(rows_r[kept], docs_r[kept], queries, documents)
@@ -287,7 +292,7 @@ def _arrays(qrels: Qrels, run: Run, depth: int | None, complete: bool, ties: str
             f"{run.path}: document {shown(doc)!r} is retrieved more than once for query "
             f"{shown(query)!r} ({n} such pairs); trec_eval rejects such runs: keep one "
             f"line per (query, document)")
-    return truth, topk, queries, documents
+    return truth, topk, queries, documents, tied
 
 
 def _repeated_pair(rows: IntArray, docs: IntArray, queries: AnyArray,
