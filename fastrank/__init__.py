@@ -24,30 +24,43 @@
     data = fr.io.from_tables(truth_df, recs_df)                 # pandas / pyarrow / polars
     warming = fr.warm_up(["ndcg@10"]); ...; warming.wait()      # compile beside data loading
 
-Nothing is compiled at import; numba kernels load (or compile) on first use.
+Nothing is imported or compiled at import: each name loads its module on first use, and
+numba kernels load (or compile) on first use.
 """
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .dialects import DIALECTS
-from .diversity import AlphaBetaNDCG, ab_ndcg, alpha_ndcg
-from .evaluate import evaluate
-from .factors import evaluate_factors, topk
-from .model import evaluate_model
-from .overlap import overlap
-from .plots import plot_compare
-from .ratings import mae, rmse
-from .registry import CONVENTIONS, METRIC_NAMES, METRICS
-from .result import Result
-from .sampled import evaluate_sampled, evaluate_sampled_ranks
-from .stats import compare
-from .streaming import Evaluator
-from .warm import WarmUp, warm_up
 
-if TYPE_CHECKING:  # loaded on first use at run time (see __getattr__)
+if TYPE_CHECKING:  # the names below load on first use at run time (see __getattr__)
     from . import io
+    from .dialects import DIALECTS
+    from .diversity import AlphaBetaNDCG, ab_ndcg, alpha_ndcg
+    from .evaluate import evaluate
+    from .factors import evaluate_factors, topk
+    from .model import evaluate_model
+    from .overlap import overlap
+    from .plots import plot_compare
+    from .ratings import mae, rmse
+    from .registry import CONVENTIONS, METRIC_NAMES, METRICS
+    from .result import Result
+    from .sampled import evaluate_sampled, evaluate_sampled_ranks
+    from .stats import compare
+    from .streaming import Evaluator
+    from .warm import WarmUp, warm_up
+
+# Where each public name lives: `import fastrank` loads none of them (nor numpy, scipy or
+# numba); the first use of a name imports its module, and what that module needs.
+_HOMES = {
+    "evaluate": "evaluate", "Evaluator": "streaming", "evaluate_factors": "factors",
+    "topk": "factors", "evaluate_model": "model", "ab_ndcg": "diversity",
+    "alpha_ndcg": "diversity", "AlphaBetaNDCG": "diversity", "rmse": "ratings",
+    "mae": "ratings", "evaluate_sampled": "sampled", "evaluate_sampled_ranks": "sampled",
+    "compare": "stats", "overlap": "overlap", "plot_compare": "plots", "Result": "result",
+    "METRICS": "registry", "METRIC_NAMES": "registry", "CONVENTIONS": "registry",
+    "DIALECTS": "dialects", "warm_up": "warm", "WarmUp": "warm",
+}
 
 __all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk", "ab_ndcg",
            "alpha_ndcg", "AlphaBetaNDCG", "rmse", "mae", "evaluate_sampled",
@@ -57,8 +70,17 @@ __all__ = ["evaluate", "Evaluator", "evaluate_factors", "evaluate_model", "topk"
 
 
 def __getattr__(name: str) -> Any:
-    """`fr.io` (tables, files, TREC files) loads on first use: `import fastrank` stays
-    light for the evaluation alone."""
+    """A public name, imported from its module on first use (then kept here); `fr.io`
+    (tables, files, TREC files) is a subpackage, loaded the same way."""
     if name == "io":
         return importlib.import_module(".io", __name__)
-    raise AttributeError(f"module 'fastrank' has no attribute {name!r}")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'fastrank' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
