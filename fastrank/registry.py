@@ -258,7 +258,7 @@ _INTENT_AWARE = (
                   (_ALPHA_DCG, _PATIENCE, REL), cutoff=False),
 )
 
-# issue 17, item 4: GAUC, RecTools' partial AUCs, list overlap, miscalibration
+# GAUC, RecTools' partial AUCs, list overlap, miscalibration
 INSUFFICIENT = Param("insufficient", str, "ignore", 0.0, 0.0,
                      "RecTools' insufficient_handling for a user whose list has fewer than k "
                      "non-relevant items and misses a relevant one: ignore (compute as is), "
@@ -266,7 +266,7 @@ INSUFFICIENT = Param("insufficient", str, "ignore", 0.0, 0.0,
                      ("ignore", "exclude", "raise"))
 _RECTOOLS_AUC = ("RecTools 0.19 rectools.metrics.auc; Hiranandani et al. 2020 (ICML), "
                  "Budhiraja et al. 2020")
-_ISSUE_17_ITEM_4 = (
+_AUCS_OVERLAP_CALIBRATION = (
     Metric("gauc", "Σ_u m_u·AUC_u / Σ_u m_u, AUC_u the full-ranking AUC of u's relevant "
            "items against every non-excluded non-relevant item (ties ½); users with no "
            "relevant or no non-relevant item are left out (NaN)", family="auc",
@@ -511,7 +511,7 @@ _ENTRIES = (
         ("ap_snips", "Σ_{hits i} w_i·P@rank_i / Σ_{relevant i} w_i, P@r = hits@r / r "
          "unweighted (SNIPS; = mar@k if the p_i are equal)", codes.AP_SNIPS))),
     *_INTENT_AWARE,
-    *_ISSUE_17_ITEM_4,
+    *_AUCS_OVERLAP_CALIBRATION,
 )
 
 

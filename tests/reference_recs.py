@@ -1,4 +1,4 @@
-"""Plain-Python references for issue 17 item 4, each from its source's formula: RecBole's
+"""Plain-Python references, each from its source's formula: RecBole's
 GAUC, RecTools' pAUC@k and pAp@k, Jaccard@k and RBO_ext (Webber, Moffat & Zobel 2010),
 and Steck's miscalibration. Loops and dicts, no numpy tricks."""
 

@@ -1,4 +1,4 @@
-"""Issue 17 item 4: GAUC (RecBole), pAUC@k and pAp@k (RecTools), miscalibration (Steck
+"""GAUC (RecBole), pAUC@k and pAp@k (RecTools), miscalibration (Steck
 2018) and the overlap of two systems' lists, against plain-Python references written
 from each source's formula (tests/reference_recs.py) and the sources' own examples."""
 
