@@ -196,6 +196,7 @@ def result_ci(result: Evaluation, metric: str, level: float = 0.95, method: str 
     method = check_choice(method, "method", METHODS)
     n_resamples = check_resamples(n_resamples, method)
     check_seed(seed)
+    result.require_per_user(f"an interval of {metric!r}")
     return interval(mean_parts(result, metric), level=level, method=method,
                     n_resamples=n_resamples, seed=seed, n_threads=n_threads)
 
