@@ -20,6 +20,7 @@ from ._types import FloatArray, IntArray, PlotPath
 
 from .evaluation import Evaluation
 from .grammar import check_curve_name
+from .output import unwritable, written
 from .stats import METHODS, _seed, check_resamples, metric_names, of_system, result_ci
 from .validation import check_choice, check_level, check_seed
 
@@ -195,8 +196,18 @@ def _check_results(results: Mapping[str, Evaluation]) -> Mapping[str, Evaluation
 
 
 def _save(fig: Figure, path: PlotPath) -> Figure:
-    if path is not None:
-        fig.savefig(path, dpi=120)
+    """Write the figure to `path` (if given) whole or not at all (fastrank.output)."""
+    if path is None:
+        return fig
+    if hasattr(path, "write"):  # a file object: written where it is
+        try:
+            fig.savefig(path, dpi=120)
+        except OSError as err:
+            raise unwritable(err, getattr(path, "name", repr(path)), "path", "") from None
+        return fig
+    suffix = os.path.splitext(os.fsdecode(path))[1][1:].lower()  # check_path: one
+    with written(path) as handle:  # a path: not a file object
+        fig.savefig(handle, dpi=120, format=suffix)
     return fig
 
 

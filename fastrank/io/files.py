@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
 import re
 import zipfile
@@ -19,12 +20,13 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._types import AnyArray, IntArray, PathLike, SparseMatrix
+from ..output import written
 from ..validation import check_truth
 from .tables import arrow_column, from_tables, lists, number_column, one_sided
 from .text import lines, parse_number, readable
@@ -384,31 +386,34 @@ def write_per_user(path: PathLike, table: Mapping[str, AnyArray]) -> None:
     tab-separated; an empty field where a user is not counted); the text formats may be
     gzipped with a further .gz. Values are written exactly (repr); ids as the tables held
     them: dates and durations as ISO text, bytes and ids read from bytes that are not
-    UTF-8 (trec_eval's files) as those bytes. A file that cannot be written is not left
-    half written."""
+    UTF-8 (trec_eval's files) as those bytes. The file is written whole or not at all
+    (fastrank.output.written): a write that fails raises an UnwritableFile (an OSError)
+    naming the path, and leaves no partial file."""
     path = Path(path)
     kind, gzipped = output_kind(path)
     try:
-        _write(path, kind, gzipped, table)
+        with written(path, "--per-user") as handle:
+            _write(handle, kind, gzipped, table)
     except (ValueError, TypeError, OverflowError, UnicodeError) as err:
-        path.unlink(missing_ok=True)
         raise ValueError(f"--per-user {path}: the table cannot be written as {kind} "
                          f"({err})") from None
 
 
-def _write(path: Path, kind: str, gzipped: bool, table: Mapping[str, AnyArray]) -> None:
+def _write(raw: BinaryIO, kind: str, gzipped: bool, table: Mapping[str, AnyArray]) -> None:
+    """Write the table to the open binary file `raw` (see fastrank.output.written)."""
     if kind == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         pq.write_table(pa.table({name: arrow_column(values, pa)
-                                 for name, values in table.items()}), path)
+                                 for name, values in table.items()}), raw)
         return
     names = list(table)
     columns = [_text_column(table[name]) for name in names]
-    opener = gzip.open if gzipped else open
+    binary: BinaryIO = gzip.GzipFile(fileobj=raw, mode="wb") if gzipped else raw  # type: ignore[assignment]
     # surrogateescape: ids read from bytes that are not UTF-8 go back out as those bytes
-    with opener(path, "wt", newline="", encoding="utf-8", errors="surrogateescape") as handle:
+    with io.TextIOWrapper(binary, newline="", encoding="utf-8",
+                          errors="surrogateescape") as handle:
         if kind == ".jsonl":
             for row in zip(*columns):
                 values = [None if isinstance(v, float) and v != v else v for v in row]
