@@ -472,19 +472,22 @@ def _paired(parts: Parts, base: Parts, test: str, level: float, n_permutations: 
     out = {"ci_low": math.nan, "ci_high": math.nan, "effect": math.nan, "p_value": math.nan}
     if n == 0:
         return out
+    # every user differs by the same amount: no spread, though numpy's (and scipy's) std
+    # of equal values can be 1e-17, the rounding of their mean
+    constant = bool(np.all(d == d[0]))
     if n >= 2:
         scale = n / base.den.sum() if parts.ratio else 1.0  # type: ignore[union-attr]  # mean(d) -> difference of means
         scale *= factor
-        sd = float(d.std(ddof=1))
-        mean = float(d.mean())
+        sd = 0.0 if constant else float(d.std(ddof=1))
+        mean = float(d[0]) if constant else float(d.mean())
         if sd > 0:
             out["effect"] = mean / sd
             if parts.power == 1:
                 half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
                 out["ci_low"], out["ci_high"] = (mean - half) * scale, (mean + half) * scale
         elif parts.power == 1 or not np.any(d):
-            # every user differs by the same amount: the interval is that point, as
-            # scipy's ttest_rel(...).confidence_interval() gives it
+            # the interval is that point, as scipy's ttest_rel(...).confidence_interval()
+            # gives it
             out["ci_low"] = out["ci_high"] = mean * scale
         if math.isinf(out["ci_low"]) or math.isinf(out["ci_high"]):
             raise parts.overflowed("a bound of the interval of the difference")
@@ -493,7 +496,11 @@ def _paired(parts: Parts, base: Parts, test: str, level: float, n_permutations: 
     # when every difference is 0 ((1 + P) / (1 + P))
     if test == "t":
         if n >= 2 and np.any(d):
-            out["p_value"] = float(stats.ttest_rel(values, reference).pvalue)
+            # equal differences: t is infinite and p 0, as scipy gives them for a variance
+            # of exactly 0 (warning of a precision loss; where the mean rounds, its
+            # variance is 1e-34 and its p-value such as 1e-32, an artifact of the rounding)
+            out["p_value"] = 0.0 if constant else float(
+                stats.ttest_rel(values, reference).pvalue)
     elif test == "wilcoxon":
         out["p_value"] = float(stats.wilcoxon(values, reference).pvalue) if np.any(d) else 1.0
     else:

@@ -23,7 +23,10 @@ if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
 
 import fastrank.spark  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+pytestmark = [pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas"),
+              # pyspark's toPandas passes pandas 3 the copy= it deprecates
+              pytest.mark.filterwarnings(
+                  "ignore:The copy keyword is deprecated:DeprecationWarning:pyspark")]
 
 
 @pytest.fixture(scope="module")

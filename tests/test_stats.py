@@ -3,6 +3,7 @@ known mean, p-values against scipy and exact enumeration, determinism, and files
 
 import itertools
 import math
+import warnings
 
 import numba
 import numpy as np
@@ -466,20 +467,46 @@ def test_no_difference_one_user_and_a_constant_difference_as_scipy_gives_them(n_
     lists = {0.5: (second, first), 0.0: (first, first), -0.5: (first, second)}[shift]
     a, b = (fr.evaluate(truth, topk, ["mrr"]) for topk in lists)
     assert np.all(b.per_user("mrr") - a.per_user("mrr") == shift)
+    pair = (b.per_user("mrr"), a.per_user("mrr"))
     for test in ("t", "wilcoxon", "randomization"):
         row = fr.compare({"a": a, "b": b}, "mrr", test=test, seed=0,
                          n_permutations=99).to_frame().iloc[1]
         if test == "t":
-            want = st.ttest_rel(b.per_user("mrr"), a.per_user("mrr")).pvalue \
+            want = scipy_quietly(st.ttest_rel, *pair).pvalue \
                 if n_users >= 2 and shift else math.nan
             assert row.p_value == want or (math.isnan(want) and math.isnan(row.p_value))
         elif test == "wilcoxon":
-            assert row.p_value == st.wilcoxon(b.per_user("mrr"), a.per_user("mrr")).pvalue
+            assert row.p_value == scipy_quietly(st.wilcoxon, *pair).pvalue
         elif not shift:
             assert row.p_value == 1.0
         if n_users >= 2:
-            ci = st.ttest_rel(b.per_user("mrr"), a.per_user("mrr")).confidence_interval()
+            ci = scipy_quietly(lambda: st.ttest_rel(*pair).confidence_interval())
             assert (row.ci_low, row.ci_high) == (ci.low, ci.high) == (shift, shift)
+
+
+def scipy_quietly(function, *args):
+    """scipy's answer on the degenerate cases compared here, without its warnings about
+    them (a precision loss on equal differences, 0 / 0 on none): fastrank answers them
+    without a warning, since nothing is wrong with the data."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return function(*args)
+
+
+def test_equal_differences_whose_mean_rounds_are_a_point_with_p_0_and_no_warning():
+    """Every user 0.1 better: the spread of the differences is 0, though numpy's std says
+    1.6e-17 (their mean rounds to 0.10000000000000002): no effect size of 6e15, no
+    interval of that width, and the t-test's p-value is 0 (t is infinite), not scipy's
+    1e-32 with a warning of precision loss."""
+    a, b = synthetic(np.zeros(3)), synthetic(np.full(3, 0.1))
+    assert float(np.std(np.full(3, 0.1), ddof=1)) > 0  # what numpy says
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = [fr.compare({"a": a, "b": b}, "m", test=test, n_permutations=99,
+                           seed=0).rows[1] for test in ("t", "wilcoxon", "randomization")]
+    for row in rows:
+        assert (row["ci_low"], row["ci_high"]) == (0.1, 0.1) and math.isnan(row["effect"])
+    assert [row["p_value"] for row in rows] == [0.0, 0.25, 0.25]
 
 
 # -- infinite values and values past float64's squares ---------------------------------

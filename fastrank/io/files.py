@@ -531,7 +531,9 @@ def _load_npz(path: PathLike) -> SparseMatrix:
     zip, a zip of other arrays) is a ValueError naming it."""
     _not_empty(path, "a scipy.sparse .npz matrix")
     try:
-        matrix = sp.load_npz(path)
+        # opened here: numpy leaves the file open when the archive is corrupt
+        with open(path, "rb") as handle:
+            matrix = sp.load_npz(handle)
     except (EOFError, zipfile.BadZipFile, zlib.error) as err:
         raise ValueError(f"{path}: a truncated or corrupt .npz file ({err}); write it again "
                          f"with scipy.sparse.save_npz") from None
