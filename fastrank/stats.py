@@ -27,11 +27,11 @@ TESTS = ("t", "wilcoxon", "randomization")
 CORRECTIONS = ("holm", "bonferroni", None)
 DEFAULT_RESAMPLES = 1000
 DEFAULT_PERMUTATIONS = 10_000
-# Bytes allocated per resample / permutation: the float64 statistics and np.quantile's
-# working copy of them; the sign-flip sums, their absolute values and a bool mask.
 # Values past this are scaled down by a power of two before a statistic squares or
 # resamples them: 2**400 squared, times any count of users, stays below 2**1024.
 HUGE = 2.0**400
+# Bytes allocated per resample / permutation: the float64 statistics and np.quantile's
+# working copy of them; the sign-flip sums, their absolute values and a bool mask.
 BYTES_PER_RESAMPLE = 16
 BYTES_PER_PERMUTATION = 17
 
