@@ -1,11 +1,11 @@
 """Output files written whole or not at all: the per-user files of `fastrank evaluate
 --per-user` and the plots.
 
-    with written(path, "--per-user") as temporary:
-        write the file to `temporary` (a path beside `path`)
+    with written(path, "--per-user") as handle:
+        write the file to `handle` (an open binary file)
 
-The writer writes a temporary file in the folder of `path`, which replaces `path` only once
-it is complete. A write that fails (a full disk, a file-size limit, a full quota) removes
+The handle is that of a temporary file in the folder of `path`, which replaces `path` only
+once it is complete. A write that fails (a full disk, a file-size limit, a full quota) removes
 the temporary file, leaves `path` as it was, and raises an UnwritableFile (an OSError with
 the errno of the failure) whose one-line message names `path`. A path that is not a
 regular file (a device such as /dev/full or /dev/stdout, a named pipe) cannot be replaced:
