@@ -554,18 +554,20 @@ def _load_npz(path: PathLike) -> SparseMatrix:
 def _load_npy(path: PathLike) -> IntArray:
     """The top-K ids of a .npy: a 2-D integer array, one row per truth row."""
     _not_empty(path, "a .npy array of item ids")
+    with open(path, "rb") as head:
+        zipped = head.read(4) in (b"PK\x03\x04", b"PK\x05\x06")  # numpy's test of a .npz
+    if zipped:  # refused before np.load, which fails on a truncated archive with a
+        # BadZipFile and leaves the file open
+        raise ValueError(f"{path}: a .npz archive, not a .npy array of item ids; write one "
+                         f"with numpy.save")
     try:
-        topk = np.load(path, mmap_mode="r", allow_pickle=False)
+        topk: IntArray = np.load(path, mmap_mode="r", allow_pickle=False)
     except EOFError as err:
         raise ValueError(f"{path}: a truncated .npy file ({err}); write it again with "
                          f"numpy.save") from None
     except (ValueError, OSError) as err:
         raise ValueError(f"{path}: not a .npy array of item ids ({err}); write one with "
                          f"numpy.save") from None
-    if not isinstance(topk, np.ndarray):  # a .npz archive under a .npy name
-        topk.close()
-        raise ValueError(f"{path}: a .npz archive, not a .npy array of item ids; write one "
-                         f"with numpy.save")
     if topk.ndim != 2:
         raise ValueError(
             f"{path}: the top-K array must be 2-D, one row of item ids per truth row; got "
