@@ -104,6 +104,9 @@ def _check_scale(data: FloatArray, name: str, what: str) -> None:
 
 def _scale_error(low: float, high: float, name: str, what: str) -> None:
     """Refuse positive values from `low` to `high` outside [2**-1000, 2**1000]."""
+    # compared as Python floats: numpy would cast 2**1000 to a float32 low or high (inf,
+    # with an overflow warning)
+    low, high = float(low), float(high)
     if low < _SMALLEST or high > _LARGEST:
         bad = low if low < _SMALLEST else high
         raise ValueError(

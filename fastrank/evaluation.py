@@ -33,6 +33,14 @@ def _frozen(arr: ArrayLike | None) -> NDArray[Any]:
     return view
 
 
+def means_only(what: str) -> ValueError:
+    """The error of `what` (a name of what was asked) on a result that holds means only:
+    a Result, or a Dask or Spark one, evaluated with per_user=False."""
+    return ValueError(
+        f"{what} needs per-user values, and this result holds means only (evaluated with "
+        f"per_user=False); evaluate again with per_user=True (the default) to keep them")
+
+
 class Evaluation(Mapping[str, float]):
     """Means and per-user values of one evaluation.
 
@@ -142,10 +150,7 @@ class Evaluation(Mapping[str, float]):
     def require_per_user(self, what: str) -> None:
         """Refuse `what` (a name of what was asked) on a means-only result."""
         if self._per_user is None:
-            raise ValueError(
-                f"{what} needs per-user values, and this result holds means only "
-                f"(evaluated with per_user=False); evaluate again with per_user=True (the "
-                f"default) to keep them")
+            raise means_only(what)
 
     def __getitem__(self, name: str) -> float:
         if not isinstance(name, str):

@@ -22,10 +22,10 @@ from ._types import AnyArray, DataFrame
 from .grammar import Request
 from .result import Result
 from .engine import Block, Plan, common_convention, parse_requests
+from .evaluation import means_only, over
 from .grammar import metric_labels
 from .io import ties
 from .io.tables import from_tables
-from .evaluation import over
 from .means import mean_of
 from .streaming import Evaluator
 from .validation import LARGEST_INT, check_int
@@ -47,7 +47,7 @@ class PartitionedResult(Mapping[str, float]):
         self.n_users = int(n_users)
         self.n_rows = int(n_rows)
         self.convention = convention
-        self.per_user = per_user
+        self._per_user = per_user
         self._users_of = {name: int(n) for name, n in (users_of or {}).items()}
 
     def n_users_of(self, name: str) -> int:
@@ -57,6 +57,19 @@ class PartitionedResult(Mapping[str, float]):
         if name not in self._means:
             raise KeyError(name)
         return self._users_of.get(name, self.n_users)
+
+    @property
+    def has_per_user(self) -> bool:
+        """False for means only (evaluated with per_user=False)."""
+        return self._per_user is not None
+
+    @property
+    def per_user(self) -> DataFrame:
+        """The per-user values as a table of the cluster's kind; a ValueError for means
+        only (evaluated with per_user=False)."""
+        if self._per_user is None:
+            raise means_only("per_user")
+        return self._per_user
 
     @property
     def metrics(self) -> tuple[str, ...]:

@@ -20,7 +20,8 @@ from ._types import FloatArray, IntArray, PlotPath
 
 from .evaluation import Evaluation
 from .grammar import check_curve_name
-from .stats import METHODS, _seed, check_resamples, metric_names, result_ci
+from .output import unwritable, written
+from .stats import METHODS, _seed, check_resamples, metric_names, of_system, result_ci
 from .validation import check_choice, check_level, check_seed
 
 if TYPE_CHECKING:
@@ -95,6 +96,14 @@ def _figure(panels: int, title: str | None) -> tuple[Figure, list[Any]]:
 
 
 def _draw(ax: Any, curve: Curve, label: str) -> None:
+    infinite = np.flatnonzero(np.isinf(curve.mean))
+    if infinite.size:  # matplotlib would leave the point out without a word
+        at = int(infinite[0])
+        raise ValueError(
+            f"{label}: the mean of {curve.metric}@{int(curve.k[at])} is "
+            f"{curve.mean[at]}, which a plot cannot draw (some users' values are "
+            f"infinite); evaluate it so that every user's value is finite, e.g. "
+            f"miscalibration with alpha > 0")
     line, = ax.plot(curve.k, curve.mean, marker="o" if curve.k.size <= 20 else None,
                     markersize=3, label=label)
     if curve.level is not None and np.isfinite(curve.low).any():
@@ -187,8 +196,18 @@ def _check_results(results: Mapping[str, Evaluation]) -> Mapping[str, Evaluation
 
 
 def _save(fig: Figure, path: PlotPath) -> Figure:
-    if path is not None:
-        fig.savefig(path, dpi=120)
+    """Write the figure to `path` (if given) whole or not at all (fastrank.output)."""
+    if path is None:
+        return fig
+    if hasattr(path, "write"):  # a file object: written where it is
+        try:
+            fig.savefig(path, dpi=120)
+        except OSError as err:
+            raise unwritable(err, getattr(path, "name", repr(path)), "path", "") from None
+        return fig
+    suffix = os.path.splitext(os.fsdecode(path))[1][1:].lower()  # check_path: one
+    with written(path) as handle:  # a path: not a file object
+        fig.savefig(handle, dpi=120, format=suffix)
     return fig
 
 
@@ -224,11 +243,9 @@ def plot_compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str]
     curves: dict[str, dict[str, Any]] = {metric: {} for metric in metrics}
     for metric in metrics:
         for name, res in results.items():
-            try:
+            with of_system(name):
                 curves[metric][name] = result_curve(res, metric, level, method, n_resamples,
                                                     seed)
-            except (ValueError, TypeError) as err:  # say which system
-                raise type(err)(f"results[{name!r}]: {err}") from None
     fig, axes = _figure(len(metrics), _title(title, results))
     for ax, metric in zip(axes, metrics):
         for name, curve in curves[metric].items():

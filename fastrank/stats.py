@@ -9,7 +9,8 @@ means per user segment, all from a Result's per-user arrays (no second kernel pa
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,9 @@ TESTS = ("t", "wilcoxon", "randomization")
 CORRECTIONS = ("holm", "bonferroni", None)
 DEFAULT_RESAMPLES = 1000
 DEFAULT_PERMUTATIONS = 10_000
+# Values past this are scaled down by a power of two before a statistic squares or
+# resamples them: 2**400 squared, times any count of users, stays below 2**1024.
+HUGE = 2.0**400
 # Bytes allocated per resample / permutation: the float64 statistics and np.quantile's
 # working copy of them; the sign-flip sums, their absolute values and a bool mask.
 BYTES_PER_RESAMPLE = 16
@@ -88,13 +92,15 @@ class Parts:
     """What a reported mean is made of, over the counted users: mean = (sum(num) /
     sum(den)) ** (1 / power) when `ratio`, else num.mean(). implicit's pooled precision is
     hits / min(k, m); a pooled MAE is error sums / entries; a pooled RMSE the same of
-    squared errors, with power 2."""
+    squared errors, with power 2. `label` names the metric in errors."""
 
-    def __init__(self, num: ArrayLike, den: ArrayLike | None = None, power: float = 1) -> None:
+    def __init__(self, num: ArrayLike, den: ArrayLike | None = None, power: float = 1,
+                 label: str = "the metric") -> None:
         self.num: FloatArray = np.ascontiguousarray(num, dtype=np.float64)
         self.den: FloatArray | None = None if den is None else np.ascontiguousarray(
             den, dtype=np.float64)
         self.power = power
+        self.label = label
 
     @property
     def ratio(self) -> bool:
@@ -109,7 +115,31 @@ class Parts:
         return (num.sum() / total) ** (1 / self.power) if total > 0 else math.nan
 
     def take(self, pick: NDArray[Any]) -> Parts:
-        return Parts(self.num[pick], None if self.den is None else self.den[pick], self.power)
+        return Parts(self.num[pick], None if self.den is None else self.den[pick], self.power,
+                     self.label)
+
+    def factor(self) -> float:
+        """1, or where a value exceeds HUGE the largest power of two not above the
+        largest value, by which the statistics divide the values (to below 2) so that no
+        square or sum of n values overflows; a power of two scales exactly, so the
+        statistics scale back to the bit."""
+        largest = float(np.max(np.abs(self.num))) if self.num.size else 0.0
+        return 1.0 if largest <= HUGE else math.ldexp(1.0, math.frexp(largest)[1] - 1)
+
+    def scaled(self, factor: float) -> Parts:
+        """These Parts with num divided by `factor`."""
+        if factor == 1:
+            return self
+        return Parts(self.num / factor, self.den, self.power, self.label)
+
+    def overflowed(self, what: str) -> ValueError:
+        """The error of finite values whose `what` (a sum, a square, ...) overflows."""
+        largest = float(np.max(np.abs(self.num))) if self.num.size else 0.0
+        return ValueError(
+            f"{self.label!r}: its per-user values are finite (up to {largest:.3g} in "
+            f"magnitude), but {what} overflows float64 (past 1.8e308), so it has no "
+            f"finite value to report; scale down what the metric sums (e.g. divide the "
+            f"relevance values by a power of 2, which keeps every ratio exact)")
 
 
 def kept_users(result: Evaluation, metric: str) -> BoolArray | None:
@@ -122,7 +152,25 @@ def kept_users(result: Evaluation, metric: str) -> BoolArray | None:
 
 def mean_parts(result: Evaluation, metric: str, kept: BoolArray | None = None) -> Parts:
     """The Parts of `metric`'s mean in a Result; for a metric that leaves users out (a
-    NaN value), over the counted users that `kept` marks (default: those it keeps)."""
+    NaN value), over the counted users that `kept` marks (default: those it keeps).
+
+    Intervals, tests and segments are taken of finite means: an infinite per-user value
+    (miscalibration with alpha=0) makes the mean infinite, and finite values whose sums
+    overflow make it so in float64; either is a ValueError naming the metric and the fix."""
+    values, parts = _parts(result, metric, kept)
+    _refuse_infinite(values, metric, result)
+    with np.errstate(over="ignore"):  # an overflow is refused here
+        finite = np.isfinite(parts.num).all() and math.isfinite(
+            float(np.abs(parts.num).sum())) and (parts.den is None or math.isfinite(
+                float(parts.den.sum())))
+    if not finite:
+        raise parts.overflowed("their sum over the users")
+    return parts
+
+
+def _parts(result: Evaluation, metric: str,
+           kept: BoolArray | None) -> tuple[FloatArray, Parts]:
+    """(the per-user values a mean is taken over, the Parts it is made of)."""
     values = result.per_user(metric)  # catalogue metrics and unknown names raise here
     counted = result.counted
     num = values[counted]
@@ -140,20 +188,60 @@ def mean_parts(result: Evaluation, metric: str, kept: BoolArray | None = None) -
         num, m = num[finite], m[finite]
     if aggregate == "weighted":
         weights = m.astype(np.float64)
-        return Parts(num * weights, weights)
+        with np.errstate(over="ignore"):  # an overflow is refused by the caller
+            return num, Parts(num * weights, weights, label=metric)
     pooled = result.pooled.get(metric)
     if pooled is None:
-        return Parts(num)
+        return num, Parts(num, label=metric)
     if isinstance(pooled, tuple):  # ("entries", power): rating errors over all entries
         den = m.astype(np.float64)
-        return Parts(num ** pooled[1] * den, den, pooled[1])
+        with np.errstate(over="ignore"):  # as above
+            return num, Parts(num ** pooled[1] * den, den, pooled[1], label=metric)
     hits, den = pooled_parts(num, m, pooled)
-    return Parts(hits, den)
+    return num, Parts(hits, den, label=metric)
+
+
+def _refuse_infinite(values: FloatArray, metric: str, result: Evaluation) -> None:
+    """A ValueError naming `metric` and how many users have an infinite value, if any."""
+    high = int(np.count_nonzero(values == np.inf))
+    low = int(np.count_nonzero(values == -np.inf))
+    if not high and not low:
+        return
+    found = " and ".join(f"{n} user{'s' * (n != 1)} {sign}inf" for n, sign in
+                         ((high, "+"), (low, "-")) if n)
+    mean = "NaN (inf - inf)" if high and low else "+inf" if high else "-inf"
+    request = result.requests.get(metric)
+    if request is not None and request.name == "miscalibration":
+        fix = ("evaluate it with alpha > 0 (e.g. the default 0.01): miscalibration is "
+               "infinite where alpha=0 and a list misses an aspect of the user's profile, "
+               "and at most -ln(alpha) otherwise")
+    else:
+        fix = ("scale down what the metric sums if a value overflowed (e.g. divide the "
+               "relevance values by a power of 2), or evaluate without those users "
+               "(np.isinf(res.per_user(...)) marks their rows)")
+    raise ValueError(
+        f"{metric!r} is infinite for some users ({found} of the {values.size} it is taken "
+        f"over), so its mean is {mean} and it has no interval, test or segment mean "
+        f"(each is of a finite mean); {fix}")
 
 
 def interval(parts: Parts, *, level: float, method: str, n_resamples: int, seed: int | None,
              n_threads: int | None = None) -> tuple[float, float]:
-    """(low, high) of the mean that `parts` make."""
+    """(low, high) of the mean that `parts` make: of huge values (past HUGE) computed on
+    the values scaled down by a power of two, so that no square or resampled sum
+    overflows, and scaled back."""
+    factor = parts.factor()
+    low, high = _interval(parts.scaled(factor), level=level, method=method,
+                          n_resamples=n_resamples, seed=seed, n_threads=n_threads)
+    if factor != 1:
+        low, high = low * factor ** (1 / parts.power), high * factor ** (1 / parts.power)
+        if math.isinf(low) or math.isinf(high):
+            raise parts.overflowed("a bound of its interval")
+    return (low, high)
+
+
+def _interval(parts: Parts, *, level: float, method: str, n_resamples: int,
+              seed: int | None, n_threads: int | None) -> tuple[float, float]:
     num, den = parts.num, parts.den
     n = num.shape[0]
     if n == 0:
@@ -195,6 +283,7 @@ def result_ci(result: Evaluation, metric: str, level: float = 0.95, method: str 
     method = check_choice(method, "method", METHODS)
     n_resamples = check_resamples(n_resamples, method)
     check_seed(seed)
+    result.require_per_user(f"an interval of {metric!r}")
     return interval(mean_parts(result, metric), level=level, method=method,
                     n_resamples=n_resamples, seed=seed, n_threads=n_threads)
 
@@ -266,7 +355,8 @@ def compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str] | No
             _check_compared(results[name], name, metric)
     rows: list[dict[str, Any]] = []
     for metric in metrics:
-        base_parts = mean_parts(reference, metric)
+        with of_system(base):
+            base_parts = mean_parts(reference, metric)
         for name in systems:
             res = results[name]
             row: dict[str, Any] = {"system": name, "metric": metric, "mean": res[metric],
@@ -276,13 +366,23 @@ def compare(results: Mapping[str, Evaluation], metrics: str | Iterable[str] | No
                 row.update(ci_low=math.nan, ci_high=math.nan, effect=math.nan,
                            p_value=math.nan)
             else:
-                parts, paired_base = _pair(res, reference, metric, base_parts)
-                row["users"] = parts.num.size
-                row.update(_paired(parts, paired_base, test, level, n_permutations,
-                                   _derive(seed, metric, name), n_threads))
+                with of_system(name):
+                    parts, paired_base = _pair(res, reference, metric, base_parts)
+                    row["users"] = parts.num.size
+                    row.update(_paired(parts, paired_base, test, level, n_permutations,
+                                       _derive(seed, metric, name), n_threads))
             rows.append(row)
     _adjust(rows, correction, 1.0 - level)
     return Comparison(rows, base, test, correction, level)
+
+
+@contextmanager
+def of_system(name: str) -> Iterator[None]:
+    """The errors raised inside, said of system `name`: "results['als']: ..."."""
+    try:
+        yield
+    except (ValueError, TypeError) as err:
+        raise type(err)(f"results[{name!r}]: {err}") from None
 
 
 def _check_compared(res: Evaluation, name: str, metric: str) -> None:
@@ -371,31 +471,44 @@ def _paired(parts: Parts, base: Parts, test: str, level: float, n_permutations: 
     the pairing makes equal, so the test, the interval and the delta agree."""
     from scipy import stats
 
-    values, reference = parts.num, base.num
+    # huge values are tested scaled down by a power of two (see Parts.factor): the
+    # p-values and the effect size do not change, the interval scales back
+    factor = max(parts.factor(), base.factor())
+    values, reference = parts.scaled(factor).num, base.scaled(factor).num
     d = values - reference
     n = d.shape[0]
     out = {"ci_low": math.nan, "ci_high": math.nan, "effect": math.nan, "p_value": math.nan}
     if n == 0:
         return out
+    # every user differs by the same amount: no spread, though numpy's (and scipy's) std
+    # of equal values can be 1e-17, the rounding of their mean
+    constant = bool(np.all(d == d[0]))
     if n >= 2:
         scale = n / base.den.sum() if parts.ratio else 1.0  # type: ignore[union-attr]  # mean(d) -> difference of means
-        sd = float(d.std(ddof=1))
-        mean = float(d.mean())
+        scale *= factor
+        sd = 0.0 if constant else float(d.std(ddof=1))
+        mean = float(d[0]) if constant else float(d.mean())
         if sd > 0:
             out["effect"] = mean / sd
             if parts.power == 1:
                 half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
                 out["ci_low"], out["ci_high"] = (mean - half) * scale, (mean + half) * scale
         elif parts.power == 1 or not np.any(d):
-            # every user differs by the same amount: the interval is that point, as
-            # scipy's ttest_rel(...).confidence_interval() gives it
+            # the interval is that point, as scipy's ttest_rel(...).confidence_interval()
+            # gives it
             out["ci_low"] = out["ci_high"] = mean * scale
+        if math.isinf(out["ci_low"]) or math.isinf(out["ci_high"]):
+            raise parts.overflowed("a bound of the interval of the difference")
     # each test's p-value where its tool has one: scipy's t-test has none for one user or
     # none that differs (NaN); scipy's wilcoxon gives 1 then; the sign-flip p-value is 1
     # when every difference is 0 ((1 + P) / (1 + P))
     if test == "t":
         if n >= 2 and np.any(d):
-            out["p_value"] = float(stats.ttest_rel(values, reference).pvalue)
+            # equal differences: t is infinite and p 0, as scipy gives them for a variance
+            # of exactly 0 (warning of a precision loss; where the mean rounds, its
+            # variance is 1e-34 and its p-value such as 1e-32, an artifact of the rounding)
+            out["p_value"] = 0.0 if constant else float(
+                stats.ttest_rel(values, reference).pvalue)
     elif test == "wilcoxon":
         out["p_value"] = float(stats.wilcoxon(values, reference).pvalue) if np.any(d) else 1.0
     else:
@@ -617,8 +730,14 @@ def segments(result: Evaluation, labels: ArrayLike, metrics: str | Iterable[str]
         root = 1 / parts.power
         means[metric] = ratio ** root
         if method == "normal":
-            lo, hi = _normal_by_segment(parts.num, weights,  # type: ignore[arg-type]
-                                        seg_m, n_seg, counts_m, ratio, level)
+            factor = parts.factor()  # huge values scaled down, as in interval()
+            lo, hi = _normal_by_segment(parts.scaled(factor).num,
+                                        weights,  # type: ignore[arg-type]
+                                        seg_m, n_seg, counts_m, ratio / factor, level)
+            with np.errstate(over="ignore"):  # refused just below
+                lo, hi = lo * factor, hi * factor
+            if np.isinf(lo).any() or np.isinf(hi).any():
+                raise parts.overflowed("a bound of a segment's interval")
             low[metric] = np.maximum(lo, 0.0) ** root if root != 1 else lo
             high[metric] = hi ** root
         else:

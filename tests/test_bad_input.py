@@ -264,8 +264,9 @@ def test_model_arguments_are_named():
     lambda n, k: np.full((n, k), 2**63 + 5, np.uint64),    # ids past int64
 ])
 def test_a_batch_without_any_real_item_scores_zero(answer):
-    train = sp.csr_array(np.eye(6, 8))
-    train[:, :3] = 1.0
+    dense = np.eye(6, 8)
+    dense[:, :3] = 1.0
+    train = sp.csr_array(dense)
 
     class Model:
         def recommend(self, userids, user_items, N=10, filter_already_liked_items=True):

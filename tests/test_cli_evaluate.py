@@ -268,6 +268,7 @@ def _malformed_files(d):
     np.save(d / "flat.npy", np.array([0, 1, 2]))
     np.save(d / "floats.npy", np.zeros((3, 2)))
     (d / "zip.npy").write_bytes(whole)
+    (d / "cut_zip.npy").write_bytes(whole[: len(whole) // 2])
     np.save(d / "header.npy", np.zeros((3, 2), np.int64))
     (d / "cut.npy").write_bytes((d / "header.npy").read_bytes()[:20])
     np.savez(d / "flat.npz", format=b"coo", shape=np.array([5]), data=np.array([1.0]),
@@ -304,6 +305,7 @@ def _malformed_files(d):
     (("t.npz", "floats.npy"), [], "floats.npy: the top-K array must hold integer item ids; "
                                   "got dtype float64"),
     (("t.npz", "zip.npy"), [], "zip.npy: a .npz archive, not a .npy array"),
+    (("t.npz", "cut_zip.npy"), [], "cut_zip.npy: a .npz archive, not a .npy array"),
     (("t.npz", "cut.npy"), [], "cut.npy: not a .npy array of item ids"),
     (("flat.npz", "r.csv"), [], "flat.npz: the matrix must be 2-D (users x items); got shape "
                                 "(5,)"),

@@ -195,6 +195,7 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
     first = proc.stdout.readline()
     proc.stdout.close()  # as `head -1` does: the rest of the output (~1 MB) has no reader
     err = proc.stderr.read()
+    proc.stderr.close()
     assert proc.wait(timeout=300) == 0
     assert first.startswith(b"num_ret") and err == b""
 

@@ -118,7 +118,7 @@ def test_means_only_and_user_dtypes_that_differ(client):
     local = io.from_tables(t, r.astype({"user": np.int64})).evaluate(["ndcg@10"])
     res = fastrank.dask.evaluate(dd.from_pandas(t, npartitions=2), dd.from_pandas(r, npartitions=2),
                                  "ndcg@10", per_user=False)
-    assert res.per_user is None and res["ndcg@10"] == pytest.approx(local["ndcg@10"], rel=1e-12)
+    assert not res.has_per_user and res["ndcg@10"] == pytest.approx(local["ndcg@10"], rel=1e-12)
     assert res.to_dict() == {"ndcg@10": res["ndcg@10"]} and "ndcg@10" in repr(res)
 
 

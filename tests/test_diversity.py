@@ -1,5 +1,7 @@
 """αβ-nDCG (SPEC §4) and α-nDCG: worked example, reductions, references, oracles."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -103,6 +105,28 @@ def test_rescoring_reuses_the_ideal_and_matches_one_call():
         for label in ("ab_ndcg@5", "ab_ndcg@10"):
             np.testing.assert_array_equal(again.per_user(label), once.per_user(label))
     np.testing.assert_array_equal(scorer.idcg, ideal)
+
+
+def test_float32_inputs_warn_nothing_and_give_the_float64_values():
+    """float32 grades, aspects, profile and γ (the realistic shape): the scale checks
+    compare them with 2**±1000, which float32 cannot hold; no overflow warning."""
+    truth, topk = power_law(300, 80, 10, seed=6)
+    train, _ = power_law(300, 80, 10, seed=7)
+    rng = np.random.default_rng(2)
+    aspects = sp.csr_array((rng.random((80, 6)) < 0.3).astype(np.float32))
+    gamma = rng.random((300, 6)).astype(np.float32)
+    narrow = {name: m.astype(np.float32) for name, m in (("truth", truth), ("train", train))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [fr.ab_ndcg(narrow["truth"], topk, aspects, profile=narrow["train"]),
+               fr.ab_ndcg(narrow["truth"], topk, aspects, user_aspects=gamma),
+               fr.alpha_ndcg(narrow["truth"], topk, aspects)]
+    want = [fr.ab_ndcg(truth, topk, aspects, profile=train),
+            fr.ab_ndcg(truth, topk, aspects, user_aspects=gamma.astype(np.float64)),
+            fr.alpha_ndcg(truth, topk, aspects)]
+    for a, b in zip(got, want):
+        for label in a.metrics:
+            np.testing.assert_array_equal(a.per_user(label), b.per_user(label))
 
 
 def test_thread_count_does_not_change_a_bit():

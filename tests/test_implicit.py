@@ -64,6 +64,8 @@ def test_drop_in_equals_implicit_on_bpr(split):
     assert_same_metrics(ours, implicit_metrics(bpr, train, test, K=10, show_progress=False))
 
 
+# implicit's CosineRecommender.fit normalises the matrix to COO and warns about it itself
+@pytest.mark.filterwarnings("ignore:Method expects CSR input:Warning:implicit")
 def test_drop_in_on_item_knn_drops_the_training_items_it_pads_with(split):
     """implicit's item-kNN pads short lists with the user's own training items (score 0)
     even when asked to filter them; implicit's metrics count those slots as misses, which

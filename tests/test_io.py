@@ -16,10 +16,11 @@ DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
 def _expected(path, measures):
     """{measure: value} of the 'all' lines of a trec_eval output file."""
     out = {}
-    for line in open(path):
-        name, qid, value = line.split()
-        if qid == "all" and name in measures:
-            out[name] = float(value)
+    with open(path) as lines:
+        for line in lines:
+            name, qid, value = line.split()
+            if qid == "all" and name in measures:
+                out[name] = float(value)
     return out
 
 

@@ -225,6 +225,69 @@ def test_means_only_results_refuse_what_needs_per_user_values(workload):
         fr.evaluate(truth, topk, ["ndcg@10"], per_user="no")
 
 
+def _tables_means_only():
+    """(Tables, a means-only Result of it with curves, its Dask result of means only)."""
+    inter = {"user": ["a", "a", "b", "b", "c"], "item": [1, 2, 1, 3, 2]}
+    recs = {"user": ["a", "a", "b", "b", "c", "c"], "item": [1, 3, 2, 3, 2, 1],
+            "score": [2.0, 1.0, 2.0, 1.0, 2.0, 1.0]}
+    data = fr.io.from_tables(inter, recs, relevance=None)
+    return data, data.evaluate(["ndcg@2", "ndcg@1"], per_user=False, curves=["ndcg"])
+
+
+def _dask_means_only(data, res):
+    import pandas as pd
+
+    dd = pytest.importorskip("dask.dataframe")
+    import fastrank.dask
+
+    inter = pd.DataFrame({"user": ["a", "b"], "item": [1, 2]})
+    recs = pd.DataFrame({"user": ["a", "b"], "item": [1, 3], "score": [1.0, 1.0]})
+    got = fastrank.dask.evaluate(dd.from_pandas(inter, npartitions=1),
+                                 dd.from_pandas(recs, npartitions=1), ["ndcg@2"],
+                                 relevance=None, per_user=False)
+    assert not got.has_per_user and got["ndcg@2"] == 0.5
+    return got.per_user
+
+
+# every way a Result's per-user values are read, called with a result of means only
+MEANS_ONLY_READERS = {
+    "Tables.per_user pandas": lambda data, res: data.per_user(res),
+    "Tables.per_user pyarrow": lambda data, res: data.per_user(res, library="pyarrow"),
+    "Tables.per_user polars": lambda data, res: data.per_user(res, library="polars"),
+    "per_user_table dict (the CLI's --per-user)":
+        lambda data, res: fr.io.per_user_table(res, data.users, library="dict"),
+    "Result.per_user": lambda data, res: res.per_user("ndcg@2"),
+    "Result.to_frame": lambda data, res: res.to_frame(),
+    "Result.ci normal": lambda data, res: res.ci("ndcg@2", method="normal"),
+    "stats.result_ci": lambda data, res: fr.stats.result_ci(res, "ndcg@2"),
+    "Result.by": lambda data, res: res.by(["x", "y", "x"]),
+    "stats.segments": lambda data, res: fr.stats.segments(res, ["x", "y", "x"]),
+    "fr.compare": lambda data, res: fr.compare({"a": res, "b": res}, "ndcg@2"),
+    "Result.curve": lambda data, res: res.curve("ndcg"),
+    "plots.result_curve": lambda data, res: fr.plots.result_curve(res, "ndcg"),
+    "Result.plot": lambda data, res: res.plot("ndcg"),
+    "fr.plot_compare": lambda data, res: fr.plot_compare({"a": res}, "ndcg"),
+    "fastrank.dask per_user": _dask_means_only,
+}
+
+
+@pytest.mark.parametrize("read", MEANS_ONLY_READERS.values(), ids=MEANS_ONLY_READERS)
+def test_every_reader_of_per_user_values_refuses_means_only_by_name(read):
+    """Whatever reads per-user values says a means-only result has none (a ValueError
+    with the fix), not a TypeError from deep inside (int() of None, None[...])."""
+    data, res = _tables_means_only()
+    with pytest.raises(ValueError, match="needs per-user values, and this result holds "
+                                         "means only .evaluated with per_user=False.; "
+                                         "evaluate again with per_user=True"):
+        read(data, res)
+
+
+def test_a_curve_without_intervals_needs_only_the_means():
+    data, res = _tables_means_only()
+    curve = fr.plots.result_curve(res, "ndcg", level=None)
+    assert_array_equal(curve.mean, [res["ndcg@1"], res["ndcg@2"]])
+
+
 def test_strided_and_fortran_ordered_inputs_give_the_values_of_contiguous_ones():
     """Every walk reads C-contiguous arrays; a caller's strided or Fortran-ordered input
     that a facade would read in place (ids, a dense γ, item vectors, a baseline,

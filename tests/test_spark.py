@@ -23,7 +23,10 @@ if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
 
 import fastrank.spark  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+pytestmark = [pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas"),
+              # pyspark's toPandas passes pandas 3 the copy= it deprecates
+              pytest.mark.filterwarnings(
+                  "ignore:The copy keyword is deprecated:DeprecationWarning:pyspark")]
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +56,7 @@ def check_equal(res, local, metrics, user_ids, per_user=True):
         assert res[name] == pytest.approx(local[name], rel=1e-12, nan_ok=True)
     assert res.n_users == local.n_users and res.n_rows == local.users.shape[0]
     if not per_user:
-        assert res.per_user is None
+        assert not res.has_per_user
         return
     frame = res.per_user.toPandas()
     assert frame.shape[0] == local.users.shape[0] and frame["user"].is_unique
@@ -154,7 +157,10 @@ def test_means_only_and_the_result_mapping(spark):
     local = io.from_tables(t, r).evaluate(["ndcg@10", "map@5"])
     res = fastrank.spark.evaluate(spark.createDataFrame(t), spark.createDataFrame(r),
                                   ["ndcg@10", "map@5"], per_user=False, npartitions=3)
-    assert res.per_user is None and res.n_users == local.n_users
+    assert not res.has_per_user and res.n_users == local.n_users
+    with pytest.raises(ValueError, match="per_user needs per-user values, and this result "
+                                         "holds means only"):
+        res.per_user
     assert res.to_dict() == pytest.approx(local.to_dict(), rel=1e-12)
     assert res.metrics == ("ndcg@10", "map@5") and len(res) == 2 and "SparkResult" in repr(res)
 

@@ -3,6 +3,7 @@ known mean, p-values against scipy and exact enumeration, determinism, and files
 
 import itertools
 import math
+import warnings
 
 import numba
 import numpy as np
@@ -466,17 +467,171 @@ def test_no_difference_one_user_and_a_constant_difference_as_scipy_gives_them(n_
     lists = {0.5: (second, first), 0.0: (first, first), -0.5: (first, second)}[shift]
     a, b = (fr.evaluate(truth, topk, ["mrr"]) for topk in lists)
     assert np.all(b.per_user("mrr") - a.per_user("mrr") == shift)
+    pair = (b.per_user("mrr"), a.per_user("mrr"))
     for test in ("t", "wilcoxon", "randomization"):
         row = fr.compare({"a": a, "b": b}, "mrr", test=test, seed=0,
                          n_permutations=99).to_frame().iloc[1]
         if test == "t":
-            want = st.ttest_rel(b.per_user("mrr"), a.per_user("mrr")).pvalue \
+            want = scipy_quietly(st.ttest_rel, *pair).pvalue \
                 if n_users >= 2 and shift else math.nan
             assert row.p_value == want or (math.isnan(want) and math.isnan(row.p_value))
         elif test == "wilcoxon":
-            assert row.p_value == st.wilcoxon(b.per_user("mrr"), a.per_user("mrr")).pvalue
+            assert row.p_value == scipy_quietly(st.wilcoxon, *pair).pvalue
         elif not shift:
             assert row.p_value == 1.0
         if n_users >= 2:
-            ci = st.ttest_rel(b.per_user("mrr"), a.per_user("mrr")).confidence_interval()
+            ci = scipy_quietly(lambda: st.ttest_rel(*pair).confidence_interval())
             assert (row.ci_low, row.ci_high) == (ci.low, ci.high) == (shift, shift)
+
+
+def scipy_quietly(function, *args):
+    """scipy's answer on the degenerate cases compared here, without its warnings about
+    them (a precision loss on equal differences, 0 / 0 on none): fastrank answers them
+    without a warning, since nothing is wrong with the data."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return function(*args)
+
+
+def test_equal_differences_whose_mean_rounds_are_a_point_with_p_0_and_no_warning():
+    """Every user 0.1 better: the spread of the differences is 0, though numpy's std says
+    1.6e-17 (their mean rounds to 0.10000000000000002): no effect size of 6e15, no
+    interval of that width, and the t-test's p-value is 0 (t is infinite), not scipy's
+    1e-32 with a warning of precision loss."""
+    a, b = synthetic(np.zeros(3)), synthetic(np.full(3, 0.1))
+    assert float(np.std(np.full(3, 0.1), ddof=1)) > 0  # what numpy says
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = [fr.compare({"a": a, "b": b}, "m", test=test, n_permutations=99,
+                           seed=0).rows[1] for test in ("t", "wilcoxon", "randomization")]
+    for row in rows:
+        assert (row["ci_low"], row["ci_high"]) == (0.1, 0.1) and math.isnan(row["effect"])
+    assert [row["p_value"] for row in rows] == [0.0, 0.25, 0.25]
+
+
+# -- infinite values and values past float64's squares ---------------------------------
+
+
+def curve_result(per_user):
+    """A Result of dcg@1 and dcg@2 with the given per-user values (a curve of dcg)."""
+    values = [np.asarray(v, np.float64) for v in per_user]
+    n = values[0].shape[0]
+    with np.errstate(invalid="ignore"):  # inf - inf: a NaN mean
+        means = {"dcg@1": float(np.mean(values[0])), "dcg@2": float(np.mean(values[1]))}
+    return Result(["dcg@1", "dcg@2"], values, means,
+                  convention="recsys", users=np.arange(n), counted=np.ones(n, bool),
+                  n_relevant=np.ones(n, np.int64))
+
+
+# every statistic, called on `res` (a Result whose "dcg@2" is infinite for some users)
+# beside `other` (the same users, finite values)
+STATISTICS = {
+    "ci normal": lambda res, other: res.ci("dcg@2", method="normal"),
+    "ci bootstrap": lambda res, other: res.ci("dcg@2", seed=0),
+    "compare t": lambda res, other: fr.compare({"a": other, "b": res}, "dcg@2"),
+    "compare wilcoxon":
+        lambda res, other: fr.compare({"a": other, "b": res}, "dcg@2", test="wilcoxon"),
+    "compare randomization": lambda res, other: fr.compare(
+        {"a": res, "b": other}, "dcg@2", test="randomization", n_permutations=99),
+    "by normal": lambda res, other: res.by([0, 1, 0, 1], "dcg@2"),
+    "by bootstrap": lambda res, other: res.by([0, 1, 0, 1], "dcg@2", method="bootstrap"),
+    "curve": lambda res, other: res.curve("dcg"),
+    "plot": lambda res, other: res.plot("dcg"),
+    "plot_compare": lambda res, other: fr.plot_compare({"a": other, "b": res}, "dcg"),
+}
+
+
+@pytest.mark.parametrize("statistic", STATISTICS.values(), ids=STATISTICS)
+@pytest.mark.parametrize("infinite, found, mean", [
+    ([np.inf, 1.0, 2.0, np.inf], r"2 users \+inf of the 4", r"\+inf"),
+    ([-np.inf, 1.0, 2.0, 3.0], "1 user -inf of the 4", "-inf"),
+    ([np.inf, -np.inf, 2.0, 3.0], r"1 user \+inf and 1 user -inf of the 4",
+     r"NaN \(inf - inf\)")], ids=["+inf", "-inf", "both"])
+def test_every_statistic_refuses_infinite_values_by_name(statistic, infinite, found, mean):
+    """An infinite value makes the mean infinite (or NaN): no interval, test or segment
+    mean is defined, so each says so instead of answering NaN ("not significant")."""
+    res = curve_result([[1.0, 0.0, 2.0, 1.0], infinite])
+    other = curve_result([[1.0, 0.0, 2.0, 1.0], [1.0, 0.5, 2.0, 3.0]])
+    with pytest.raises(ValueError, match=f"'dcg@2' is infinite for some users \\({found} "
+                                         f"it is taken over\\), so its mean is {mean} and it "
+                                         f"has no interval, test or segment mean"):
+        statistic(res, other)
+
+
+def test_infinite_miscalibration_names_alpha_as_the_fix():
+    item_aspects = sp.csr_array(np.array([[1, 0], [1, 1], [0, 1], [1, 0]]))
+    train = sp.csr_array(np.array([[1, 1, 0, 0], [1, 0, 0, 0], [0, 1, 1, 0], [1, 0, 0, 1]],
+                                  float))
+    truth = sp.csr_array(np.ones((4, 4)))
+    topk = np.array([[2, 3], [0, 3], [1, 2], [0, 1]])
+    label = "miscalibration(alpha=0)@1"
+    res = fr.evaluate(truth, topk, [label, "ndcg@2"], train=train, item_aspects=item_aspects)
+    assert np.isinf(res.per_user(label)).sum() == 1 and res[label] == np.inf
+    fix = r"evaluate it with alpha > 0 \(e.g. the default 0.01\)"
+    with pytest.raises(ValueError, match=rf"'miscalibration\(alpha=0\)@1' is infinite for "
+                                         rf"some users \(1 user \+inf of the 4 .*{fix}"):
+        res.ci(label)
+    other = fr.evaluate(truth, topk[:, ::-1], [label], train=train, item_aspects=item_aspects)
+    with pytest.raises(ValueError, match=rf"results\['a'\]: 'miscalibration.*{fix}"):
+        fr.compare({"a": res, "b": other}, label)
+    assert np.isfinite(res.ci("ndcg@2", seed=0)).all()  # the other metrics are unaffected
+
+
+def test_plots_without_intervals_refuse_an_infinite_mean():
+    res = curve_result([[1.0, 0.0, 2.0, 1.0], [np.inf, 1.0, 2.0, 1.0]])
+    assert res.curve("dcg", level=None).mean[1] == np.inf  # the mean is what it is
+    for plot in (lambda: res.plot("dcg", level=None),
+                 lambda: fr.plot_compare({"a": res}, "dcg", level=None)):
+        with pytest.raises(ValueError, match="the mean of dcg@2 is inf, which a plot cannot "
+                                             "draw"):
+            plot()
+
+
+def test_huge_finite_values_give_the_statistics_of_small_ones_scaled_exactly():
+    """Values past 2**400 (relevance grades of 2**1000 here) square past float64: the
+    statistics are taken of the values scaled down by a power of two, which is exact, so
+    they are those of the small values times 2**1000, to the bit."""
+    truth, topk = power_law(400, 60, 5, seed=3)
+    huge = truth * 2.0**1000
+    other = np.roll(topk, 1, axis=1)
+    small = {name: fr.evaluate(truth, t, ["dcg@5"], curves=["dcg"])
+             for name, t in (("a", topk), ("b", other))}
+    big = {name: fr.evaluate(huge, t, ["dcg@5"], curves=["dcg"])
+           for name, t in (("a", topk), ("b", other))}
+    scale = 2.0**1000
+    assert big["a"]["dcg@5"] == small["a"]["dcg@5"] * scale
+    for method in ("normal", "bootstrap"):
+        got = big["a"].ci("dcg@5", method=method, seed=1)
+        want = small["a"].ci("dcg@5", method=method, seed=1)
+        assert np.isfinite(got).all() and got == (want[0] * scale, want[1] * scale)
+        seg_big = big["a"].by(np.arange(400) % 3, method=method, seed=1)
+        seg_small = small["a"].by(np.arange(400) % 3, method=method, seed=1)
+        assert np.array_equal(seg_big.low["dcg@5"], seg_small.low["dcg@5"] * scale)
+        assert np.array_equal(seg_big.high["dcg@5"], seg_small.high["dcg@5"] * scale)
+    curve = big["a"].curve("dcg")
+    assert np.array_equal(curve.high, small["a"].curve("dcg").high * scale)
+    for test in ("t", "wilcoxon", "randomization"):
+        got = fr.compare(big, "dcg@5", test=test, seed=2).rows[1]
+        want = fr.compare(small, "dcg@5", test=test, seed=2).rows[1]
+        assert (got["p_value"], got["effect"]) == (want["p_value"], want["effect"])
+        assert (got["ci_low"], got["ci_high"]) == (want["ci_low"] * scale,
+                                                   want["ci_high"] * scale)
+
+
+def test_finite_values_whose_sum_or_interval_overflows_are_refused_by_name():
+    # three users at 1e308: their mean is 1e308, their sum (and the Result's mean) inf
+    with np.errstate(over="ignore"):  # the Result's mean overflows: not what is tested
+        res = fr.evaluate(sp.csr_array(np.eye(3) * 1e308), np.arange(3)[:, None], ["cg@1"])
+    assert np.isfinite(res.per_user("cg@1")).all()
+    overflow = (r"'cg@1': its per-user values are finite \(up to 1[.0-9]*e\+308 in magnitude\), "
+                r"but {} overflows float64 .* divide the relevance values by a power of 2")
+    for call in (lambda: res.ci("cg@1"), lambda: res.by([0, 0, 1]),
+                 lambda: fr.compare({"a": res, "b": res}, "cg@1")):
+        with pytest.raises(ValueError, match=overflow.format("their sum over the users")):
+            call()
+    # a mean of 8.5e307 whose interval reaches past 1.8e308
+    res = fr.evaluate(sp.csr_array(np.diag([1.7e308, 1.0])), np.arange(2)[:, None], ["cg@1"])
+    with pytest.raises(ValueError, match=overflow.format("a bound of its interval")):
+        res.ci("cg@1", method="normal")
+    with pytest.raises(ValueError, match=overflow.format("a bound of a segment's interval")):
+        res.by([0, 0])

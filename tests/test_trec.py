@@ -13,7 +13,8 @@ DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
 
 
 def _file_lines(name):
-    return [line.rstrip("\n") for line in open(DATA / name)]
+    with open(DATA / name) as lines:
+        return [line.rstrip("\n") for line in lines]
 
 
 def _run_cli(*argv):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
 import re
 import zipfile
@@ -19,13 +20,14 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._types import AnyArray, IntArray, PathLike, SparseMatrix
 from ..digits import whole_number
+from ..output import written
 from ..validation import check_truth
 from .tables import arrow_column, from_tables, lists, number_column, one_sided
 from .text import lines, parse_number, readable
@@ -392,31 +394,34 @@ def write_per_user(path: PathLike, table: Mapping[str, AnyArray]) -> None:
     tab-separated; an empty field where a user is not counted); the text formats may be
     gzipped with a further .gz. Values are written exactly (repr); ids as the tables held
     them: dates and durations as ISO text, bytes and ids read from bytes that are not
-    UTF-8 (trec_eval's files) as those bytes. A file that cannot be written is not left
-    half written."""
+    UTF-8 (trec_eval's files) as those bytes. The file is written whole or not at all
+    (fastrank.output.written): a write that fails raises an UnwritableFile (an OSError)
+    naming the path, and leaves no partial file."""
     path = Path(path)
     kind, gzipped = output_kind(path)
     try:
-        _write(path, kind, gzipped, table)
+        with written(path, "--per-user") as handle:
+            _write(handle, kind, gzipped, table)
     except (ValueError, TypeError, OverflowError, UnicodeError) as err:
-        path.unlink(missing_ok=True)
         raise ValueError(f"--per-user {path}: the table cannot be written as {kind} "
                          f"({err})") from None
 
 
-def _write(path: Path, kind: str, gzipped: bool, table: Mapping[str, AnyArray]) -> None:
+def _write(raw: BinaryIO, kind: str, gzipped: bool, table: Mapping[str, AnyArray]) -> None:
+    """Write the table to the open binary file `raw` (see fastrank.output.written)."""
     if kind == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         pq.write_table(pa.table({name: arrow_column(values, pa)
-                                 for name, values in table.items()}), path)
+                                 for name, values in table.items()}), raw)
         return
     names = list(table)
     columns = [_text_column(table[name]) for name in names]
-    opener = gzip.open if gzipped else open
+    binary: BinaryIO = gzip.GzipFile(fileobj=raw, mode="wb") if gzipped else raw  # type: ignore[assignment]
     # surrogateescape: ids read from bytes that are not UTF-8 go back out as those bytes
-    with opener(path, "wt", newline="", encoding="utf-8", errors="surrogateescape") as handle:
+    with io.TextIOWrapper(binary, newline="", encoding="utf-8",
+                          errors="surrogateescape") as handle:
         if kind == ".jsonl":
             for row in zip(*columns):
                 values = [None if isinstance(v, float) and v != v else v for v in row]
@@ -534,7 +539,9 @@ def _load_npz(path: PathLike) -> SparseMatrix:
     zip, a zip of other arrays) is a ValueError naming it."""
     _not_empty(path, "a scipy.sparse .npz matrix")
     try:
-        matrix = sp.load_npz(path)
+        # opened here: numpy leaves the file open when the archive is corrupt
+        with open(path, "rb") as handle:
+            matrix = sp.load_npz(handle)
     except (EOFError, zipfile.BadZipFile, zlib.error) as err:
         raise ValueError(f"{path}: a truncated or corrupt .npz file ({err}); write it again "
                          f"with scipy.sparse.save_npz") from None
@@ -555,18 +562,20 @@ def _load_npz(path: PathLike) -> SparseMatrix:
 def _load_npy(path: PathLike) -> IntArray:
     """The top-K ids of a .npy: a 2-D integer array, one row per truth row."""
     _not_empty(path, "a .npy array of item ids")
+    with open(path, "rb") as head:
+        zipped = head.read(4) in (b"PK\x03\x04", b"PK\x05\x06")  # numpy's test of a .npz
+    if zipped:  # refused before np.load, which fails on a truncated archive with a
+        # BadZipFile and leaves the file open
+        raise ValueError(f"{path}: a .npz archive, not a .npy array of item ids; write one "
+                         f"with numpy.save")
     try:
-        topk = np.load(path, mmap_mode="r", allow_pickle=False)
+        topk: IntArray = np.load(path, mmap_mode="r", allow_pickle=False)
     except EOFError as err:
         raise ValueError(f"{path}: a truncated .npy file ({err}); write it again with "
                          f"numpy.save") from None
     except (ValueError, OSError) as err:
         raise ValueError(f"{path}: not a .npy array of item ids ({err}); write one with "
                          f"numpy.save") from None
-    if not isinstance(topk, np.ndarray):  # a .npz archive under a .npy name
-        topk.close()
-        raise ValueError(f"{path}: a .npz archive, not a .npy array of item ids; write one "
-                         f"with numpy.save")
     if topk.ndim != 2:
         raise ValueError(
             f"{path}: the top-K array must be 2-D, one row of item ids per truth row; got "

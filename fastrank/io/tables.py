@@ -340,6 +340,7 @@ def per_user_table(result: Result, user_ids: ArrayLike, *, library: str = "panda
     if not isinstance(result, Result):
         raise TypeError(f"result must be a fastrank Result (what fastrank.evaluate returns); "
                         f"got {type(result).__name__}")
+    result.require_per_user("a per-user table")
     ids = _user_ids(result, user_ids)
     values = {name: np.array(result.per_user(name)) for name in result.metrics
               if name not in result.catalogue}
