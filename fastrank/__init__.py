@@ -37,10 +37,10 @@ if TYPE_CHECKING:  # the names below load on first use at run time (see __getatt
     from . import io
     from .dialects import DIALECTS
     from .diversity import AlphaBetaNDCG, ab_ndcg, alpha_ndcg
-    from .evaluate import evaluate
+    from .evaluate_topk import evaluate
     from .factors import evaluate_factors, topk
     from .model import evaluate_model
-    from .overlap import overlap
+    from .list_overlap import overlap
     from .plots import plot_compare
     from .ratings import mae, rmse
     from .registry import CONVENTIONS, METRIC_NAMES, METRICS
@@ -53,11 +53,11 @@ if TYPE_CHECKING:  # the names below load on first use at run time (see __getatt
 # Where each public name lives: `import fastrank` loads none of them (nor numpy, scipy or
 # numba); the first use of a name imports its module, and what that module needs.
 _HOMES = {
-    "evaluate": "evaluate", "Evaluator": "streaming", "evaluate_factors": "factors",
+    "evaluate": "evaluate_topk", "Evaluator": "streaming", "evaluate_factors": "factors",
     "topk": "factors", "evaluate_model": "model", "ab_ndcg": "diversity",
     "alpha_ndcg": "diversity", "AlphaBetaNDCG": "diversity", "rmse": "ratings",
     "mae": "ratings", "evaluate_sampled": "sampled", "evaluate_sampled_ranks": "sampled",
-    "compare": "stats", "overlap": "overlap", "plot_compare": "plots", "Result": "result",
+    "compare": "stats", "overlap": "list_overlap", "plot_compare": "plots", "Result": "result",
     "METRICS": "registry", "METRIC_NAMES": "registry", "CONVENTIONS": "registry",
     "DIALECTS": "dialects", "warm_up": "warm", "WarmUp": "warm",
 }

@@ -17,7 +17,7 @@ import numpy as np
 from ._version import __version__
 from . import dialects, registry
 from .dialects import DIALECTS
-from .evaluate import evaluate
+from .evaluate_topk import evaluate
 from .grammar import split_labels
 from .io.files import output_kind, read_inputs, write_per_user
 from .io import ties

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .engine import Plan, parse_requests
-from .evaluate import evaluate
+from .evaluate_topk import evaluate
 from .factors import evaluate_factors, parse_factor_metrics, span_users
 from .validation import check_int
 

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 import fastrank as fr
 
-facade = importlib.import_module("fastrank.evaluate")
+facade = importlib.import_module("fastrank.evaluate_topk")
 engine = importlib.import_module("fastrank.engine")
 
 N_ITEMS = 8

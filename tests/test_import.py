@@ -44,3 +44,21 @@ def test_an_unknown_name_is_an_attribute_error():
         assert "module 'fastrank' has no attribute 'evaluat'" in str(err)
     else:
         raise AssertionError("fr.evaluat did not raise")
+
+
+def test_no_public_name_is_shadowed_by_a_module_of_the_same_name():
+    """Importing a submodule sets the package's attribute of its name: a module named as a
+    public name (evaluate.py beside fr.evaluate) would replace the function with the
+    module as soon as anything imports it."""
+    from pathlib import Path
+
+    package = Path(fr.__file__).parent
+    modules = {p.stem for p in package.glob("*.py")} | {p.name for p in package.iterdir()
+                                                         if (p / "__init__.py").exists()}
+    assert (set(fr.__all__) & modules) == {"io"}  # io is the subpackage itself
+    code = ("import json, importlib, fastrank as fr; "
+            "[importlib.import_module(f'fastrank.{m}') for m in "
+            "('evaluate_topk', 'list_overlap', 'io', 'cli', 'streaming', 'stats')]; "
+            "print(json.dumps(sorted(n for n in fr.__all__ if n != 'io' and "
+            "type(getattr(fr, n)).__name__ == 'module')))")
+    assert fresh(code) == []

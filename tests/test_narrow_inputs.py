@@ -190,7 +190,7 @@ def test_means_only_equal_the_means_to_the_bit(tall, convention, monkeypatch):
     metrics = ["ndcg@10", "precision@5", "map", "recall@3", "auc@10", "coverage@10",
                "bpref"]
     want = fr.evaluate(truth, topk, metrics, convention=convention, users=users)
-    evaluate_module = importlib.import_module("fastrank.evaluate")
+    evaluate_module = importlib.import_module("fastrank.evaluate_topk")
     for span_ids in (1, 1 << 22):  # spans of one part, and of several
         monkeypatch.setattr(evaluate_module, "_MEANS_SPAN_IDS", span_ids)
         for n in THREADS:

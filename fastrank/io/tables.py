@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 
 from .._types import AnyArray, DataFrame, FloatArray, IntArray, SparseMatrix
 from ..engine import parse_requests
-from ..evaluate import evaluate
+from ..evaluate_topk import evaluate
 from ..result import Result
 from ..validation import LARGEST_INT, check_int
 from .lists import by_rank, by_score, pack
