@@ -62,7 +62,7 @@ def main():
     truth_dir, recs_dir = parquet_files(args.users, args.k)
     _warm()
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, memory_limit="8GiB") as cluster, \
+                      dashboard_address=":0", memory_limit="8GiB") as cluster, \
             Client(cluster) as client:
         client.run(_warm)  # the workers load the kernels too
         local, distributed = [], []

@@ -15,7 +15,8 @@ import pytest
 import fastrank
 from fastrank import io
 
-from .user_tables import RANKED_INTERACTIONS, RANKED_RECO, ranked, user_tables
+from .user_tables import (RANKED_INTERACTIONS, RANKED_RECO, check_tie_orders, ranked,
+                          user_tables)
 
 pytest.importorskip("pyspark")
 if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
@@ -250,23 +251,4 @@ def test_per_user_must_be_a_bool():
 
 
 def test_tied_scores_take_the_names_order_or_warn(spark):
-    """ir-measures' RR@2 alone: the partitions rank equal scores by id ascending, as
-    ir-measures does (= from_tables(ties="docno")); with P@2 (trec_eval's order) the lists
-    follow trec_eval's and the call warns; RBP's row order no shuffle keeps: a warning."""
-    t = pd.DataFrame({"user": ["u", "u", "v"], "item": ["a", "c", "b"],
-                       "relevance": [1.0, 1.0, 1.0]})
-    r = pd.DataFrame({"user": ["u", "u", "u", "v", "v"], "item": ["a", "b", "c", "a", "b"],
-                       "score": [1.0, 1.0, 0.5, 2.0, 1.0]})
-    T, R = spark.createDataFrame(t), spark.createDataFrame(r)
-    local = io.from_tables(t, r, ties="docno").evaluate(["RR@2"], dialect="ir_measures")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", fastrank.dialects.TieOrder)
-        res = fastrank.spark.evaluate(T, R, ["RR@2"], dialect="ir_measures")
-    assert res["RR@2"] == local["RR@2"] == 0.75
-    with pytest.warns(fastrank.dialects.TieOrder, match="'RR@2': ir-measures 0.4 orders "
-                                                        "them by item id ascending"):
-        res = fastrank.spark.evaluate(T, R, ["RR@2", "P@2"], dialect="ir_measures")
-    assert res["RR@2"] == 0.5
-    with pytest.warns(fastrank.dialects.TieOrder, match="'RBP\\(rel=1\\)': ir-measures 0.4 "
-                                                        "orders them in the order of their"):
-        fastrank.spark.evaluate(T, R, ["RBP(rel=1)"], dialect="ir_measures")
+    check_tie_orders(fastrank.spark.evaluate, lambda frame, n: spark.createDataFrame(frame))

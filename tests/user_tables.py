@@ -1,7 +1,14 @@
-"""The (truth, recs) pandas frames the cluster front ends' tests (Dask, Spark) evaluate."""
+"""The (truth, recs) pandas frames the cluster front ends' tests (Dask, Spark) evaluate,
+and the checks both front ends share."""
+
+import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
+
+import fastrank
+from fastrank import io
 
 from fastrank.synthetic import power_law
 
@@ -42,3 +49,28 @@ def ranked(recs, spacing=1):
 # (RecTools 0.19.0, MAP(k=9).calc(reco, interactions): 0.05555555555555555)
 RANKED_INTERACTIONS = {"user": [1, 1], "item": [1, 2]}
 RANKED_RECO = {"user": [1, 1], "item": [3, 1], "rank": [1, 9]}
+
+
+def check_tie_orders(evaluate, frame):
+    """A front end's `evaluate(truth, recs, labels, dialect=)` on tables with tied scores
+    (`frame(pandas_frame, npartitions)` makes its tables): ir-measures' RR@2 alone ranks
+    equal scores by id ascending, as ir-measures does (= from_tables(ties="docno")); with
+    P@2 (trec_eval's order) the lists follow trec_eval's and the call warns; RBP's row
+    order no shuffle keeps: a warning."""
+    t = pd.DataFrame({"user": ["u", "u", "v"], "item": ["a", "c", "b"],
+                      "relevance": [1.0, 1.0, 1.0]})
+    r = pd.DataFrame({"user": ["u", "u", "u", "v", "v"], "item": ["a", "b", "c", "a", "b"],
+                      "score": [1.0, 1.0, 0.5, 2.0, 1.0]})
+    T, R = frame(t, 1), frame(r, 2)
+    local = io.from_tables(t, r, ties="docno").evaluate(["RR@2"], dialect="ir_measures")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fastrank.dialects.TieOrder)
+        res = evaluate(T, R, ["RR@2"], dialect="ir_measures")
+    assert res["RR@2"] == local["RR@2"] == 0.75
+    with pytest.warns(fastrank.dialects.TieOrder, match="'RR@2': ir-measures 0.4 orders "
+                                                        "them by item id ascending"):
+        res = evaluate(T, R, ["RR@2", "P@2"], dialect="ir_measures")
+    assert res["RR@2"] == 0.5
+    with pytest.warns(fastrank.dialects.TieOrder, match="'RBP\\(rel=1\\)': ir-measures 0.4 "
+                                                        "orders them in the order of their"):
+        evaluate(T, R, ["RBP(rel=1)"], dialect="ir_measures")
