@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -409,3 +409,16 @@ def ndeval_scale(values: FloatArray, n_intents: IntArray, cutoffs: IntArray, fie
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[c] = np.where(n_intents > 0, values[c] / norm, 0.0)
     return out
+
+
+def ndeval_topics(data: Truth, rows: IntArray, aspects: Any) -> BoolArray:
+    """Per list, whether its truth row judges an item that has an aspect: ndeval's topics
+    (a judgment without a subtopic is no line of its qrels, and a topic without a line
+    is not scored), which the trec convention's aspect metrics count (their mean is
+    over these users: "available")."""
+    has_aspect = np.diff(aspects.indptr) > 0
+    stored = data.indices[:int(data.indptr[-1])]
+    before = np.zeros(stored.shape[0] + 1, np.int64)  # entries with an aspect before each
+    np.cumsum(has_aspect[stored], out=before[1:])
+    judged = before[data.indptr[1:]] - before[data.indptr[:-1]] > 0
+    return judged[rows]

@@ -29,12 +29,10 @@ class AUCPlan:
     """The partial-AUC requests of one evaluation, ready to run on any block of lists."""
 
     def __init__(self, requests: Iterable[Request], n_items: int) -> None:
-        from ._kernels.auc import PAP, PARTIAL_AUC
-
         self.per_user = list(requests)
         self.n_items = n_items
-        self.slot_code = np.array([PAP if r.name == "pap" else PARTIAL_AUC
-                                   for r in self.per_user], np.int64)
+        # the kernel's kind of each (pAUC or pAp): the registry's code
+        self.slot_code = np.array([r.code for r in self.per_user], np.int64)
         self.slot_k = np.array([r.k for r in self.per_user], np.int64)
         self.handling = [r.metric.value(r.params, "insufficient") for r in self.per_user]
 

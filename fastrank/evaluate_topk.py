@@ -15,8 +15,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._types import AnyArray, IntArray, SparseMatrix
-from .engine import SUM_ROWS, InputFlagged, Plan, added_exposure
+from .engine import SUM_ROWS, Plan, added_exposure
 from .grammar import metric_labels
+from .ranking_pass import InputFlagged
+from .side_inputs import SideInputs
 from .progress import progress_bar
 from .threads import numba_threads
 from .validation import (Truth, check_bool, check_ids, check_int, check_topk, check_truth,
@@ -117,8 +119,9 @@ def evaluate(truth: SparseMatrix | ArrayLike, topk: ArrayLike, metrics: str | It
             check_users(users, n_rows, data.n_users)
         k = ids.shape[1] if k is None else check_int(k, "k")
         plan = Plan(metric_labels(metrics), k, convention, data.n_items, dialect=dialect,
-                    train=train, item_aspects=item_aspects, item_vectors=item_vectors,
-                    baseline=baseline, curves=curves, propensity=propensity)
+                    side=SideInputs(train=train, item_aspects=item_aspects,
+                                    item_vectors=item_vectors, baseline=baseline,
+                                    propensity=propensity), curves=curves)
     except (ValueError, TypeError):
         scan_truth(data)  # the truth's error first, as when it was scanned first
         raise

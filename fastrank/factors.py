@@ -18,7 +18,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 from ._blas import single_threaded_blas
-from .engine import at_least, parse_requests
+from .engine import parse_requests
+from .thresholds import at_least
 from .means import counted_rows
 from .progress import progress_bar
 from .streaming import Evaluator

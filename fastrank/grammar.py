@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from . import dialects
-from ._kernels import codes
 from .digits import decimal_number, whole_number
 from .registry import CONVENTIONS, METRICS, Metric, Param
 from .validation import LARGEST_INT
@@ -104,12 +103,9 @@ class Request:
 
     @cached_property
     def aggregate(self) -> str:
-        if self.metric.aggregate == "mean" and self.code is not None and \
-                self.metric.engine == "ranking" and _is_pooled(self.code):
-            return "pooled"
-        if self.metric.engine == "aspects" and self.convention == "trec":
-            return "available"  # over ndeval's topics: engine.ndeval_topics
-        return self.metric.aggregate
+        """How the mean is taken: the registry's, or its convention's where that differs
+        (implicit's pooled precision, ndeval's topics under trec)."""
+        return self.metric.aggregates.get(self.convention, self.metric.aggregate)
 
     def describe(self) -> str:
         return (f"{self.label!r}: {self.canonical} under the {self.convention} convention "
@@ -119,10 +115,6 @@ class Request:
 class ComputedElsewhere(ValueError):
     """A registered metric asked of a function that does not compute it: a function of
     its own does (fr.ab_ndcg, fr.rmse, fr.evaluate_factors for gauc, fr.overlap)."""
-
-
-def _is_pooled(code: int) -> bool:
-    return code == codes.PRECISION_CAPPED
 
 
 def _show(value: object) -> str:

@@ -8,9 +8,12 @@
 
 For each metric: its canonical name; its family; whether it takes a cutoff (`name@k`) and
 which parameters (`name(p=v)`) with their defaults and ranges; the side inputs it needs;
-its formula; how each convention computes it; which engine computes it (`ranking`: the
-one-pass kernel; `trec`: trec_eval's own arithmetic; `beyond`: the beyond-accuracy walk;
-`ratings` and `aspects`: functions of their own); how per-user values become the mean;
+its formula; how each convention computes it; which engine computes it (the family of
+passes that runs it, `fastrank.passes.FAMILIES`: `ranking` the one-pass kernel, `trec`
+trec_eval's own arithmetic, `beyond` the beyond-accuracy walk, `aspects` α-nDCG,
+`intents` the intent-aware walk, ...; or a function of its own: `factors`, `ratings`,
+`overlap`), its kernel code per convention (the variant a kernel computes); how per-user
+values become the mean, and where a convention takes it otherwise (`aggregates`);
 where the definition comes from; and what the tests compare it against (`oracle`). The
 grammar (`fastrank.grammar`) parses labels against this table, the engine
 (`fastrank.engine`) computes from it, the tests generate their cases from it, and the docs'
@@ -38,8 +41,8 @@ FAMILIES = ("ranking", "counts", "trec", "beyond", "catalogue", "aspects", "rati
             "debiased", "auc", "overlap")
 # "factors": computed from the score of every item (fr.evaluate_factors, fr.evaluate_model);
 # "overlap": two systems' lists compared with each other (fr.overlap)
-ENGINES = ("ranking", "trec", "beyond", "aspects", "ratings", "debiased", "factors", "auc",
-           "calibration", "overlap")
+ENGINES = ("ranking", "trec", "beyond", "aspects", "intents", "ratings", "debiased", "factors",
+           "auc", "calibration", "overlap")
 AGGREGATES = ("mean", "pooled", "sum", "geometric", "catalogue", "weighted", "available")
 
 
@@ -113,6 +116,8 @@ class Metric:
     kernel_param: str = ""       # the parameter the kernel reads per slot (slot_param)
     truth_view: str = ""         # "stored": every stored entry counts as relevant (judged)
     oracle: tuple[str, ...] = ()  # what the tests compare it against: "tool: tests/file.py"
+    # convention -> how the mean is taken where it differs from `aggregate`
+    aggregates: Mapping[str, str] = field(default_factory=dict)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as the registry's entry of its name (a Result, with its requests, goes
@@ -162,7 +167,8 @@ def _ranking(name: str, formula: str, code: int, *, implicit: int | None = None,
              trec: int | None = None, cutoff: bool = True, params: tuple[Param, ...] = (REL,),
              conventions: dict[str, str] | None = None, aggregate: str = "mean",
              family: str = "ranking", source: str = "",
-             uncut: dict[str, int] | None = None) -> Metric:
+             uncut: dict[str, int] | None = None,
+             aggregates: dict[str, str] | None = None) -> Metric:
     table = {c: code for c in CONVENTIONS}
     if implicit is not None:
         table["implicit"] = implicit
@@ -171,7 +177,8 @@ def _ranking(name: str, formula: str, code: int, *, implicit: int | None = None,
     return Metric(name=name, formula=formula, family=family, cutoff=cutoff, params=params,
                   codes=MappingProxyType(table),
                   conventions=MappingProxyType(conventions or {}), aggregate=aggregate,
-                  source=source, uncut_code=MappingProxyType(uncut or {}))
+                  source=source, uncut_code=MappingProxyType(uncut or {}),
+                  aggregates=MappingProxyType(aggregates or {}))
 
 
 # Debiased (inverse-propensity-weighted) metrics, Yang et al. 2018: a relevant item i has
@@ -211,51 +218,59 @@ _NRBP_SUM = ("Σ_r β^{r−1}·Σ_{a∈aspects(i_r)} rel(i_r)·(1−α)^{c_a}, c
              "items covering a, over the whole list")
 
 
+# ndeval scores its topics (a judged user with a relevant item that has an aspect): under
+# trec the mean of an aspect measure is over them
+_OVER_TOPICS = MappingProxyType({"trec": "available"})
+
+
 def _intent_aware(name: str, formula: str, trec: str, source: str,
                   params: tuple[Param, ...] = (REL,), kernel_param: str = "",
-                  cutoff: bool = True) -> Metric:
-    return Metric(name, formula, family="aspects", engine="aspects", needs=("item_aspects",),
-                  params=params, kernel_param=kernel_param, cutoff=cutoff,
-                  conventions=MappingProxyType({"trec": trec} if trec else {}), source=source)
+                  cutoff: bool = True, *, code: int) -> Metric:
+    return Metric(name, formula, family="aspects", engine="intents", needs=("item_aspects",),
+                  params=params, kernel_param=kernel_param, cutoff=cutoff, codes=_same(code),
+                  conventions=MappingProxyType({"trec": trec} if trec else {}), source=source,
+                  aggregates=_OVER_TOPICS)
 
 
 _INTENT_AWARE = (
     _intent_aware("p_ia", "Σ_a P(a)·hits_a@k / k, hits_a = items relevant to intent a in the "
                   "first k; " + _INTENTS, "",
-                  "Agrawal et al. 2009 (WSDM); = ndeval P-IA"),
+                  "Agrawal et al. 2009 (WSDM); = ndeval P-IA", code=codes.IA_P),
     _intent_aware("map_ia", "Σ_a P(a)·Σ_{r≤k} P_a@r·rel_a(r) / min(k, m_a), m_a = the "
                   "relevant items covering a; " + _INTENTS,
                   "Σ_a P(a)·Σ_{r≤k} P_a@r·rel_a(r) / m_a (ndeval MAP-IA: without @k, the "
-                  "whole list)", "Agrawal et al. 2009 (WSDM); trec: ndeval MAP-IA"),
+                  "whole list)", "Agrawal et al. 2009 (WSDM); trec: ndeval MAP-IA",
+                  code=codes.IA_MAP),
     _intent_aware("err_ia", "Σ_a P(a)·Σ_{r≤k} R_a(r)/r·Π_{s<r}(1 − R_a(s)), R_a = (2^g − 1)"
                   "/2^g_max for an item relevant to a (g its value), else 0; " + _INTENTS,
                   "ndeval ERR-IA: binary grades (R = 1/2), divided by Σ_{r≤k} 2^-r/r (every "
                   "item relevant to every intent); @1 undivided, as ndeval: the intents the "
                   "first item covers", "Chapelle et al. 2009 (CIKM) ERR; Chapelle et al. 2011 "
-                  "ERR-IA; trec: " + _NDEVAL, (_MAX_GRADE, REL), "max_grade"),
+                  "ERR-IA; trec: " + _NDEVAL, (_MAX_GRADE, REL), "max_grade", code=codes.IA_ERR),
     _intent_aware("nerr_ia", "err_ia@k / err_ia@k of the greedy ideal over the relevant items "
                   "(each step the largest Σ_a P(a)·R_a·Π(1 − R_a) so far; ties: lowest id)",
                   "as recsys with binary grades (R = 1/2): ndeval nERR-IA, whose ideal is "
                   "α-nDCG's greedy (α = 0.5)", "Clarke et al. 2011 (WSDM), ideal of the "
-                  "collective ranking as ndeval", (_MAX_GRADE, REL), "max_grade"),
+                  "collective ranking as ndeval", (_MAX_GRADE, REL), "max_grade",
+                  code=codes.IA_NERR),
     _intent_aware("alpha_dcg", "Σ_{r≤k} d(r)·Σ_{a∈aspects(i_r)} rel(i_r)·(1−α)^{c_a}, c_a = "
                   "earlier relevant items covering a (α-nDCG's numerator)",
                   "ndeval α-DCG: divided by Σ_{r≤k} S·(1−α)^{r−1}·d(r) (S intents); @1 "
                   "undivided, as ndeval", "Clarke et al. 2008 (SIGIR); trec: " + _NDEVAL,
-                  (_ALPHA_DCG, REL), "alpha"),
+                  (_ALPHA_DCG, REL), "alpha", code=codes.IA_ALPHA_DCG),
     _intent_aware("st_recall", "|intents covered by the relevant items in the first k| / S "
                   "(S-recall, subtopic recall); " + _INTENTS, "",
-                  "Zhai et al. 2003 (SIGIR) S-recall; = ndeval strec"),
+                  "Zhai et al. 2003 (SIGIR) S-recall; = ndeval strec", code=codes.IA_ST_RECALL),
     _intent_aware("nrbp", "(1 − (1−α)·β)/S · " + _NRBP_SUM + " (no cutoff; S intents)", "",
                   "Clarke et al. 2009 (ICTIR) NRBP; = " + _NDEVAL + " NRBP",
-                  (_ALPHA_DCG, _PATIENCE, REL), cutoff=False),
+                  (_ALPHA_DCG, _PATIENCE, REL), cutoff=False, code=codes.IA_NRBP),
     _intent_aware("nnrbp", "nrbp / the nrbp of α-nDCG's greedy ideal over every relevant "
                   "item, not cut at K (each step the largest Σ_a (1−α)^{c_a}; ties: lowest "
                   "id); 0 where that is 0",
                   "as recsys: ndeval nNRBP with ties to the lowest id (ndeval's go to the "
                   "larger document name, and it gives NaN, 0/0, for a topic without a "
                   "relevant document)", "Clarke et al. 2009 (ICTIR), ideal as ndeval",
-                  (_ALPHA_DCG, _PATIENCE, REL), cutoff=False),
+                  (_ALPHA_DCG, _PATIENCE, REL), cutoff=False, code=codes.IA_NNRBP),
 )
 
 # GAUC, RecTools' partial AUCs, list overlap, miscalibration
@@ -277,12 +292,12 @@ _AUCS_OVERLAP_CALIBRATION = (
            "of (k − f), over k·m; k counts non-relevant items, the whole list is read",
            family="auc", engine="auc", params=(INSUFFICIENT, REL), aggregate="available",
            conventions={"trec": "as recsys; a judged user with m = 0 scores 0"},
-           source=_RECTOOLS_AUC + "; RecTools PartialAUC"),
+           codes=_same(codes.PARTIAL_AUC), source=_RECTOOLS_AUC + "; RecTools PartialAUC"),
     Metric("pap", "Σ over the list's first k hits with f < k non-relevant items above them "
            "of (k − f), over k·min(k, m); the whole list is read",
            family="auc", engine="auc", params=(INSUFFICIENT, REL), aggregate="available",
            conventions={"trec": "as recsys; a judged user with m = 0 scores 0"},
-           source=_RECTOOLS_AUC + "; RecTools PAP"),
+           codes=_same(codes.PAP), source=_RECTOOLS_AUC + "; RecTools PAP"),
     Metric("jaccard", "|A_k ∩ B_k| / |A_k ∪ B_k| of two systems' first k items (padding "
            "and repeats dropped); NaN when both are empty", family="overlap",
            engine="overlap", entry="fr.overlap", aggregate="available",
@@ -362,7 +377,7 @@ _ENTRIES = (
     _ranking("precision", "hits@k / k", codes.PRECISION, implicit=codes.PRECISION_CAPPED,
              conventions={"trec": "hits@k / k (trec_eval P_k)",
                           "implicit": "hits@k / min(k, m); mean pooled: Σ hits / Σ min(k, m)"},
-             source="trec_eval P; implicit precision_at_k"),
+             aggregates={"implicit": "pooled"}, source="trec_eval P; implicit precision_at_k"),
     _ranking("recall", "hits@k / m", codes.RECALL,
              conventions={"trec": "hits@k / m (trec_eval recall_k)"}, source="trec_eval recall"),
     _ranking("f1", "2·P·R / (P + R) of precision@k and recall@k (0 if both 0)", codes.F1,
@@ -491,7 +506,7 @@ _ENTRIES = (
            engine="aspects", needs=("item_aspects",), family="aspects",
            params=(Param("alpha", float, 0.5, 0.0, 1.0, "the redundancy penalty",
                          (0.0, 0.2, 0.5, 0.9)),),
-           kernel_param="alpha",
+           kernel_param="alpha", aggregates=_OVER_TOPICS,
            source="Clarke et al. 2008; TREC ndeval"),
     Metric("rmse", "√(Σe²/N) over every stored truth entry, e = prediction − rating",
            engine="ratings", cutoff=False, entry="fr.rmse", family="ratings",
@@ -628,7 +643,7 @@ _ORACLES = {
 
 
 # the fields of a Metric held as read-only proxies
-_PROXIES = ("codes", "conventions", "uncut_code")
+_PROXIES = ("codes", "conventions", "uncut_code", "aggregates")
 
 
 def _registered(name: str) -> Metric:

@@ -12,6 +12,7 @@ array holds the per-user outputs and one block, never a second copy of either.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from ._types import AnyArray, BoolArray, FloatArray, IntArray, SparseMatrix
 
 from .engine import Block, Plan, check_requests
 from .means import counts_judged
+from .side_inputs import SideInputs
 from .dialects import check_dialect
 from .grammar import metric_labels
 from .threads import check_n_threads, numba_threads
@@ -79,11 +81,11 @@ class Evaluator:
                  propensity: ArrayLike | None = None) -> None:
         self._data = truth if isinstance(truth, Truth) else check_truth(truth)
         self._metrics = list(metric_labels(metrics))
-        self._side: dict[str, Any] = dict(
-            train=train, item_aspects=item_aspects, item_vectors=item_vectors,
-            baseline=baseline, propensity=propensity)
+        self._side = SideInputs(train=train, item_aspects=item_aspects,
+                                item_vectors=item_vectors, baseline=baseline,
+                                propensity=propensity, baseline_later=True)
         self._requests = check_requests(self._metrics, convention, dialect,
-                                        external=tuple(_external or ()), **self._side)
+                                        external=tuple(_external or ()), side=self._side)
         self.convention = convention
         self.dialect = check_dialect(dialect)
         # {label: what it computes} of the labels whose values update() is given
@@ -138,8 +140,7 @@ class Evaluator:
 
     def _make_plan(self, k: int) -> Plan:
         return Plan(self._metrics, k, self.convention, self._data.n_items,
-                    dialect=self.dialect, **self._side, baseline_later=True,
-                    external=self._external)
+                    dialect=self.dialect, side=self._side, external=self._external)
 
     def update(self, users: ArrayLike | None, topk: ArrayLike, *,
                baseline: str | ArrayLike | None = None,
@@ -184,8 +185,9 @@ class Evaluator:
         if not _same_truth(self._data, other._data):
             raise ValueError("merge: the two Evaluators have different truth matrices; "
                              "partial evaluations merge only over the same truth")
-        for name, value in self._side.items():
-            if not _same_input(value, other._side[name]):
+        for field in dataclasses.fields(SideInputs):
+            name = field.name
+            if not _same_input(getattr(self._side, name), getattr(other._side, name)):
                 raise ValueError(f"merge: the two Evaluators have different {name}=; partial "
                                  f"evaluations merge only with the same side inputs")
         if _meanings(self) != _meanings(other) or other._external != self._external:

@@ -29,7 +29,7 @@ from ._kernels import codes
 from .io.lists import factorize
 from .io.text import readable
 from .digits import whole_number
-from .engine import trec_values
+from .trec_pass import trec_values
 from .threads import numba_threads
 from .validation import check_int, check_truth
 

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import fastrank as fr
 
 facade = importlib.import_module("fastrank.evaluate_topk")
-engine = importlib.import_module("fastrank.engine")
+ranking_pass = importlib.import_module("fastrank.ranking_pass")
 
 N_ITEMS = 8
 METRICS = ["precision@4", "recall@4", "ndcg@4", "map@4", "auc@4", "mrr@4", "ndcg@2"]
@@ -66,13 +66,13 @@ def scans(monkeypatch):
     what they refuse."""
     calls = []
 
-    def rank_into(*args, _real=engine.rank_into):
+    def rank_into(*args, _real=ranking_pass.rank_into):
         try:
             return _real(*args)
-        except engine.InputFlagged:
+        except ranking_pass.InputFlagged:
             calls.append("flagged")
             raise
-    monkeypatch.setattr(engine, "rank_into", rank_into)
+    monkeypatch.setattr(ranking_pass, "rank_into", rank_into)
     for name in ("scan_truth", "check_ids"):
         real = getattr(facade, name)
 

@@ -266,7 +266,7 @@ def test_the_counts_kernel_writes_what_the_ranking_kernel_writes(judged):
     """A call with no ranking slot (trec_eval's measures only) takes m and the counted rows
     from a small kernel of their own: the same as the ranking kernel's, with empty rows,
     rows of stored zeros and negatives, and lists gathered out of order."""
-    from fastrank.engine import _Pass, counts_into, rank_into
+    from fastrank.ranking_pass import SlotTable, counts_into, rank_into
     from fastrank.threads import numba_threads
     from fastrank.validation import check_truth
 
@@ -282,7 +282,7 @@ def test_the_counts_kernel_writes_what_the_ranking_kernel_writes(judged):
     expected_c, got_c = np.empty(90, np.uint8), np.empty(90, np.uint8)
     for threads in (1, 2):
         with numba_threads(threads):
-            rank_into(data, topk, rows, _Pass(None, []), judged, threads, np.empty((0, 90)),
+            rank_into(data, topk, rows, SlotTable(None, []), judged, threads, np.empty((0, 90)),
                       expected_m, expected_c)
             counts_into(data, rows, judged, threads, got_m, got_c)
         assert_array_equal(got_m, expected_m)
@@ -296,8 +296,8 @@ def test_a_walk_that_cannot_allocate_its_markers_raises_a_value_error(monkeypatc
     back as an unfinished range, and the facade says what ran out (the scratch check that
     normally refuses such a catalogue first is switched off, and the limit of the stamps'
     offsets, 2^32 items, lifted)."""
-    engine = __import__("fastrank.engine", fromlist=["check_scratch"])
-    monkeypatch.setattr(engine, "check_scratch", lambda *args, **kwargs: None)
+    passes = __import__("fastrank.ranking_pass", fromlist=["check_scratch"])
+    monkeypatch.setattr(passes, "check_scratch", lambda *args, **kwargs: None)
     from fastrank._kernels import ranking
     monkeypatch.setattr(ranking, "MOST_ITEMS", 2 ** 62)
     truth = sp.csr_array((np.ones(2), (np.array([0, 1]), np.array([0, 5]))), shape=(2, 2 ** 42))

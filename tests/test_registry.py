@@ -39,6 +39,7 @@ REFERENCES = {
     "aspects": lambda name: hasattr(reference_aspects, {"ab_ndcg": "ab_ndcg_reference",
                                                         "alpha_ndcg": "alpha_dcg_reference"}
                                     .get(name, name)),
+    "intents": lambda name: hasattr(reference_aspects, name),
     "ratings": lambda name: name in ("rmse", "mae"),  # tests/test_ratings.py: errors by hand
     "debiased": lambda name: name in reference_debiased.NAMES,
     **{engine: lambda name: name in reference_recs.NAMES

@@ -17,11 +17,12 @@ short[s, i] is 1 when the list holds fewer than k negatives and misses a relevan
 import numpy as np
 from numba import prange
 
+from . import codes
 from .frames import bounds
 from .jit import njit
 
-PARTIAL_AUC = 0
-PAP = 1
+PARTIAL_AUC = codes.PARTIAL_AUC
+PAP = codes.PAP
 
 _SKIP = 0
 _NEGATIVE = 1

@@ -85,3 +85,20 @@ DCG_IPS = 2            # sum_hits w d(rank) / m
 DCG_SNIPS = 3          # sum_hits w d(rank) / sum_relevant w
 AP_IPS = 4             # sum_hits w P@rank / m
 AP_SNIPS = 5           # sum_hits w P@rank / sum_relevant w
+
+# Fields of the intent-aware kernel's output (`fastrank._kernels.intents`), one per measure:
+# the registry's code of each intent-aware metric.
+IA_P = 0               # P-IA
+IA_MAP = 1             # MAP-IA
+IA_ALPHA_DCG = 2       # α-DCG
+IA_ERR = 3             # ERR-IA
+IA_NERR = 4            # nERR-IA (needs the greedy ideal)
+IA_CORE = 5            # the fields of the walk made without novelty (S-recall, NRBP)
+IA_ST_RECALL = 5       # S-recall
+IA_NRBP = 6            # NRBP
+IA_NNRBP = 7           # nNRBP (needs the uncut ideal)
+IA_FIELDS = 8
+
+# Kinds of the partial-AUC kernel (`fastrank._kernels.auc`).
+PARTIAL_AUC = 0        # pAUC@k: k counts non-relevant items, over k·m
+PAP = 1                # pAp@k: the first k hits, over k·min(k, m)

@@ -38,20 +38,21 @@ also writes, with the intents uniform (ndeval's; `weights` are not read by these
 
 import numpy as np
 
+from . import codes
 from .frames import bounds, cube, matrix, number, vector
 from .jit import njit
 
 # fields of `out`
-P_IA = 0
-MAP_IA = 1
-ALPHA_DCG = 2
-ERR_IA = 3
-NERR_IA = 4
-N_CORE = 5  # the fields of the walk made without `novelty` (its `out` has these only)
-ST_RECALL = 5
-NRBP = 6
-NNRBP = 7
-N_FIELDS = 8
+P_IA = codes.IA_P
+MAP_IA = codes.IA_MAP
+ALPHA_DCG = codes.IA_ALPHA_DCG
+ERR_IA = codes.IA_ERR
+NERR_IA = codes.IA_NERR
+N_CORE = codes.IA_CORE  # the fields of the walk made without `novelty` (its `out` has these only)
+ST_RECALL = codes.IA_ST_RECALL
+NRBP = codes.IA_NRBP
+NNRBP = codes.IA_NNRBP
+N_FIELDS = codes.IA_FIELDS
 
 _TIE_REL = 2.0 ** -40  # gains this close (relative) are ties (as fastrank._kernels.aspects)
 

@@ -350,7 +350,7 @@ def rank_rows(params, sorting, pointer_type, index_type, value_type, topk_type, 
     of a row the walk keeps (buf): the longest row's for a walk that sorts or an uncut
     ideal, else at least min(largest cutoff, longest row). out (rows may be a stride apart),
     n_relevant, counted (uint8). need_ideal, need_full, need_exp: what the walk keeps for
-    these slots (`fastrank.engine.walk_needs`): a graded ideal (the row's values, largest
+    these slots (`fastrank.ranking_pass.walk_needs`): a graded ideal (the row's values, largest
     first), that ideal uncut (over all m values), exponential gains. ideal_bin =
     cumsum(disc): the binary ideal at j + 1 relevant items.
 
