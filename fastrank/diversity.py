@@ -19,9 +19,10 @@ from numpy.typing import ArrayLike
 
 from ._types import AnyArray, FloatArray, IntArray, SparseMatrix
 
-from .aspects import Groups, Grouping, alpha_ndcg_values, check_aspects
+from .aspects import Groups, Grouping, check_aspects
 from .discounts import discounts
-from .means import counted_mean, counted_rows
+from .evaluate_topk import evaluate
+from .means import counted_mean
 from .threads import n_ranges, numba_threads
 from .factors import positive_counts
 from .result import Result
@@ -585,17 +586,15 @@ def alpha_ndcg(truth: SparseMatrix, topk: ArrayLike, item_aspects: SparseMatrix,
         Numba threads for this call (default: numba's thread count).
     """
     data = check_truth(truth)
-    aspects = check_aspects(item_aspects, data.n_items)
-    topk = check_topk(topk, data.n_items)
-    rows = check_users(users, topk.shape[0], data.n_users)
-    cutoffs = _check_cutoffs(k, topk.shape[1])
+    check_aspects(item_aspects, data.n_items)
+    lists = check_topk(topk, data.n_items)
+    check_users(users, lists.shape[0], data.n_users)
+    cutoffs = _check_cutoffs(k, lists.shape[1]).tolist()
     alpha = check_unit(alpha, "alpha")
-    with numba_threads(n_threads) as threads:
-        out, n_relevant = alpha_ndcg_values(data, topk, rows, aspects, cutoffs, alpha, threads)
-    labels = [f"alpha_ndcg@{int(c)}" for c in cutoffs]
-    counted = counted_rows(data.indptr, rows, n_relevant, judged=False)
-    means = {label: counted_mean(v, counted) for label, v in zip(labels, out)}
-    report = {"above_one": {label: int(np.count_nonzero(v > 1.0))
-                            for label, v in zip(labels, out)}}
-    return Result(labels, out, means, convention="recsys", users=rows, counted=counted,
-                  n_relevant=n_relevant, report=report)
+    # fr.evaluate's α-nDCG at this α, each label as this function has always named it
+    asked = {f"alpha_ndcg(alpha={alpha!r})@{c}": f"alpha_ndcg@{c}" for c in cutoffs}
+    res = evaluate(truth, lists, list(asked), item_aspects=item_aspects, users=users,
+                   n_threads=n_threads)
+    above = {name: int(np.count_nonzero(res.per_user(label) > 1.0))
+             for label, name in asked.items()}
+    return res.relabeled(asked, report={"above_one": above})

@@ -6,7 +6,7 @@ and plots modules take any Evaluation, so they sit below Result in the import gr
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -15,6 +15,8 @@ from ._types import BoolArray, DataFrame, FloatArray, IntArray
 
 if TYPE_CHECKING:
     from .grammar import Request
+
+_E = TypeVar("_E", bound="Evaluation")
 
 
 class UnknownMetric(KeyError, ValueError):
@@ -212,6 +214,27 @@ class Evaluation(Mapping[str, float]):
         lines = [self.requests[n].describe() if n in self.requests else repr(n)
                  for n in names]
         return "\n".join(lines)
+
+    def relabeled(self: _E, names: Mapping[str, str], report: Mapping[str, Any] | None = None
+                  ) -> _E:
+        """This evaluation with its metrics named as `names` maps them ({label: new
+        label}; the others keep theirs) and `report` added: the same values, no copy."""
+        def new(label: str) -> str:
+            return names.get(label, label)
+
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy._metrics = tuple(new(m) for m in self._metrics)
+        copy.catalogue = tuple(new(m) for m in self.catalogue)
+        copy._means = {new(m): v for m, v in self._means.items()}
+        if self._per_user is not None:
+            copy._per_user = {new(m): v for m, v in self._per_user.items()}
+        copy._users_of = {new(m): v for m, v in self._users_of.items()}
+        copy.pooled = {new(m): v for m, v in self.pooled.items()}
+        copy.aggregates = {new(m): v for m, v in self.aggregates.items()}
+        copy.requests = {new(m): v for m, v in self.requests.items()}
+        copy.report = {**self.report, **(report or {})}
+        return copy
 
     def to_dict(self) -> dict[str, float]:
         """{metric: mean} as a plain dict."""

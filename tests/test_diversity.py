@@ -816,3 +816,24 @@ def test_scratch_lent_from_the_pool_is_initialised_by_its_walk(monkeypatch):
             for again in (leftovers, poisoned, own):
                 np.testing.assert_array_equal(again.per_user("ab_ndcg@10"),
                                               first.per_user("ab_ndcg@10"))
+
+
+def test_alpha_ndcg_is_fr_evaluates_and_compares_with_it():
+    """fr.alpha_ndcg is fr.evaluate's α-nDCG under its own labels: the same values, a
+    Result with k, so that fr.compare pairs the two."""
+    rng = np.random.default_rng(3)
+    truth = sp.csr_array((rng.random((50, 20)) < 0.3) * 1.0)
+    topk = np.argsort(rng.random((50, 20)), axis=1)[:, :5]
+    aspects = sp.csr_array((rng.random((20, 4)) < 0.4) * 1.0)
+    own = fr.alpha_ndcg(truth, topk, aspects, k=[2, 5], alpha=0.3)
+    general = fr.evaluate(truth, topk, ["alpha_ndcg(alpha=0.3)@2", "alpha_ndcg(alpha=0.3)@5"],
+                          item_aspects=aspects)
+    assert own.metrics == ("alpha_ndcg@2", "alpha_ndcg@5") and own.k == general.k == 5
+    for k in (2, 5):
+        np.testing.assert_array_equal(own.per_user(f"alpha_ndcg@{k}"),
+                                      general.per_user(f"alpha_ndcg(alpha=0.3)@{k}"))
+        assert own[f"alpha_ndcg@{k}"] == general[f"alpha_ndcg(alpha=0.3)@{k}"]
+    other = fr.evaluate(truth, topk[:, ::-1].copy(), ["alpha_ndcg@5"], item_aspects=aspects)
+    table = fr.compare({"own": fr.alpha_ndcg(truth, topk, aspects), "other": other},
+                       ["alpha_ndcg@5"]).to_frame()
+    assert list(table["system"]) == ["own", "other"] and np.isfinite(table["p_value"][1])
