@@ -55,8 +55,13 @@ class Evaluation(Mapping[str, float]):
     ----------
     metrics : tuple of str
         The metric labels, in the order asked for.
-    convention : str
-        "recsys", "trec" or "implicit".
+    convention : str or None
+        Which formulas: "recsys", "trec" or "implicit" ("mixed" where other tools' names
+        bring their own); None for the kinds that have no conventions.
+    kind : str
+        What kind of evaluation: "ranking" (lists against truth: fr.evaluate, Evaluator,
+        evaluate_factors, alpha_ndcg, ab_ndcg), "overlap" (two systems' lists, fr.overlap),
+        "ratings" (fr.rmse, fr.mae) or "sampled" (fr.evaluate_sampled).
     users : ndarray of int32 or int64
         The truth row of each top-K row (the `users=` given, or 0..n-1 as int64).
     counted : ndarray of bool
@@ -91,14 +96,14 @@ class Evaluation(Mapping[str, float]):
     """
 
     def __init__(self, metrics: Iterable[str], per_user: Iterable[ArrayLike | None] | None,
-                 means: Mapping[str, float], *, convention: str, users: ArrayLike | None,
+                 means: Mapping[str, float], *, convention: str | None, users: ArrayLike | None,
                  counted: ArrayLike | None, n_relevant: ArrayLike | None,
                  report: Mapping[str, Any] | None = None, catalogue: Iterable[str] = (),
                  pooled: Mapping[str, Any] | None = None, k: int | None = None,
                  aggregates: Mapping[str, str] | None = None,
                  requests: Mapping[str, Request] | None = None, n_rows: int | None = None,
-                 n_counted: int | None = None, users_of: Mapping[str, int] | None = None
-                 ) -> None:
+                 n_counted: int | None = None, users_of: Mapping[str, int] | None = None,
+                 kind: str = "ranking") -> None:
         self._metrics = tuple(metrics)
         self.catalogue = tuple(catalogue)
         self._per_user: dict[str, FloatArray] | None = None if per_user is None else {
@@ -106,6 +111,7 @@ class Evaluation(Mapping[str, float]):
             if name not in self.catalogue}
         self._means = {name: float(means[name]) for name in self._metrics}
         self.convention = convention
+        self.kind = kind
         self.users: IntArray | None = None if users is None else _frozen(users)
         self.counted: BoolArray | None = None if counted is None else _frozen(counted)
         self.n_relevant: IntArray | None = None if n_relevant is None else _frozen(n_relevant)
@@ -276,7 +282,7 @@ class Evaluation(Mapping[str, float]):
 
     def __repr__(self) -> str:
         width = max(len(name) for name in self._metrics)
-        lines = [f"{type(self).__name__}({self.convention}, {self.n_users} of "
+        lines = [f"{type(self).__name__}({self.convention or self.kind}, {self.n_users} of "
                  f"{self.n_rows} users counted)"]
         lines += [f"  {name:<{width}}  {self._means[name]:.6f}" + self._over(name)
                   for name in self._metrics]

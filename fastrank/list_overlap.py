@@ -70,7 +70,7 @@ def overlap(topk_a: ArrayLike, topk_b: ArrayLike, metrics: str | Iterable[str] =
     Result
         result[label] is the mean over the rows where the label has a value (NaN where
         both lists are empty within k); per_user, ci and by work as for fr.evaluate.
-        Its convention is "overlap"; `counted` marks the rows where either list has an
+        Its kind is "overlap" (no convention); `counted` marks the rows where either list has an
         item, and `n_relevant` is 0 (there is no truth).
     """
     a = _lists(topk_a, "topk_a")
@@ -112,7 +112,7 @@ def overlap(topk_a: ArrayLike, topk_b: ArrayLike, metrics: str | Iterable[str] =
     for label, values in zip(labels, out):
         kept = values[counted & ~np.isnan(values)]
         means[label] = float(kept.mean()) if kept.size else float("nan")
-    return Result(labels, list(out), means, convention="overlap",
+    return Result(labels, list(out), means, convention=None, kind="overlap",
                   users=np.arange(n_rows, dtype=np.int64), counted=counted,
                   n_relevant=np.zeros(n_rows, np.int64),
                   aggregates={r.label: r.aggregate for r in requests},

@@ -140,7 +140,7 @@ def _title(title: str | None, results: Mapping[str, Evaluation]) -> str:
 
 
 def _conventions(results: Mapping[str, Evaluation]) -> str:
-    return "/".join(dict.fromkeys(res.convention for res in results.values()))
+    return "/".join(dict.fromkeys(res.convention or res.kind for res in results.values()))
 
 
 def _formats() -> tuple[str, ...] | None:
@@ -218,7 +218,7 @@ def plot_result(result: Evaluation, metrics: str | Iterable[str], path: PlotPath
     check_path(path)
     curves = [result_curve(result, m, level, method, n_resamples, seed) for m in metrics]
     if title is None:
-        title = f"{result.n_users:,} users counted ({result.convention})"
+        title = f"{result.n_users:,} users counted ({result.convention or result.kind})"
     fig, (ax,) = _figure(1, title)
     for c in curves:
         _draw(ax, c, c.metric)

@@ -27,7 +27,7 @@ from .threads import numba_threads
 from .result import Result
 from .validation import _csr_parts
 
-CONVENTION = "ratings"
+KIND = "ratings"  # the kind of evaluation of its Results
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def _errors(name: str, truth: SparseMatrix, predictions: Any, user_factors: Any,
                 - rated.data
         per_user, pooled = _scaled(name, errors, rated.indptr)
     report = {"entries": entries, "user_mean": counted_mean(per_user, counted)}
-    return Result([name], [per_user], {name: pooled}, convention=CONVENTION,
+    return Result([name], [per_user], {name: pooled}, convention=None, kind=KIND,
                   users=np.arange(rated.n_users, dtype=np.int64), counted=counted,
                   n_relevant=count, report=report,
                   pooled={name: ("entries", 2 if name == "rmse" else 1)})

@@ -62,7 +62,7 @@ from .result import Result
 from .threads import numba_threads
 from .validation import check_choice, check_int, check_memory, check_number
 
-CONVENTION = "sampled"
+KIND = "sampled"  # the kind of evaluation of its Results
 METRICS = ("recall", "hit_rate", "precision", "ndcg", "map", "ap", "mrr", "auc")
 CORRECTIONS = ("none", "adjusted", "mes", "bv")
 TAGS = {"none": "sampled", "adjusted": "adjusted", "mes": "mes", "bv": "bv"}
@@ -342,7 +342,7 @@ def _evaluate(above: IntArray, equal: IntArray, negatives: AnyArray, case_ptr: I
         report["bv_lambda"] = lam
     if weights is not None:
         report["prior"] = "given"
-    return Result(labels, per_user, means, convention=CONVENTION,
+    return Result(labels, per_user, means, convention=None, kind=KIND,
                   users=np.arange(n_users, dtype=np.int64),
                   counted=np.ones(n_users, dtype=bool), n_relevant=n_pos, report=report)
 

@@ -420,6 +420,10 @@ def _check_systems(results: Mapping[str, Evaluation], baseline: str | None) -> l
     first = results[systems[0]]
     for name in systems[1:]:
         res = results[name]
+        if res.kind != first.kind:
+            raise ValueError(
+                f"systems {systems[0]!r} and {name!r} are different kinds of evaluation "
+                f"({first.kind!r}, {res.kind!r}); compare results of one kind")
         if res.convention != first.convention:
             raise ValueError(
                 f"systems {systems[0]!r} and {name!r} were evaluated under different "

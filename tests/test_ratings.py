@@ -57,7 +57,7 @@ def reference(ratings, predict, n_users):
 def check_against_reference(res, name, ratings, predict, n_users):
     pooled, per_user, count = reference(ratings, predict, n_users)
     assert res.metrics == (name,)
-    assert res.convention == "ratings"
+    assert res.kind == "ratings" and res.convention is None
     assert_allclose(res[name], pooled[name], rtol=1e-12, atol=0)
     got = res.per_user(name)
     assert got.dtype == np.float64 and got.shape == (n_users,)

@@ -305,7 +305,7 @@ def test_overlap_hand_computed_values():
     # p = 0: the agreement at depth 1
     assert_array_equal(res.per_user("rbo(p=0)@4"), [1, 0, np.nan, 0, 1])
     assert res["jaccard@3"] == pytest.approx((1 + 2 / 3 + 0 + 2 / 3) / 4, rel=1e-15)
-    assert res.n_users == 4 and res.convention == "overlap"
+    assert res.n_users == 4 and res.kind == "overlap" and res.convention is None
     low, high = res.ci("jaccard@3", seed=0)
     assert low <= res["jaccard@3"] <= high
 
